@@ -1,0 +1,143 @@
+// The doorbell buffer: Doorbell Buffer Config, shadow reads and the
+// device's EventIdx policies.
+#include "firmware/controller.h"
+
+#include "firmware/eventidx.h"
+
+namespace nvmesim::fw {
+
+using namespace nvme;
+
+namespace {
+// Park: a u16 index no driver index reaches in [0, size) for size < 65536,
+// so need_event fires only when the guest's update wraps the ring (for
+// size 65536 it is the last slot, crossed once per lap as well).
+constexpr uint32_t PARK_INDEX = 0xFFFF;
+
+void put_le32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
+}
+uint32_t get_le32(const uint8_t* p) {
+  return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
+}
+}  // namespace
+
+// Spec mode covers every queue, the admin queue included (as QEMU); the
+// vendor device of the seeds covers the I/O queues only.
+bool Controller::dbbuf_covers(uint16_t qid) const {
+  return dbbuf_active_ && (qid != 0 || config_.dbbuf == DbbufMode::Spec);
+}
+
+bool Controller::cq_head_valid(const Cq& cq, uint32_t new_head) const {
+  if (new_head >= cq.size) return false;
+  const Ring ring{cq.size};
+  // The head may move forward over posted entries only.
+  return ring.distance(cq.head, new_head) <= ring.distance(cq.head, cq.tail);
+}
+
+void Controller::mirror_to_shadow(uint32_t offset, uint32_t value) {
+  uint8_t b[4];
+  put_le32(b, value);
+  env_.dma_write(dbbuf_shadow_ + offset, b, 4);
+}
+
+void Controller::write_eventidx(uint32_t offset, uint32_t value) {
+  uint8_t b[4];
+  put_le32(b, value);
+  if (env_.dma_write(dbbuf_eventidx_ + offset, b, 4)) counters_.eventidx_writes++;
+}
+
+void Controller::shadow_read_sq_tail(uint16_t sqid) {
+  Sq& sq = sqs_[sqid];
+  uint8_t b[4];
+  counters_.shadow_reads++;
+  if (!env_.dma_read(dbbuf_shadow_ + dbbuf_sq_offset(sqid, config_.dstrd), b, 4)) return;
+  const uint32_t v = get_le32(b);
+  if (v >= sq.size) {  // not trusted: keep the tail we know
+    invalid_doorbell(async_event::INFO_INVALID_DOORBELL_VALUE);
+    return;
+  }
+  sq.tail = v;
+}
+
+void Controller::shadow_read_cq_head(uint16_t cqid) {
+  Cq& cq = cqs_[cqid];
+  uint8_t b[4];
+  counters_.shadow_reads++;
+  if (!env_.dma_read(dbbuf_shadow_ + dbbuf_cq_offset(cqid, config_.dstrd), b, 4)) return;
+  const uint32_t v = get_le32(b);
+  if (!cq_head_valid(cq, v)) {
+    invalid_doorbell(async_event::INFO_INVALID_DOORBELL_VALUE);
+    return;
+  }
+  cq.head = v;
+}
+
+void Controller::apply_sq_eventidx(uint16_t sqid) {
+  Sq& sq = sqs_[sqid];
+  const uint32_t off = dbbuf_sq_offset(sqid, config_.dstrd);
+  switch (config_.sq_eventidx) {
+    case EventIdxPolicy::Echo: write_eventidx(off, sq.tail); break;  // QEMU: sq->tail
+    case EventIdxPolicy::Lag: write_eventidx(off, (sq.tail + sq.size - 1) % sq.size); break;
+    case EventIdxPolicy::Park:
+      if (!sq.eventidx_parked) {
+        write_eventidx(off, PARK_INDEX);
+        sq.eventidx_parked = true;
+      }
+      break;
+    case EventIdxPolicy::Never: break;
+  }
+}
+
+void Controller::apply_cq_eventidx(uint16_t cqid) {
+  Cq& cq = cqs_[cqid];
+  const uint32_t off = dbbuf_cq_offset(cqid, config_.dstrd);
+  switch (config_.cq_eventidx) {
+    case EventIdxPolicy::Echo: write_eventidx(off, cq.head); break;  // QEMU: cq->head
+    case EventIdxPolicy::Lag: write_eventidx(off, (cq.head + cq.size - 1) % cq.size); break;
+    case EventIdxPolicy::Park:
+      if (!cq.eventidx_parked) {
+        write_eventidx(off, PARK_INDEX);
+        cq.eventidx_parked = true;
+      }
+      break;
+    case EventIdxPolicy::Never: break;
+  }
+}
+
+bool Controller::refresh_sq_tail_from_shadow(uint16_t sqid) {
+  if (!enabled() || fatal() || sqid >= sqs_.size() || !sqs_[sqid].exists) return false;
+  if (dbbuf_covers(sqid)) shadow_read_sq_tail(sqid);
+  return sq_has_work(sqid);
+}
+
+// Doorbell Buffer Config (0x7C) / the vendor's 0xC0: PRP1 = shadow doorbell
+// buffer, PRP2 = EventIdx buffer, one memory page each.
+uint16_t Controller::admin_dbbuf_config(const SubmissionEntry& cmd) {
+  const uint64_t shadow = cmd.prp1;
+  const uint64_t eventidx = cmd.prp2;
+  const uint64_t page = page_bytes();
+  const uint64_t mem = config_.guest_memory_bytes;
+  auto inside = [&](uint64_t a) { return mem == 0 || (a < mem && mem - a >= page); };
+  if (shadow == 0 || eventidx == 0 || shadow == eventidx || (shadow & (page - 1)) ||
+      (eventidx & (page - 1)) || !inside(shadow) || !inside(eventidx) ||
+      dbbuf_bytes_needed(config_.max_io_queues, config_.dstrd) > page) {
+    return status_generic(sc::INVALID_FIELD);
+  }
+  // A second config replaces the first.
+  dbbuf_active_ = true;
+  dbbuf_shadow_ = shadow;
+  dbbuf_eventidx_ = eventidx;
+  // Like QEMU: publish the device's tail/head of every existing queue in the
+  // shadow buffer (the EventIdx buffer is left to the policies).
+  for (uint16_t q = 0; q < sqs_.size(); ++q) {
+    sqs_[q].eventidx_parked = false;
+    cqs_[q].eventidx_parked = false;
+    if (!dbbuf_covers(q)) continue;
+    if (sqs_[q].exists) mirror_to_shadow(dbbuf_sq_offset(q, config_.dstrd), sqs_[q].tail);
+    if (cqs_[q].exists) mirror_to_shadow(dbbuf_cq_offset(q, config_.dstrd), cqs_[q].head);
+  }
+  return STATUS_SUCCESS;
+}
+
+}  // namespace nvmesim::fw

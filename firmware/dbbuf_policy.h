@@ -1,0 +1,33 @@
+// Doorbell-buffer modes and the device's EventIdx policies.
+#pragma once
+
+#include <cstdint>
+
+namespace nvmesim::fw {
+
+// Which doorbell-buffer extension the controller offers.
+enum class DbbufMode : uint8_t {
+  Off,     // none
+  Spec,    // NVMe 1.3 Doorbell Buffer Config (0x7C), Identify OACS bit 8
+  Vendor,  // the seeds' vendor extension (0xC0), PCI vendor id 0x1AE0
+};
+
+// How the device moves an EventIdx entry (SQ and CQ chosen apart).
+enum class EventIdxPolicy : uint8_t {
+  Echo,   // QEMU: SQ EventIdx = tail consumed; CQ EventIdx = head seen, before each CQE
+  Lag,    // FEMU: publish one entry behind, so a guest never rings while the device polls
+  Park,   // SPDK-style: an index the guest crosses only once per lap
+  Never,  // never written (the historical QEMU CQ bug)
+};
+
+// What a doorbell MMIO write tells the device while the buffer is on.
+enum class MmioDoorbellValue : uint8_t {
+  Use,     // QEMU: the written value is the new tail/head
+  Ignore,  // the seeds' vendor device: only a wake-up; read the shadow
+};
+
+const char* to_string(DbbufMode mode);
+const char* to_string(EventIdxPolicy policy);
+const char* to_string(MmioDoorbellValue value);
+
+}  // namespace nvmesim::fw

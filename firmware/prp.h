@@ -1,0 +1,26 @@
+// PRP (Physical Region Page) walking: turns PRP1/PRP2 of a command into the
+// list of guest-memory segments of its data buffer (NVMe 1.3 section 4.3).
+#pragma once
+
+#include <cstdint>
+
+#include "firmware/controller.h"
+
+namespace nvmesim::fw {
+
+// Maps `len` bytes described by prp1/prp2 with memory page size `page_bytes`
+// into out[0..*count). Returns the NVMe Status Field (0 on success):
+//  - PRP1 not dword aligned, a data PRP (PRP2 or list entry) or a chained
+//    list pointer with a non-zero page offset, a PRP2 list pointer not
+//    dword aligned -> PRP Offset Invalid;
+//  - a zero PRP where a pointer is needed -> Invalid Field in Command (DNR);
+//    address 0 is never used by a real driver, so a zero is a bug, not a
+//    transfer failure;
+//  - a PRP list that cannot be read (DMA fails) -> Data Transfer Error;
+//  - more segments than `max_segments` -> Invalid Field in Command (DNR).
+// Reads PRP lists through env.dma_read; no heap allocation.
+uint16_t map_prp(ControllerEnv& env, uint64_t prp1, uint64_t prp2, uint32_t len,
+                 uint32_t page_bytes, IoRequest::Segment* out, unsigned max_segments,
+                 uint16_t* count);
+
+}  // namespace nvmesim::fw

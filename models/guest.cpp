@@ -1,0 +1,65 @@
+#include "models/guest.h"
+
+#include <stdexcept>
+
+#include "models/vcpu.h"
+
+using namespace sc_core;
+
+namespace nvmesim::models {
+
+Guest::Guest(sc_module_name name, const fw::DriverConfig& config, GuestMemory& memory,
+             Hypervisor& hypervisor)
+    : sc_module(name), memory_(memory), hypervisor_(hypervisor) {
+  driver_ = std::make_unique<fw::Driver>(config, *this);
+}
+
+Vcpu& Guest::current() {
+  // SystemC runs one process at a time: the running thread is the vCPU
+  // whose driver code called us.
+  const sc_process_handle running = sc_get_current_process_handle();
+  if (current_ && current_->thread_handle() == running) return *current_;
+  for (Vcpu* v : vcpus_) {
+    if (v->thread_handle() == running) {
+      current_ = v;
+      return *v;
+    }
+  }
+  throw std::logic_error("driver code ran outside a vCPU thread");
+}
+
+void Guest::bring_up() {
+  running_ = unsigned(vcpus_.size());
+  bringup_ = driver_->bring_up();
+  current().sync_shared_memory();
+  bringup_time_ = sc_time_stamp();
+  measure_start_ = sc_time_stamp();
+  for (auto& hook : measure_hooks_) hook();
+  ready_ = true;
+  ready_event_.notify(SC_ZERO_TIME);
+}
+
+void Guest::vcpu_finished() {
+  if (running_ && --running_ == 0) sc_stop();
+}
+
+uint8_t* Guest::guest_memory(uint64_t gpa, uint32_t len) {
+  uint8_t* p = memory_.ptr(gpa, len);
+  if (!p) throw std::logic_error("driver touched memory outside guest RAM");
+  return p;
+}
+
+uint32_t Guest::mmio_read32(uint32_t offset) { return current().mmio_read32(offset); }
+uint64_t Guest::mmio_read64(uint32_t offset) { return current().mmio_read64(offset); }
+void Guest::mmio_write32(uint32_t offset, uint32_t value) { current().mmio_write32(offset, value); }
+void Guest::mmio_write64(uint32_t offset, uint64_t value) { current().mmio_write64(offset, value); }
+// x86: stores are not reordered with stores; wmb() costs nothing, but it is
+// where the doorbell-buffer sequence starts touching shared memory.
+void Guest::write_barrier() { current().sync_shared_memory(); }
+void Guest::full_barrier() { current().full_barrier(); }
+uint32_t Guest::load_shadow(uint64_t gpa) { return current().load_shadow(gpa); }
+void Guest::store_shadow(uint64_t gpa, uint32_t value) { current().store_shadow(gpa, value); }
+uint32_t Guest::load_eventidx(uint64_t gpa) { return current().load_eventidx(gpa); }
+void Guest::wait_ns(uint64_t ns) { current().wait_ns(ns); }
+
+}  // namespace nvmesim::models

@@ -1,0 +1,66 @@
+// Guest RAM: a TLM-2.0 loosely-timed target over a host buffer.
+//
+// Addresses on `socket` are offsets into the memory (guest RAM sits at
+// physical address 0, see address_map.h). The buffer is an anonymous
+// zero-filled mapping that the OS populates lazily, so a multi-GiB memory
+// costs nothing until touched.
+#pragma once
+
+#include <cstdint>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+namespace nvmesim::models {
+
+class GuestMemory : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<GuestMemory> socket;
+
+  // size_bytes > 0 (throws std::invalid_argument otherwise, std::bad_alloc if
+  // the host cannot map it). `latency` is added to the annotated delay of each
+  // b_transport and reported as the DMI read and write latency.
+  GuestMemory(sc_core::sc_module_name name, uint64_t size_bytes,
+              sc_core::sc_time latency);
+  ~GuestMemory() override;
+
+  GuestMemory(const GuestMemory&) = delete;
+  GuestMemory& operator=(const GuestMemory&) = delete;
+
+  // Direct (untimed) host access for the platform.
+  uint8_t* data() { return data_; }
+  const uint8_t* data() const { return data_; }
+  uint64_t size() const { return size_; }
+  // Pointer to [addr, addr+len) or nullptr when any byte is out of range.
+  uint8_t* ptr(uint64_t addr, uint64_t len);
+  const uint8_t* ptr(uint64_t addr, uint64_t len) const;
+
+  const sc_core::sc_time& latency() const { return latency_; }
+
+  // Tells every DMI holder that its pointers are gone (e.g. before a
+  // checkpoint/restore); ranges are memory offsets, inclusive.
+  void invalidate_dmi(uint64_t start = 0, uint64_t end = ~0ULL);
+
+  struct Counters {
+    uint64_t reads = 0, writes = 0;           // b_transport commands served
+    uint64_t read_bytes = 0, write_bytes = 0;
+    uint64_t errors = 0;                      // non-OK responses
+    uint64_t dmi_grants = 0;
+  };
+  const Counters& counters() const { return counters_; }
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
+  unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
+  // Validates and performs the access; returns the response status.
+  tlm::tlm_response_status access(tlm::tlm_generic_payload& trans);
+
+  uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  sc_core::sc_time latency_;
+  Counters counters_;
+};
+
+}  // namespace nvmesim::models

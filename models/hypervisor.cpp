@@ -1,0 +1,74 @@
+#include "models/hypervisor.h"
+
+#include <cstring>
+
+using namespace sc_core;
+
+namespace nvmesim::models {
+
+Hypervisor::Hypervisor(sc_module_name name, const Params& params, unsigned vcpus)
+    : sc_module(name),
+      guest_mmio("guest_mmio"),
+      rc_initiator("rc_initiator"),
+      params_(params),
+      targets_(vcpus, nullptr),
+      exits_(vcpus) {
+  guest_mmio.register_b_transport(this, &Hypervisor::b_transport);
+  guest_mmio.register_transport_dbg(this, &Hypervisor::transport_dbg);
+}
+
+void Hypervisor::attach_vcpu(unsigned apic_id, InterruptTarget& target) {
+  targets_.at(apic_id) = &target;
+}
+
+void Hypervisor::b_transport(int id, tlm::tlm_generic_payload& payload, sc_time& delay) {
+  const uint64_t addr = payload.get_address();
+  const bool doorbell = addr >= kBar0Base + 0x1000 &&
+                        addr < kBar0Base + kBar0Size;
+  const sc_time start = delay;
+  if (doorbell && payload.is_write() && ioeventfd_) {
+    // KVM matches the address in the exit path and signals the eventfd: the
+    // value is not passed on, and no device code runs on this vCPU.
+    const sc_time exit_delay = delay + params_.exit_ioeventfd;
+    if (ioeventfd_(uint32_t(addr - kBar0Base), exit_delay)) {
+      delay = exit_delay;
+      payload.set_response_status(tlm::TLM_OK_RESPONSE);
+      exits_.at(id).add(ExitKind::Ioeventfd, delay - start);
+      return;
+    }
+  }
+  delay += doorbell ? params_.exit_mmio : params_.exit_mmio_other;
+  rc_initiator->b_transport(payload, delay);
+  exits_.at(id).add(doorbell ? ExitKind::MmioDoorbell : ExitKind::MmioOther, delay - start);
+}
+
+unsigned int Hypervisor::transport_dbg(int, tlm::tlm_generic_payload& payload) {
+  return rc_initiator->transport_dbg(payload);
+}
+
+void Hypervisor::deliver_msi(uint32_t apic_id, uint32_t vector, const sc_time& delay) {
+  if (apic_id >= targets_.size() || !targets_[apic_id]) {
+    ++lost_interrupts_;
+    return;
+  }
+  ++interrupts_delivered_;
+  targets_[apic_id]->raise_interrupt(vector, delay);
+}
+
+sc_time Hypervisor::interrupt_exit(unsigned vcpu) {
+  if (params_.posted_interrupts) return SC_ZERO_TIME;
+  exits_.at(vcpu).add(ExitKind::Interrupt, params_.inject);
+  return params_.inject;
+}
+
+sc_time Hypervisor::eoi_exit(unsigned vcpu) {
+  if (params_.virtual_eoi) return SC_ZERO_TIME;
+  exits_.at(vcpu).add(ExitKind::Eoi, params_.exit_eoi);
+  return params_.exit_eoi;
+}
+
+void Hypervisor::record_halt(unsigned vcpu, const sc_time& idle) {
+  exits_.at(vcpu).add(ExitKind::Hlt, idle);
+}
+
+}  // namespace nvmesim::models

@@ -1,0 +1,78 @@
+// The hypervisor around the device: it traps the vCPUs' MMIO (each access a
+// VM exit with its cost), hands doorbell writes to an ioeventfd when one is
+// registered, injects MSI-X interrupts into vCPUs, and keeps per-vCPU exit
+// statistics by kind.
+#pragma once
+
+#include <functional>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <vector>
+
+#include "models/address_map.h"
+#include "models/pcie_root_complex.h"
+#include "models/vm_exit.h"
+
+namespace nvmesim::models {
+
+// Whoever takes interrupts (a vCPU).
+class InterruptTarget {
+ public:
+  virtual ~InterruptTarget() = default;
+  virtual void raise_interrupt(uint32_t vector, const sc_core::sc_time& delay) = 0;
+};
+
+class Hypervisor : public sc_core::sc_module, public MsiSink {
+ public:
+  struct Params {
+    sc_core::sc_time exit_mmio;        // doorbell MMIO write
+    sc_core::sc_time exit_mmio_other;  // other MMIO
+    sc_core::sc_time exit_ioeventfd;   // doorbell write caught by an ioeventfd
+    sc_core::sc_time inject;           // interrupt injection
+    sc_core::sc_time exit_eoi;         // EOI
+    bool posted_interrupts = false;    // no injection exit on the receiving vCPU
+    bool virtual_eoi = false;          // APIC virtualization: EOI without exit
+  };
+
+  // vCPU i binds its MMIO initiator to guest_mmio in order of index.
+  tlm_utils::multi_passthrough_target_socket<Hypervisor> guest_mmio;
+  tlm_utils::simple_initiator_socket<Hypervisor> rc_initiator;
+
+  Hypervisor(sc_core::sc_module_name name, const Params& params, unsigned vcpus);
+
+  void attach_vcpu(unsigned apic_id, InterruptTarget& target);
+  // An ioeventfd for doorbell writes: called with the BAR0 offset and the
+  // exit's delay; returns false when no ioeventfd covers that doorbell (the
+  // write is then an ordinary trapped MMIO write).
+  void set_ioeventfd(std::function<bool(uint32_t, const sc_core::sc_time&)> handler) {
+    ioeventfd_ = std::move(handler);
+  }
+
+  // MsiSink: the root complex delivers an MSI write.
+  void deliver_msi(uint32_t apic_id, uint32_t vector, const sc_core::sc_time& delay) override;
+
+  // Exits the vCPU takes around an interrupt; return the time it loses.
+  sc_core::sc_time interrupt_exit(unsigned vcpu);
+  sc_core::sc_time eoi_exit(unsigned vcpu);
+  void record_halt(unsigned vcpu, const sc_core::sc_time& idle);
+
+  const ExitStats& exits(unsigned vcpu) const { return exits_.at(vcpu); }
+  uint64_t interrupts_delivered() const { return interrupts_delivered_; }
+  uint64_t lost_interrupts() const { return lost_interrupts_; }
+  const Params& params() const { return params_; }
+
+ private:
+  void b_transport(int id, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  unsigned int transport_dbg(int id, tlm::tlm_generic_payload& payload);
+
+  Params params_;
+  std::vector<InterruptTarget*> targets_;
+  std::vector<ExitStats> exits_;
+  std::function<bool(uint32_t, const sc_core::sc_time&)> ioeventfd_;
+  uint64_t interrupts_delivered_ = 0;
+  uint64_t lost_interrupts_ = 0;  // MSI to an APIC id with no vCPU
+};
+
+}  // namespace nvmesim::models

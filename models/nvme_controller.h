@@ -1,0 +1,122 @@
+// The NVMe controller as a PCIe endpoint: BAR0 (registers and doorbells),
+// BAR2 (MSI-X table and PBA) and configuration space as TLM targets, a DMA
+// initiator towards the root complex, and the emulation that runs the
+// firmware's queue processing on a host thread (or inside the vCPU's exit).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+#include "firmware/controller.h"
+#include "models/host_thread.h"
+#include "models/pcie_link.h"
+#include "models/storage_backend.h"
+
+namespace nvmesim::models {
+
+// Where a doorbell's processing runs (hv.notify).
+enum class NotifyMode {
+  Sync,       // inside the vCPU's exit, on the vCPU's time
+  Deferred,   // the exit schedules it on a host thread (QEMU's main loop)
+  Ioeventfd,  // an ioeventfd wakes the host thread; the value is not passed
+};
+NotifyMode parse_notify(const std::string& text);  // throws std::invalid_argument
+const char* to_string(NotifyMode mode);
+
+class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv {
+ public:
+  struct Params {
+    fw::ControllerConfig firmware;
+    StorageBackend::Params backend;
+    NotifyMode notify = NotifyMode::Deferred;
+    sc_core::sc_time cmd_cost;        // host CPU per command fetched and executed
+    sc_core::sc_time cqe_cost;        // host CPU per completion posted
+    sc_core::sc_time enable_latency;  // CC.EN=1 to CSTS.RDY=1
+    unsigned sq_budget = 64;          // commands per SQ per pass (fairness between queues)
+    uint16_t pci_device_id = 0x5845;
+  };
+
+  tlm_utils::simple_target_socket<NvmeControllerModel> bar0_target;
+  tlm_utils::simple_target_socket<NvmeControllerModel> msix_target;
+  tlm_utils::simple_target_socket<NvmeControllerModel> config_target;
+  tlm_utils::simple_initiator_socket<NvmeControllerModel> dma_initiator;
+
+  // `thread` runs the emulation (unless notify is Sync); `link` times DMA.
+  NvmeControllerModel(sc_core::sc_module_name name, const Params& params, HostThread& thread,
+                      const PcieLink& link);
+
+  // The guest's PCI core programs the MSI-X table (address, data).
+  void program_msix_vector(uint16_t vector, uint64_t address, uint32_t data);
+  // ioeventfd: a doorbell write without its value. Returns false when no
+  // ioeventfd is registered for that doorbell (QEMU registers them for the
+  // I/O queues while the doorbell buffer is active).
+  bool ioeventfd_notify(uint32_t bar0_offset, const sc_core::sc_time& delay);
+
+  fw::Controller& firmware() { return *firmware_; }
+  const fw::Controller& firmware() const { return *firmware_; }
+  StorageBackend& backend() { return *backend_; }
+
+  struct Counters {
+    uint64_t dma_reads = 0, dma_writes = 0, dma_read_bytes = 0, dma_write_bytes = 0;
+    uint64_t msix_sent = 0, msix_masked = 0;
+    uint64_t bursts = 0;  // emulation passes that found work
+    uint64_t ioeventfd_notifications = 0;
+  };
+  const Counters& counters() const { return counters_; }
+
+  // ControllerEnv (called by the firmware).
+  bool dma_read(uint64_t addr, void* dst, uint32_t len) override;
+  bool dma_write(uint64_t addr, const void* src, uint32_t len) override;
+  void device_barrier() override;
+  void msix(uint16_t vector) override;
+  void backend_submit(const fw::IoRequest& req) override;
+
+ private:
+  void bar0_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  void msix_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  void config_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  void end_of_elaboration() override;
+  void complete_enable();
+  void on_backend_complete(uint32_t tag, uint16_t status);
+  // Run the firmware until no work is left, spending time in *local.
+  void emulate(sc_core::sc_time& local);
+  void request_processing(sc_core::sc_time& delay);
+  void mark_sq(uint16_t qid);
+  void mark_cq(uint16_t qid);
+
+  Params params_;
+  HostThread& thread_;
+  const PcieLink& link_;
+  std::unique_ptr<fw::Controller> firmware_;
+  std::unique_ptr<StorageBackend> backend_;
+  Counters counters_;
+
+  // The context the firmware runs in: its time offset, and whether it may wait.
+  sc_core::sc_time* local_ = nullptr;
+  bool in_emulation_ = false;
+
+  // Guest memory through DMI.
+  uint8_t* dmi_base_ = nullptr;
+  uint64_t dmi_start_ = 0, dmi_end_ = 0;  // inclusive end
+
+  // Work the emulation has to look at; fixed-size, no allocation per I/O.
+  std::vector<uint8_t> sq_marked_, cq_marked_;
+  std::vector<uint16_t> sq_list_, cq_list_;
+  struct Done { uint32_t tag; uint16_t status; };
+  std::vector<Done> done_;  // backend completions to hand to the firmware
+  size_t done_count_ = 0;
+
+  struct MsixEntry { uint64_t address = 0; uint32_t data = 0; uint32_t control = 1; };
+  std::vector<MsixEntry> msix_table_;
+  std::vector<uint8_t> msix_pending_;
+  sc_core::sc_event enable_event_;
+  std::array<uint8_t, 4096> config_space_{};
+};
+
+}  // namespace nvmesim::models

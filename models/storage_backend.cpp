@@ -1,0 +1,115 @@
+#include "models/storage_backend.h"
+
+#include <cstdlib>
+#include <new>
+#include <stdexcept>
+#include <sys/mman.h>
+
+using namespace sc_core;
+
+namespace nvmesim::models {
+
+BackendKind parse_backend(const std::string& text) {
+  if (text == "null") return BackendKind::Null;
+  if (text == "latency") return BackendKind::Latency;
+  if (text == "ram") return BackendKind::Ram;
+  throw std::invalid_argument("nvme.backend: '" + text + "' is not one of null, latency, ram");
+}
+
+const char* to_string(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::Null: return "null";
+    case BackendKind::Latency: return "latency";
+    case BackendKind::Ram: return "ram";
+  }
+  return "?";
+}
+
+StorageBackend::StorageBackend(sc_module_name name, const Params& params, fw::ControllerEnv& data)
+    : sc_module(name), params_(params), data_(data) {
+  if (params_.kind == BackendKind::Ram) {
+    void* p = mmap(nullptr, params_.capacity, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    store_ = static_cast<uint8_t*>(p);
+  }
+  {
+    std::vector<InService> reserve;
+    reserve.reserve(4096);  // no allocation per I/O in the steady state
+    in_service_ = decltype(in_service_)(std::greater<InService>(), std::move(reserve));
+  }
+  SC_HAS_PROCESS(StorageBackend);
+  SC_METHOD(tick);
+  sensitive << event_;
+  dont_initialize();
+}
+
+StorageBackend::~StorageBackend() {
+  if (store_) munmap(store_, params_.capacity);
+}
+
+uint16_t StorageBackend::move_data(const fw::IoRequest& req) {
+  const uint64_t offset = req.slba * (req.nlb ? req.bytes / req.nlb : 0);
+  if (offset + req.bytes > params_.capacity)
+    return nvme::status_generic(nvme::sc::LBA_OUT_OF_RANGE);
+  uint64_t at = offset;
+  for (unsigned i = 0; i < req.segment_count; ++i) {
+    const auto& seg = req.segments[i];
+    const bool ok = req.opcode == nvme::io::WRITE ? data_.dma_read(seg.addr, store_ + at, seg.len)
+                                                  : data_.dma_write(seg.addr, store_ + at, seg.len);
+    if (!ok) return nvme::status_generic(nvme::sc::DATA_TRANSFER_ERROR);
+    at += seg.len;
+  }
+  return nvme::STATUS_SUCCESS;
+}
+
+bool StorageBackend::submit(const fw::IoRequest& req, const sc_time& local, uint16_t* status) {
+  switch (params_.kind) {
+    case BackendKind::Null:
+      *status = nvme::STATUS_SUCCESS;
+      ++completed_;
+      return true;
+    case BackendKind::Ram:
+      *status = req.opcode == nvme::io::FLUSH ? nvme::STATUS_SUCCESS : move_data(req);
+      ++completed_;
+      return true;
+    case BackendKind::Latency:
+      break;
+  }
+  const sc_time at = sc_time_stamp() + local;
+  if (params_.concurrency && in_service_.size() >= params_.concurrency) {
+    waiting_.push(req.tag);
+  } else {
+    start(req.tag, at);
+  }
+  return false;
+}
+
+void StorageBackend::start(uint32_t tag, const sc_time& at) {
+  in_service_.push(InService{at + params_.latency, order_++, tag});
+  event_.notify(in_service_.top().done - sc_time_stamp());
+}
+
+void StorageBackend::tick() {
+  const sc_time now = sc_time_stamp();
+  while (!in_service_.empty() && in_service_.top().done <= now) {
+    const uint32_t tag = in_service_.top().tag;
+    in_service_.pop();
+    ++completed_;
+    if (!waiting_.empty()) {
+      const uint32_t next = waiting_.front();
+      waiting_.pop();
+      start(next, now);
+    }
+    if (on_complete_) on_complete_(tag, nvme::STATUS_SUCCESS);
+  }
+  if (!in_service_.empty()) event_.notify(in_service_.top().done - now);
+}
+
+void StorageBackend::reset() {
+  while (!in_service_.empty()) in_service_.pop();
+  while (!waiting_.empty()) waiting_.pop();
+  event_.cancel();
+}
+
+}  // namespace nvmesim::models

@@ -1,0 +1,73 @@
+// The storage behind the emulated controller (QEMU's block backend):
+//  null    - completes at once, moves no data (null-co);
+//  latency - completes after a fixed latency, at most `concurrency` at a time;
+//  ram     - stores the data: a write then a read returns the written bytes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "firmware/controller.h"
+
+namespace nvmesim::models {
+
+enum class BackendKind { Null, Latency, Ram };
+BackendKind parse_backend(const std::string& text);  // throws std::invalid_argument
+const char* to_string(BackendKind kind);
+
+class StorageBackend : public sc_core::sc_module {
+ public:
+  struct Params {
+    BackendKind kind = BackendKind::Null;
+    sc_core::sc_time latency = sc_core::SC_ZERO_TIME;
+    uint32_t concurrency = 0;  // 0: unlimited
+    uint64_t capacity = 1ull << 30;
+  };
+  using CompletionCallback = std::function<void(uint32_t tag, uint16_t status)>;
+
+  // `data` moves the bytes of ram commands (the controller's DMA, timed).
+  StorageBackend(sc_core::sc_module_name name, const Params& params, fw::ControllerEnv& data);
+  ~StorageBackend() override;
+
+  void set_completion_callback(CompletionCallback cb) { on_complete_ = std::move(cb); }
+  // Starts command `req` at offset `local` from now. Returns true when it
+  // finished at once (its status in *status); otherwise the completion
+  // callback runs at its finish time.
+  bool submit(const fw::IoRequest& req, const sc_core::sc_time& local, uint16_t* status);
+  // Controller reset: forget commands in flight.
+  void reset();
+
+  uint32_t in_flight() const { return uint32_t(in_service_.size() + waiting_.size()); }
+  uint64_t completed() const { return completed_; }
+  const Params& params() const { return params_; }
+
+ private:
+  struct InService {
+    sc_core::sc_time done;
+    uint64_t order;  // FIFO among equal times: deterministic
+    uint32_t tag;
+    bool operator>(const InService& o) const {
+      return done != o.done ? done > o.done : order > o.order;
+    }
+  };
+  uint16_t move_data(const fw::IoRequest& req);
+  void start(uint32_t tag, const sc_core::sc_time& at);
+  void tick();
+
+  Params params_;
+  fw::ControllerEnv& data_;
+  CompletionCallback on_complete_;
+  uint8_t* store_ = nullptr;  // ram: lazily mapped zero pages
+  std::priority_queue<InService, std::vector<InService>, std::greater<InService>> in_service_;
+  std::queue<uint32_t> waiting_;
+  sc_core::sc_event event_;
+  uint64_t order_ = 0;
+  uint64_t completed_ = 0;
+};
+
+}  // namespace nvmesim::models

@@ -1,0 +1,128 @@
+// A vCPU running the guest's NVMe driver and one fio-like job: it submits
+// I/O to keep `iodepth` in flight on its own queue pair, halts until the
+// MSI-X interrupt of its CQ (or polls), reaps completions and publishes the
+// doorbells through the driver firmware. Time is annotated locally with a
+// quantum keeper; the vCPU syncs where shared memory ordering matters.
+#pragma once
+
+#include <cstdint>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/tlm_quantumkeeper.h>
+#include <vector>
+
+#include "firmware/driver.h"
+#include "models/hypervisor.h"
+#include "models/latency_histogram.h"
+#include "models/workload.h"
+
+namespace nvmesim::models {
+
+class Guest;
+
+class Vcpu : public sc_core::sc_module, public InterruptTarget {
+ public:
+  struct Params {
+    unsigned index = 0;
+    uint16_t qid = 1;                 // its I/O queue pair
+    sc_core::sc_time submit_cost;     // guest CPU per command submitted
+    sc_core::sc_time complete_cost;   // guest CPU per completion
+    sc_core::sc_time irq_entry;       // guest interrupt entry
+    sc_core::sc_time poll_interval;   // polled completions: time between checks
+    sc_core::sc_time store_visibility;  // store-buffer drain time
+    bool poll_completions = false;
+    uint32_t iodepth = 32;
+    uint32_t batch_submit = 1;        // fio iodepth_batch_submit: I/Os per SQ doorbell update
+    uint64_t number_ios = 0;          // 0: until runtime
+    sc_core::sc_time runtime;         // 0: until number_ios
+    JobSpec job;
+    uint32_t io_vector = 0;           // MSI data of its I/O CQ
+    uint32_t admin_vector = 0;        // MSI data of the admin CQ
+    bool verify = false;              // fio verify=pattern: writes carry a per-block pattern, reads check it
+  };
+
+  tlm_utils::simple_initiator_socket<Vcpu> mmio_socket;
+
+  Vcpu(sc_core::sc_module_name name, const Params& params, Guest& guest);
+
+  void raise_interrupt(uint32_t vector, const sc_core::sc_time& delay) override;
+
+  // ---- DriverEnv services for the driver code running on this vCPU.
+  uint32_t mmio_read32(uint32_t offset);
+  uint64_t mmio_read64(uint32_t offset);
+  void mmio_write32(uint32_t offset, uint32_t value);
+  void mmio_write64(uint32_t offset, uint64_t value);
+  void full_barrier();
+  uint32_t load_shadow(uint64_t gpa);
+  void store_shadow(uint64_t gpa, uint32_t value);
+  uint32_t load_eventidx(uint64_t gpa);
+  void wait_ns(uint64_t ns);
+  void sync_shared_memory();  // let local time pass before touching shared state
+
+  // ---- Results.
+  struct Results {
+    uint64_t ios = 0, read_ios = 0, write_ios = 0, read_bytes = 0, write_bytes = 0;
+    uint64_t errors = 0;           // completions with a non-zero status
+    uint64_t interrupts = 0;       // interrupts taken
+    uint64_t issued = 0;
+    uint64_t verified_reads = 0;   // reads of blocks this job had written, checked
+    uint64_t verify_errors = 0;    // of those, reads whose data did not match
+    sc_core::sc_time guest_time;   // guest work in the measured phase
+    sc_core::sc_time idle_time;    // halted
+    sc_core::sc_time start, end;   // measured phase: first submission, last completion
+    bool finished = false;
+  };
+  const Results& results() const { return results_; }
+  const LatencyHistogram& latency() const { return latency_; }
+  uint32_t outstanding() const { return outstanding_; }
+  const Params& params() const { return params_; }
+  sc_core::sc_process_handle thread_handle() const { return thread_; }
+
+ private:
+  void run();
+  void run_job();
+  bool can_issue() const;
+  void submit_batch();
+  void wait_for_interrupt();
+  void handle_completions(bool from_interrupt);
+  void guest_work(const sc_core::sc_time& t);
+  void mmio(tlm::tlm_command cmd, uint32_t offset, void* data, unsigned len);
+  void commit_stores();
+  sc_core::sc_time now() const;
+
+  Params params_;
+  Guest& guest_;
+  tlm_utils::tlm_quantumkeeper qk_;
+  sc_core::sc_process_handle thread_;
+  Workload workload_;
+  LatencyHistogram latency_;
+  Results results_;
+
+  std::vector<sc_core::sc_time> start_time_;  // per tag
+  std::vector<uint8_t> is_write_;             // per tag
+  std::vector<uint64_t> block_;               // per tag: block index (verify)
+  std::vector<uint8_t> expect_pattern_;       // per tag: the block was written before this read
+  std::vector<uint8_t> written_;              // per block: a write of it completed (verify)
+  void fill_pattern(uint8_t* p, uint64_t block) const;
+  bool check_pattern(const uint8_t* p, uint64_t block) const;
+  std::vector<fw::Completion> reaped_;
+  uint32_t outstanding_ = 0;
+
+  // Interrupt lines: the I/O queue's vector and the admin queue's.
+  uint32_t io_vector_ = 0, admin_vector_ = 0;
+  unsigned admin_irqs_pending_ = 0;
+  void take_admin_interrupts();
+  bool irq_pending_ = false;
+  sc_core::sc_time irq_time_;
+  sc_core::sc_event irq_event_;
+
+  // Store buffer for shadow-doorbell stores: in order, drained at its time
+  // or by a full barrier.
+  struct PendingStore { uint64_t gpa; uint32_t value; sc_core::sc_time visible_at; };
+  std::vector<PendingStore> store_buffer_;
+  size_t store_head_ = 0;
+  sc_core::sc_event store_event_;
+};
+
+}  // namespace nvmesim::models

@@ -1,0 +1,44 @@
+// The command-line front end: argv -> Config + RunOptions.
+//
+//   nvmesim [options]          one experiment (or the default one)
+//   nvmesim eventidx ...       the EventIdx subcommand (platform/eventidx_cli.h)
+//
+// Options: the generic ones (--help/-h, --version, --list-params,
+// --config FILE, --output-format normal|json, --output FILE, --host-stats)
+// and one long option per registered parameter, `--name=value` or
+// `--name value`. Config files are applied first, in the order given, then
+// the parameter options (so the command line overrides the files); a
+// repeated option: the last one wins. Options are never abbreviated.
+#pragma once
+
+#include <string>
+
+#include "platform/params.h"
+#include "platform/run.h"
+
+namespace nvmesim::platform {
+
+struct CliResult {
+  enum Action {
+    Run,         // run_experiment(config, options, ...)
+    Help,        // print `message` (the help text) to stdout, exit 0
+    ListParams,  // print `message` (the parameter table) to stdout, exit 0
+    Version,     // print `message` ("nvmesim X.Y.Z") to stdout, exit 0
+    Subcommand,  // argv[1] names a subcommand; `message` is its name ("eventidx")
+    Error        // `message` is one line (no "nvmesim: error: " prefix), exit_code 2
+  };
+  Action action = Error;
+  Config config;       // Run: validated (validate_all), defaults where not given
+  RunOptions options;  // Run: default_experiment when no parameter and no --config was given
+  std::string message;
+  int exit_code = 0;   // 0, or 2 for Error
+};
+
+CliResult parse_command_line(int argc, const char* const* argv);
+
+// The texts behind --help, --list-params and --version.
+std::string help_text();
+std::string list_params_text(const ParamRegistry& registry = ParamRegistry::builtin());
+std::string version_text();
+
+}  // namespace nvmesim::platform

@@ -1,0 +1,64 @@
+// nvmesim: the command-line entry point.
+//
+//   nvmesim eventidx ...   -> run_eventidx_command (platform/eventidx_cli.h)
+//   nvmesim [options]      -> parse_command_line (platform/cli.h), then
+//                             help / list / version, or run_experiment.
+// Exit status: 0 success, 1 internal error, 2 usage or configuration error.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "platform/cli.h"
+#include "platform/eventidx_cli.h"
+#include "platform/run.h"
+
+// libsystemc references sc_main (extern "C"); nvmesim has its own main.
+extern "C" int sc_main(int, char**) { return 0; }
+
+int main(int argc, char** argv) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // results on stdout stay clean
+  using nvmesim::platform::CliResult;
+  try {
+    if (argc > 1 && std::string(argv[1]) == "eventidx")
+      return nvmesim::platform::run_eventidx_command(argc - 1, argv + 1, std::cout, std::cerr);
+
+    CliResult cli = nvmesim::platform::parse_command_line(argc, argv);
+    switch (cli.action) {
+      case CliResult::Help:
+      case CliResult::ListParams:
+      case CliResult::Version:
+        std::cout << cli.message;
+        if (!cli.message.empty() && cli.message.back() != '\n') std::cout << '\n';
+        return 0;
+      case CliResult::Subcommand:  // only "eventidx", handled above
+      case CliResult::Error:
+        std::cerr << "nvmesim: error: " << cli.message << "\n";
+        return cli.exit_code ? cli.exit_code : 2;
+      case CliResult::Run:
+        break;
+    }
+
+    if (cli.options.output_file.empty())
+      return nvmesim::platform::run_experiment(cli.config, cli.options, std::cout);
+    std::ofstream out(cli.options.output_file);
+    if (!out) {
+      std::cerr << "nvmesim: error: --output: cannot open '" << cli.options.output_file
+                << "' for writing (" << std::strerror(errno) << ")\n";
+      return 2;
+    }
+    int rc = nvmesim::platform::run_experiment(cli.config, cli.options, out);
+    out.close();
+    if (!out) {
+      std::cerr << "nvmesim: error: --output: error writing '" << cli.options.output_file << "'\n";
+      return rc ? rc : 1;
+    }
+    return rc;
+  } catch (const std::exception& e) {
+    std::cerr << "nvmesim: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,78 @@
+// The figures of one run, defined as in PRODUCT.md, and their output as
+// fio-like text or JSON.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/latency_histogram.h"
+#include "models/vm_exit.h"
+
+namespace nvmesim::platform {
+
+struct DoorbellFigures {
+  uint64_t updates = 0, mmio = 0, suppressed = 0;
+  uint64_t updates_with_dbbuf = 0;  // denominator of the hit rate
+  uint64_t suppressed_with_dbbuf = 0;
+};
+
+struct VcpuFigures {
+  double guest_ns = 0, exit_ns = 0, idle_ns = 0;
+  uint64_t ios = 0, interrupts = 0;
+};
+
+struct DeviceThreadFigures {
+  std::string name;
+  double busy_ns = 0;  // working (polling is added with iothreads)
+  double poll_ns = 0;
+  uint64_t dispatches = 0;
+};
+
+struct RunResults {
+  std::vector<std::pair<std::string, std::string>> config;  // every effective parameter
+  double sim_time_ns = 0;  // the measured interval
+  uint64_t ios = 0, read_ios = 0, write_ios = 0, read_bytes = 0, write_bytes = 0;
+  uint64_t io_errors = 0;
+  uint64_t verified_reads = 0, verify_errors = 0;  // verify=pattern
+  models::LatencyHistogram lat;
+  DoorbellFigures sq, cq;
+  bool dbbuf_active = false;
+  uint8_t dbbuf_opcode = 0;
+  models::ExitStats exits;  // all vCPUs, measured phase
+  std::vector<VcpuFigures> vcpus;
+  std::vector<DeviceThreadFigures> device_threads;
+  // Controller side, measured phase.
+  uint64_t shadow_reads = 0, eventidx_writes = 0, interrupts_sent = 0, commands = 0;
+  uint64_t dma_reads = 0, dma_writes = 0, async_events = 0, cq_full_waits = 0;
+  // Bring-up, reported apart.
+  double bringup_ns = 0;
+  models::ExitStats bringup_exits;
+  bool bringup_ok = false;
+  std::string bringup_error;
+  // Stall watchdog.
+  bool stalled = false;
+  std::string stall_report;
+  // Host figures (--host-stats only).
+  bool has_host = false;
+  double wall_s = 0;
+  uint64_t peak_rss_bytes = 0;
+
+  double iops() const { return sim_time_ns > 0 ? double(ios) * 1e9 / sim_time_ns : 0; }
+  double bw_bytes() const {
+    return sim_time_ns > 0 ? double(read_bytes + write_bytes) * 1e9 / sim_time_ns : 0;
+  }
+  // suppressed / updates while the buffer was active; negative: undefined (null).
+  static double hit_rate(const DoorbellFigures& d) {
+    return d.updates_with_dbbuf ? double(d.suppressed_with_dbbuf) / double(d.updates_with_dbbuf)
+                                : -1.0;
+  }
+  double per_io(uint64_t n) const { return ios ? double(n) / double(ios) : 0; }
+};
+
+void write_json(const RunResults& r, std::ostream& out, const std::string& indent = "");
+void write_normal(const RunResults& r, std::ostream& out);
+
+}  // namespace nvmesim::platform

@@ -1,0 +1,201 @@
+#include "platform/run.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "platform/params.h"
+#include "platform/results.h"
+#include "platform/system.h"
+
+namespace nvmesim::platform {
+
+namespace {
+
+uint64_t peak_rss_bytes() {
+  struct rusage u {};
+  getrusage(RUSAGE_SELF, &u);
+  return uint64_t(u.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+RunResults simulate(const Config& config, bool host_stats) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  System system(config);
+  RunResults r = system.run();
+  if (host_stats) {
+    r.has_host = true;
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    r.peak_rss_bytes = peak_rss_bytes();
+  }
+  return r;
+}
+
+// The figures the side-by-side table shows, passed back from a child.
+struct Summary {
+  double iops, sq_per_io, cq_per_io, sq_hit, cq_hit;
+  uint64_t ios, p50, p99;
+  bool ok, stalled, dbbuf_active;
+};
+
+Summary summarize(const RunResults& r) {
+  Summary s{};
+  s.iops = r.iops();
+  s.sq_per_io = r.per_io(r.sq.mmio);
+  s.cq_per_io = r.per_io(r.cq.mmio);
+  s.sq_hit = r.dbbuf_active ? RunResults::hit_rate(r.sq) : -1;
+  s.cq_hit = r.dbbuf_active ? RunResults::hit_rate(r.cq) : -1;
+  s.ios = r.ios;
+  s.p50 = r.lat.percentile(50);
+  s.p99 = r.lat.percentile(99);
+  s.ok = r.bringup_ok;
+  s.stalled = r.stalled;
+  s.dbbuf_active = r.dbbuf_active;
+  return s;
+}
+
+bool write_all(int fd, const void* p, size_t n) {
+  const char* c = static_cast<const char*>(p);
+  while (n) {
+    const ssize_t w = ::write(fd, c, n);
+    if (w <= 0) return false;
+    c += w;
+    n -= size_t(w);
+  }
+  return true;
+}
+
+// SystemC elaborates once per process: each run of a comparison simulates
+// in a child process and sends its summary and JSON back through a pipe.
+bool run_in_child(const Config& config, bool host_stats, Summary& summary, std::string& json,
+                  std::string& error) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    error = "pipe failed";
+    return false;
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    error = "fork failed";
+    return false;
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    int code = 0;
+    try {
+      const RunResults r = simulate(config, host_stats);
+      const Summary s = summarize(r);
+      std::ostringstream j;
+      write_json(r, j, "    ");
+      const std::string text = j.str();
+      write_all(fds[1], &s, sizeof s);
+      write_all(fds[1], text.data(), text.size());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "nvmesim: error: %s\n", e.what());
+      code = 1;
+    }
+    ::close(fds[1]);
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  ::close(fds[1]);
+  std::string data;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    data.append(buf, size_t(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || data.size() < sizeof(Summary)) {
+    error = "a simulation child process failed";
+    return false;
+  }
+  std::memcpy(&summary, data.data(), sizeof summary);
+  json = data.substr(sizeof summary);
+  return true;
+}
+
+std::string pct(double rate) {
+  if (rate < 0) return "n/a";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", rate * 100);
+  return b;
+}
+
+int run_default_comparison(const Config& base, const RunOptions& options, std::ostream& out) {
+  const char* modes[2] = {"off", "spec"};
+  Summary s[2];
+  std::string json[2];
+  for (int k = 0; k < 2; ++k) {
+    Config c = base;
+    c.set("nvme.dbbuf", modes[k]);
+    std::string error;
+    if (!run_in_child(c, options.host_stats, s[k], json[k], error)) {
+      std::cerr << "nvmesim: error: " << error << "\n";
+      return 1;
+    }
+  }
+  if (options.output_format == "json") {
+    out << "{\n  \"experiment\": \"default: doorbell buffer off vs spec\",\n  \"runs\": {\n";
+    out << "    \"off\":\n" << json[0] << ",\n    \"spec\":\n" << json[1] << "\n  }\n}\n";
+    return 0;
+  }
+  out << "nvmesim default experiment: rw=" << base.text("rw") << " bs=" << base.text("bs")
+      << " iodepth=" << base.text("iodepth") << " numjobs=" << base.text("numjobs")
+      << " backend=" << base.text("nvme.backend") << " number_ios=" << base.text("number_ios")
+      << ", MMIO doorbell exit " << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz")
+      << " GHz\n\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-28s %14s %14s\n", "", "dbbuf=off", "dbbuf=spec");
+  out << line;
+  auto row = [&](const char* name, const std::string& a, const std::string& b) {
+    std::snprintf(line, sizeof line, "%-28s %14s %14s\n", name, a.c_str(), b.c_str());
+    out << line;
+  };
+  auto num = [](double v, const char* f) {
+    char b[32];
+    std::snprintf(b, sizeof b, f, v);
+    return std::string(b);
+  };
+  row("IOPS", num(s[0].iops, "%.0f"), num(s[1].iops, "%.0f"));
+  row("SQ doorbell exits per I/O", num(s[0].sq_per_io, "%.3f"), num(s[1].sq_per_io, "%.3f"));
+  row("CQ doorbell exits per I/O", num(s[0].cq_per_io, "%.3f"), num(s[1].cq_per_io, "%.3f"));
+  row("doorbell exits per I/O", num(s[0].sq_per_io + s[0].cq_per_io, "%.3f"),
+      num(s[1].sq_per_io + s[1].cq_per_io, "%.3f"));
+  row("SQ EventIdx hit rate", pct(s[0].sq_hit), pct(s[1].sq_hit));
+  row("CQ EventIdx hit rate", pct(s[0].cq_hit), pct(s[1].cq_hit));
+  row("latency p50 (ns)", num(double(s[0].p50), "%.0f"), num(double(s[1].p50), "%.0f"));
+  row("latency p99 (ns)", num(double(s[0].p99), "%.0f"), num(double(s[1].p99), "%.0f"));
+  for (int k = 0; k < 2; ++k)
+    if (s[k].stalled) out << "dbbuf=" << modes[k] << ": the run stalled (see --output-format=json)\n";
+  out << "\nRun one configuration with any option (e.g. --nvme.dbbuf=spec) for the full report.\n";
+  return 0;
+}
+
+}  // namespace
+
+int run_experiment(const Config& config, const RunOptions& options, std::ostream& out) {
+  config.validate_all();
+  if (options.default_experiment) return run_default_comparison(config, options, out);
+  const RunResults r = simulate(config, options.host_stats);
+  if (options.output_format == "json") {
+    write_json(r, out);
+    out << "\n";
+  } else {
+    write_normal(r, out);
+  }
+  if (!r.bringup_ok) return 1;
+  return 0;
+}
+
+}  // namespace nvmesim::platform

@@ -1,0 +1,375 @@
+#include "platform/system.h"
+
+#include <cstring>
+#include <sstream>
+#include <systemc>
+
+#include "firmware/eventidx.h"
+#include "models/address_map.h"
+#include "models/guest.h"
+#include "models/guest_memory.h"
+#include "models/host_thread.h"
+#include "models/hypervisor.h"
+#include "models/nvme_controller.h"
+#include "models/pcie_link.h"
+#include "models/pcie_root_complex.h"
+#include "models/vcpu.h"
+#include "platform/params.h"
+
+using namespace sc_core;
+using namespace nvmesim::models;
+
+namespace nvmesim::platform {
+
+namespace {
+
+sc_time ns(double v) { return sc_time(v, SC_NS); }
+
+fw::EventIdxPolicy parse_policy(const std::string& s) {
+  if (s == "echo") return fw::EventIdxPolicy::Echo;
+  if (s == "lag") return fw::EventIdxPolicy::Lag;
+  if (s == "park") return fw::EventIdxPolicy::Park;
+  return fw::EventIdxPolicy::Never;
+}
+
+}  // namespace
+
+struct System::Snapshot {
+  std::vector<ExitStats> exits;
+  fw::ControllerCounters controller;
+  NvmeControllerModel::Counters model;
+  sc_time device_busy;
+  uint64_t dispatches = 0;
+};
+
+// Progress watchdog: when I/Os are outstanding and no completion arrived
+// for sim.stall_timeout, the run stops and reports the stall.
+struct System::Watchdog : sc_module {
+  System& sys;
+  sc_time period;
+  uint64_t last_ios = UINT64_MAX;
+  sc_event tick;
+  SC_HAS_PROCESS(Watchdog);
+  Watchdog(sc_module_name n, System& s, sc_time p) : sc_module(n), sys(s), period(p) {
+    SC_METHOD(check);
+    sensitive << tick;
+  }
+  void check() {
+    if (first) {  // initialisation run: arm the first period
+      first = false;
+      tick.notify(period);
+      return;
+    }
+    sys.watchdog();
+  }
+  bool first = true;
+};
+
+System::System(const Config& c) : config_(c) {
+  // sc_stop() ends every run; SystemC's note about it is noise in results.
+  sc_report_handler::set_actions(SC_INFO, SC_DO_NOTHING);
+  const uint32_t numjobs = uint32_t(c.integer("numjobs"));
+  const uint32_t iodepth = uint32_t(c.integer("iodepth"));
+  const uint32_t bs = uint32_t(c.size_bytes("bs"));
+  const std::string dbbuf = c.choice("nvme.dbbuf");
+  const uint32_t lba_bytes = uint32_t(c.integer("nvme.lba_bytes"));
+  if (bs % lba_bytes)
+    throw ConfigError("--bs: " + std::to_string(bs) + " is not a multiple of nvme.lba_bytes (" +
+                      std::to_string(lba_bytes) + ")");
+  const uint32_t entries = uint32_t(
+      std::min<int64_t>(c.integer("guest.io_queue_entries"), c.integer("nvme.mqes") + 1));
+  if (iodepth > entries - 1)
+    throw ConfigError("--iodepth: " + std::to_string(iodepth) +
+                      " does not fit an I/O queue of " + std::to_string(entries) +
+                      " entries (allowed 1.." + std::to_string(entries - 1) +
+                      "; raise guest.io_queue_entries and nvme.mqes)");
+  if (numjobs > c.integer("nvme.max_io_queues"))
+    throw ConfigError("--numjobs: " + std::to_string(numjobs) +
+                      " needs more I/O queues than nvme.max_io_queues (" +
+                      std::to_string(c.integer("nvme.max_io_queues")) + ")");
+  const uint64_t mdts_bytes = c.integer("nvme.mdts") ? (4096ull << c.integer("nvme.mdts")) : ~0ull;
+  if (bs > mdts_bytes)
+    throw ConfigError("--bs: " + std::to_string(bs) + " exceeds the controller's MDTS (" +
+                      std::to_string(mdts_bytes) + " bytes; raise nvme.mdts)");
+  if (c.size_bytes("size") > c.size_bytes("nvme.capacity"))
+    throw ConfigError("--size: larger than nvme.capacity");
+
+  // PCIe link.
+  PcieLinkParams lp;
+  lp.mode = c.choice("pcie.mode") == "link" ? PcieMode::Link : PcieMode::Emulated;
+  lp.generation = unsigned(c.integer("pcie.gen"));
+  lp.lanes = unsigned(c.integer("pcie.lanes"));
+  lp.max_payload_size = uint32_t(c.integer("pcie.mps"));
+  lp.max_read_request_size = uint32_t(c.integer("pcie.mrrs"));
+  lp.tlp_overhead_bytes = uint32_t(c.integer("pcie.tlp_overhead"));
+  lp.read_round_trip_ns = c.time_ns("pcie.read_rtt");
+  lp.host_copy_gbps = c.real("pcie.host_copy_gbps");
+  lp.host_access_overhead_ns = c.time_ns("pcie.emulated_access");
+  link_ = std::make_unique<PcieLink>(lp);
+
+  memory_ = std::make_unique<GuestMemory>("memory", c.size_bytes("mem.size"),
+                                          ns(c.time_ns("mem.latency")));
+  root_complex_ = std::make_unique<PcieRootComplex>("root_complex", *link_);
+
+  // Host emulation thread and where the doorbell's processing runs.
+  NotifyMode notify = parse_notify(c.choice("hv.notify"));
+  if (c.choice("hv.device_thread") == "vcpu") notify = NotifyMode::Sync;
+  HostThread::Params tp;
+  tp.dispatch_latency = ns(c.time_ns("hv.dispatch_latency"));
+  tp.dispatch_cost = ns(c.time_ns("hv.dispatch_cost"));
+  emulation_thread_ = std::make_unique<HostThread>(
+      c.choice("hv.device_thread") == "iothread" ? "iothread" : "mainloop", tp);
+
+  // Controller.
+  NvmeControllerModel::Params cp;
+  fw::ControllerConfig& fc = cp.firmware;
+  fc.mqes = uint16_t(c.integer("nvme.mqes"));
+  fc.dstrd = uint8_t(c.integer("nvme.dstrd"));
+  fc.max_io_queues = uint16_t(c.integer("nvme.max_io_queues"));
+  fc.msix_vectors = uint16_t(fc.max_io_queues + 1);
+  fc.mdts = uint8_t(c.integer("nvme.mdts"));
+  fc.lba_bytes = lba_bytes;
+  fc.namespace_lbas = c.size_bytes("nvme.capacity") / lba_bytes;
+  fc.guest_memory_bytes = c.size_bytes("mem.size");
+  fc.dbbuf = dbbuf == "off" ? fw::DbbufMode::Off
+             : dbbuf == "vendor" ? fw::DbbufMode::Vendor : fw::DbbufMode::Spec;
+  fc.pci_vendor_id = dbbuf == "vendor" ? nvme::PCI_VENDOR_VENDOR_EXT : nvme::PCI_VENDOR_QEMU;
+  fc.sq_eventidx = parse_policy(c.choice("nvme.sq_eventidx"));
+  const std::string cq_policy = c.choice("nvme.cq_eventidx");
+  // The seeds' vendor device updates only the SQ EventIdx.
+  fc.cq_eventidx = cq_policy == "auto" ? (dbbuf == "vendor" ? fw::EventIdxPolicy::Never
+                                                            : fw::EventIdxPolicy::Echo)
+                                       : parse_policy(cq_policy);
+  const std::string mmio_value = c.choice("nvme.mmio_doorbell_value");
+  fc.mmio_doorbell_value =
+      mmio_value == "use" || (mmio_value == "auto" && dbbuf != "vendor")
+          ? fw::MmioDoorbellValue::Use
+          : fw::MmioDoorbellValue::Ignore;
+  cp.backend.kind = parse_backend(c.choice("nvme.backend"));
+  cp.backend.latency = ns(c.time_ns("nvme.backend_latency"));
+  cp.backend.concurrency = uint32_t(c.integer("nvme.backend_concurrency"));
+  cp.backend.capacity = c.size_bytes("nvme.capacity");
+  cp.notify = notify;
+  cp.cmd_cost = ns(c.time_ns("nvme.cmd_cost"));
+  cp.cqe_cost = ns(c.time_ns("nvme.cqe_cost"));
+  cp.enable_latency = ns(c.time_ns("nvme.enable_latency"));
+  controller_ = std::make_unique<NvmeControllerModel>("nvme", cp, *emulation_thread_, *link_);
+
+  // Hypervisor.
+  Hypervisor::Params hp;
+  hp.exit_mmio = ns(c.time_ns("hv.exit_mmio"));
+  hp.exit_mmio_other = ns(c.time_ns("hv.exit_mmio_other"));
+  hp.exit_ioeventfd = ns(c.time_ns("hv.exit_ioeventfd"));
+  hp.inject = ns(c.time_ns("hv.inject"));
+  hp.exit_eoi = ns(c.time_ns("hv.exit_eoi"));
+  hp.posted_interrupts = c.flag("hv.posted_interrupts");
+  hypervisor_ = std::make_unique<Hypervisor>("hv", hp, numjobs);
+  if (notify == NotifyMode::Ioeventfd) {
+    hypervisor_->set_ioeventfd([this](uint32_t offset, const sc_time& delay) {
+      return controller_->ioeventfd_notify(offset, delay);
+    });
+  }
+
+  // Guest driver.
+  fw::DriverConfig dc;
+  dc.io_queues = uint16_t(numjobs);
+  dc.io_queue_entries = entries;
+  dc.max_outstanding_per_queue = iodepth;
+  dc.max_transfer_bytes = bs;
+  dc.use_dbbuf = dbbuf != "off";
+  dc.admin_shadow = c.flag("guest.admin_shadow");
+  dc.dbbuf_full_barrier = c.flag("guest.dbbuf_full_barrier");
+  dc.need_event_form = c.choice("guest.need_event") == "inclusive" ? fw::NeedEventForm::Inclusive
+                                                                  : fw::NeedEventForm::Linux;
+  dc.interrupts = c.choice("guest.completion") == "irq";
+  dc.memory_base = 1u << 20;  // the first MiB stays the firmware's / kernel's
+  dc.memory_bytes = c.size_bytes("mem.size") - dc.memory_base;
+  guest_ = std::make_unique<Guest>("guest", dc, *memory_, *hypervisor_);
+
+  for (uint32_t j = 0; j < numjobs; ++j) {
+    Vcpu::Params vp;
+    vp.index = j;
+    vp.qid = uint16_t(j + 1);
+    vp.submit_cost = ns(c.time_ns("guest.submit_cost"));
+    vp.complete_cost = ns(c.time_ns("guest.complete_cost"));
+    vp.irq_entry = ns(c.time_ns("guest.irq_entry"));
+    vp.poll_interval = ns(c.time_ns("guest.poll_interval"));
+    vp.store_visibility = ns(c.time_ns("guest.store_visibility"));
+    vp.poll_completions = !dc.interrupts;
+    vp.iodepth = iodepth;
+    vp.batch_submit = uint32_t(c.integer("iodepth_batch_submit"));
+    vp.number_ios = uint64_t(c.integer("number_ios"));
+    vp.runtime = ns(c.time_ns("runtime"));
+    vp.job.rw = parse_rw(c.choice("rw"));
+    vp.job.bs = bs;
+    vp.job.size = c.size_bytes("size");
+    vp.job.rwmixread = uint32_t(c.integer("rwmixread"));
+    vp.job.seed = uint64_t(c.integer("seed"));
+    vp.job.job_index = j;
+    vp.verify = c.choice("verify") == "pattern";
+    vp.admin_vector = 0x40u;
+    vp.io_vector = 0x40u + vp.qid;
+    vcpus_.push_back(std::make_unique<Vcpu>(("vcpu" + std::to_string(j)).c_str(), vp, *guest_));
+    guest_->add_vcpu(*vcpus_.back());
+    hypervisor_->attach_vcpu(j, *vcpus_.back());
+  }
+
+  // Wiring: vCPU MMIO -> hypervisor -> root complex -> controller BARs;
+  // controller DMA -> root complex -> memory; MSI -> hypervisor -> vCPU.
+  for (auto& v : vcpus_) v->mmio_socket.bind(hypervisor_->guest_mmio);
+  hypervisor_->rc_initiator.bind(root_complex_->cpu_target);
+  root_complex_->bar0_initiator.bind(controller_->bar0_target);
+  root_complex_->msix_bar_initiator.bind(controller_->msix_target);
+  root_complex_->config_initiator.bind(controller_->config_target);
+  root_complex_->mem_initiator.bind(memory_->socket);
+  controller_->dma_initiator.bind(root_complex_->dma_target);
+  root_complex_->bind_msi_sink(*hypervisor_);
+
+  // The guest's PCI core programs MSI-X: vector 0 (admin) and vector q (I/O
+  // queue q) go to the vCPU that owns the queue.
+  for (uint16_t v = 0; v <= numjobs; ++v) {
+    const uint32_t apic = v == 0 ? 0 : v - 1u;
+    controller_->program_msix_vector(v, msi_address(apic), 0x40u + v);
+  }
+
+  tlm_utils::tlm_quantumkeeper::set_global_quantum(ns(c.time_ns("sim.quantum")));
+  at_start_ = std::make_unique<Snapshot>();
+  guest_->on_measure_start([this] { snapshot(*at_start_); });
+  watchdog_ = std::make_unique<Watchdog>("watchdog", *this, ns(c.time_ns("sim.stall_timeout")));
+}
+
+System::~System() = default;
+
+void System::snapshot(Snapshot& s) const {
+  s.exits.clear();
+  for (unsigned i = 0; i < vcpus_.size(); ++i) s.exits.push_back(hypervisor_->exits(i));
+  s.controller = controller_->firmware().counters();
+  s.model = controller_->counters();
+  s.device_busy = emulation_thread_->busy_time();
+  s.dispatches = emulation_thread_->dispatches();
+}
+
+void System::watchdog() {
+  uint64_t ios = 0, outstanding = 0;
+  for (auto& v : vcpus_) {
+    ios += v->results().ios;
+    outstanding += v->outstanding();
+  }
+  if (guest_->ready() && outstanding && ios == watchdog_->last_ios) {
+    std::ostringstream r;
+    r << "stall at " << sc_time_stamp().to_seconds() * 1e9 << " ns: no completion for "
+      << config_.text("sim.stall_timeout") << " with " << outstanding << " I/Os outstanding";
+    for (auto& v : vcpus_) {
+      if (!v->outstanding()) continue;
+      const uint16_t q = v->params().qid;
+      const auto sq = controller_->firmware().sq_state(q);
+      const auto cq = controller_->firmware().cq_state(q);
+      const auto& d = guest_->driver();
+      r << "; queue " << q << ": driver sq_tail " << d.sq_tail(q) << " cq_head " << d.cq_head(q)
+        << ", device sq head " << sq.head << " tail " << sq.tail << ", cq tail " << cq.tail
+        << " head " << cq.head << " pending " << cq.pending << ", in flight " << v->outstanding();
+      if (d.dbbuf_active()) {
+        const uint32_t dstrd = controller_->firmware().config().dstrd;
+        auto rd = [&](uint64_t base, uint32_t off) {
+          uint32_t x = 0;
+          std::memcpy(&x, memory_->ptr(base + off, 4), 4);
+          return x;
+        };
+        r << ", shadow sq " << rd(d.shadow_buffer_addr(), fw::dbbuf_sq_offset(q, dstrd))
+          << " cq " << rd(d.shadow_buffer_addr(), fw::dbbuf_cq_offset(q, dstrd))
+          << ", eventidx sq " << rd(d.eventidx_buffer_addr(), fw::dbbuf_sq_offset(q, dstrd))
+          << " cq " << rd(d.eventidx_buffer_addr(), fw::dbbuf_cq_offset(q, dstrd));
+      }
+    }
+    stall_ = true;
+    stall_report_ = r.str();
+    sc_stop();
+    return;
+  }
+  watchdog_->last_ios = ios;
+  watchdog_->tick.notify(watchdog_->period);
+}
+
+}  // namespace nvmesim::platform
+
+namespace nvmesim::platform {
+
+RunResults System::run() {
+  sc_start();
+  RunResults r;
+  r.config = config_.effective();
+  const auto& d = guest_->driver();
+  r.bringup_ok = guest_->bringup().ok;
+  r.bringup_error = guest_->bringup().error ? guest_->bringup().error : "";
+  r.bringup_ns = double(guest_->bringup_time().value()) / 1000.0;
+  r.dbbuf_active = d.dbbuf_active();
+  r.dbbuf_opcode = guest_->bringup().dbbuf_opcode;
+  r.stalled = stall_;
+  r.stall_report = stall_report_;
+
+  const sc_time start = guest_->measure_start();
+  sc_time end = start;
+  for (unsigned i = 0; i < vcpus_.size(); ++i) {
+    const Vcpu& v = *vcpus_[i];
+    const auto& vr = v.results();
+    if (vr.end > end) end = vr.end;
+    r.ios += vr.ios;
+    r.read_ios += vr.read_ios;
+    r.write_ios += vr.write_ios;
+    r.read_bytes += vr.read_bytes;
+    r.write_bytes += vr.write_bytes;
+    r.io_errors += vr.errors;
+    r.verified_reads += vr.verified_reads;
+    r.verify_errors += vr.verify_errors;
+    r.lat.merge(v.latency());
+    const ExitStats before = i < at_start_->exits.size() ? at_start_->exits[i] : ExitStats{};
+    const ExitStats measured = hypervisor_->exits(i).minus(before);
+    r.exits.merge(measured);
+    r.bringup_exits.merge(before);
+    VcpuFigures f;
+    f.guest_ns = double(vr.guest_time.value()) / 1000.0;
+    f.idle_ns = double(vr.idle_time.value()) / 1000.0;
+    for (unsigned k = 0; k < EXIT_KIND_COUNT; ++k)
+      if (k != unsigned(ExitKind::Hlt)) f.exit_ns += double(measured.time[k].value()) / 1000.0;
+    f.ios = vr.ios;
+    f.interrupts = vr.interrupts;
+    r.vcpus.push_back(f);
+    if (r.bringup_ok) {
+      const uint16_t q = v.params().qid;
+      const auto& sq = d.sq_counters(q);
+      const auto& cq = d.cq_counters(q);
+      r.sq.updates += sq.updates;
+      r.sq.mmio += sq.mmio;
+      r.sq.suppressed += sq.suppressed;
+      r.sq.updates_with_dbbuf += sq.updates_with_dbbuf;
+      r.sq.suppressed_with_dbbuf += sq.suppressed;
+      r.cq.updates += cq.updates;
+      r.cq.mmio += cq.mmio;
+      r.cq.suppressed += cq.suppressed;
+      r.cq.updates_with_dbbuf += cq.updates_with_dbbuf;
+      r.cq.suppressed_with_dbbuf += cq.suppressed;
+    }
+  }
+  r.sim_time_ns = double((end - start).value()) / 1000.0;
+
+  DeviceThreadFigures t;
+  t.name = emulation_thread_->name();
+  t.busy_ns = double((emulation_thread_->busy_time() - at_start_->device_busy).value()) / 1000.0;
+  t.dispatches = emulation_thread_->dispatches() - at_start_->dispatches;
+  r.device_threads.push_back(t);
+
+  const auto& c = controller_->firmware().counters();
+  const auto& c0 = at_start_->controller;
+  r.shadow_reads = c.shadow_reads - c0.shadow_reads;
+  r.eventidx_writes = c.eventidx_writes - c0.eventidx_writes;
+  r.commands = c.io_commands - c0.io_commands;
+  r.async_events = c.async_events - c0.async_events;
+  r.cq_full_waits = c.cq_full_waits - c0.cq_full_waits;
+  const auto& m = controller_->counters();
+  r.interrupts_sent = m.msix_sent - at_start_->model.msix_sent;
+  r.dma_reads = m.dma_reads - at_start_->model.dma_reads;
+  r.dma_writes = m.dma_writes - at_start_->model.dma_writes;
+  return r;
+}
+
+}  // namespace nvmesim::platform

@@ -1,0 +1,65 @@
+// A whole system assembled from a configuration: guest memory, PCIe root
+// complex, NVMe controller with its backend and host emulation thread, the
+// hypervisor, and one vCPU per job running the guest driver.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "platform/results.h"
+
+namespace nvmesim::models {
+class GuestMemory;
+class PcieLink;
+class PcieRootComplex;
+class NvmeControllerModel;
+class HostThread;
+class Hypervisor;
+class Guest;
+class Vcpu;
+}  // namespace nvmesim::models
+
+namespace nvmesim::platform {
+
+class Config;
+
+class System {
+ public:
+  // Elaborates the modules (SystemC elaborates once per process: build one
+  // System per process). Throws ConfigError for combinations that cannot run.
+  explicit System(const Config& config);
+  ~System();
+
+  // Simulates until every job is done (or a stall is detected) and returns
+  // the figures.
+  RunResults run();
+
+  models::NvmeControllerModel& controller() { return *controller_; }
+  models::Guest& guest() { return *guest_; }
+  models::GuestMemory& memory() { return *memory_; }
+  models::Hypervisor& hypervisor() { return *hypervisor_; }
+  std::vector<std::unique_ptr<models::Vcpu>>& vcpus() { return vcpus_; }
+
+ private:
+  struct Snapshot;
+  void snapshot(Snapshot& s) const;
+  void watchdog();
+
+  const Config& config_;
+  std::unique_ptr<models::PcieLink> link_;
+  std::unique_ptr<models::GuestMemory> memory_;
+  std::unique_ptr<models::PcieRootComplex> root_complex_;
+  std::unique_ptr<models::HostThread> emulation_thread_;
+  std::unique_ptr<models::NvmeControllerModel> controller_;
+  std::unique_ptr<models::Hypervisor> hypervisor_;
+  std::unique_ptr<models::Guest> guest_;
+  std::vector<std::unique_ptr<models::Vcpu>> vcpus_;
+  std::unique_ptr<Snapshot> at_start_;
+  struct Watchdog;
+  std::unique_ptr<Watchdog> watchdog_;
+  bool stall_ = false;
+  std::string stall_report_;
+};
+
+}  // namespace nvmesim::platform

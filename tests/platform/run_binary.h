@@ -1,0 +1,48 @@
+// Helpers for tests that run the nvmesim executable as a user would.
+#pragma once
+
+#include <array>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <sys/wait.h>
+
+namespace nvmesim::test {
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string out;  // standard output (standard error goes to err)
+  std::string err;
+};
+
+// Runs `nvmesim <args>` through the shell; args are passed as written.
+inline ProcessResult run_nvmesim(const std::string& args) {
+  static int counter = 0;
+  const std::string err_file =
+      "/tmp/nvmesim_test_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  const std::string cmd = std::string(NVMESIM_BINARY) + " " + args + " 2>" + err_file;
+  ProcessResult r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) throw std::runtime_error("popen failed");
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (FILE* e = std::fopen(err_file.c_str(), "r")) {
+    while ((n = std::fread(buf.data(), 1, buf.size(), e)) > 0) r.err.append(buf.data(), n);
+    std::fclose(e);
+  }
+  std::remove(err_file.c_str());
+  return r;
+}
+
+// The number after the first occurrence of "key": in a JSON text.
+inline double json_number(const std::string& json, const std::string& key) {
+  const std::string k = "\"" + key + "\": ";
+  const size_t at = json.find(k);
+  if (at == std::string::npos) throw std::runtime_error("no key " + key);
+  return std::stod(json.substr(at + k.size()));
+}
+
+}  // namespace nvmesim::test
