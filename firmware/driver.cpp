@@ -20,8 +20,12 @@ bool Driver::needs_prp_list(const DriverConfig& c) {
   return data_buffer_stride(c) / PAGE > 2;  // PRP1 + PRP2 cover two pages
 }
 
-bool Driver::plan_layout(const DriverConfig& c, uint32_t io_entries, uint32_t tags,
-                         uint32_t dstrd, Layout& out, std::string* error) {
+uint32_t Driver::io_cq_entries_for(const DriverConfig& c, uint32_t io_entries, uint16_t mqes) {
+  return c.io_cq_entries ? std::min<uint32_t>(c.io_cq_entries, uint32_t(mqes) + 1) : io_entries;
+}
+
+bool Driver::plan_layout(const DriverConfig& c, uint32_t io_entries, uint32_t cq_entries,
+                         uint32_t tags, uint32_t dstrd, Layout& out, std::string* error) {
   auto bad = [&](const std::string& m) {
     if (error) *error = m;
     return false;
@@ -30,6 +34,7 @@ bool Driver::plan_layout(const DriverConfig& c, uint32_t io_entries, uint32_t ta
     return bad("admin_queue_entries must be 2..4096 (AQA holds 12 bits)");
   if (c.io_queues == 0) return bad("io_queues must be at least 1");
   if (io_entries < 2) return bad("I/O queue entries must be at least 2");
+  if (cq_entries < 2) return bad("io_cq_entries must be 0 (as the SQ) or at least 2");
   if (tags == 0) return bad("max_outstanding_per_queue must be at least 1");
   if (c.max_transfer_bytes == 0) return bad("max_transfer_bytes must be at least 1");
   // One PRP list page (512 entries) per tag; chained lists are not built.
@@ -52,7 +57,7 @@ bool Driver::plan_layout(const DriverConfig& c, uint32_t io_entries, uint32_t ta
   const uint64_t stride = data_buffer_stride(c);
   for (uint16_t q = 1; q <= c.io_queues; ++q) {
     l.io_sq.push_back(carve(uint64_t(io_entries) * nvme::SQE_SIZE));
-    l.io_cq.push_back(carve(uint64_t(io_entries) * nvme::CQE_SIZE));
+    l.io_cq.push_back(carve(uint64_t(cq_entries) * nvme::CQE_SIZE));
     l.data.push_back(carve(stride * tags));
     l.prp.push_back(needs_prp_list(c) ? carve(uint64_t(PAGE) * tags) : 0);
   }
@@ -72,7 +77,8 @@ uint64_t Driver::memory_needed(const DriverConfig& config, uint16_t mqes, uint32
   uint32_t entries = std::min<uint32_t>(c.io_queue_entries, uint32_t(mqes) + 1);
   uint32_t tags = std::min<uint32_t>(c.max_outstanding_per_queue, entries ? entries - 1 : 0);
   Layout l;
-  if (!plan_layout(c, entries, tags, dstrd, l, nullptr)) return 0;
+  if (!plan_layout(c, entries, io_cq_entries_for(c, entries, mqes), tags, dstrd, l, nullptr))
+    return 0;
   return l.end;
 }
 
@@ -87,6 +93,7 @@ uint32_t Driver::outstanding(uint16_t qid) const {
 }
 
 uint32_t Driver::queue_entries() const { return io_entries_; }
+uint32_t Driver::cq_entries() const { return io_cq_entries_; }
 bool Driver::dbbuf_active() const { return dbbuf_active_; }
 uint64_t Driver::shadow_buffer_addr() const { return layout_.shadow; }
 uint64_t Driver::eventidx_buffer_addr() const { return layout_.eventidx; }

@@ -16,12 +16,18 @@ namespace nvmesim::fw {
 struct DriverConfig {
   uint16_t io_queues = 1;              // I/O queue pairs to create (qid 1..io_queues)
   uint32_t io_queue_entries = 1024;    // wished entries per I/O queue (clamped to CAP.MQES+1)
+  // Entries of each I/O CQ (0: io_queue_entries). Smaller than the commands
+  // in flight only to provoke a full CQ (the CQ EventIdx "never" hang).
+  uint32_t io_cq_entries = 0;
   uint32_t admin_queue_entries = 32;
   uint32_t max_outstanding_per_queue = 1023;  // tags (and data buffers) per I/O queue
   uint32_t max_transfer_bytes = 131072;       // largest I/O the workload will issue (buffers)
   bool use_dbbuf = true;               // configure the doorbell buffer when offered
   bool admin_shadow = false;           // also use the shadow for the admin queue (qid 0)
   bool dbbuf_full_barrier = true;      // false: Google's older driver (no mb() before the EventIdx load)
+  // Zero both buffers when they are configured again after a reset (Linux
+  // nvme_dbbuf_dma_alloc). false keeps the old tails and EventIdx values.
+  bool zero_dbbuf_on_reset = true;
   NeedEventForm need_event_form = NeedEventForm::Linux;
   bool interrupts = true;              // false: I/O CQs created with IEN = 0 (polled)
   uint16_t vendor_id_for_vendor_dbbuf = nvme::PCI_VENDOR_VENDOR_EXT;
@@ -35,6 +41,10 @@ struct DriverConfig {
   // I/O queues are created, where Linux issues it (nvme_dev_add ->
   // nvme_dbbuf_set).
   bool dbbuf_config_after_queues = false;
+  // Interrupt Coalescing (Set Features 0x08) sent at bring-up when either is
+  // non-zero: aggregation threshold in CQEs (1..256) and time in 100 us units.
+  uint16_t irq_coalescing_threshold = 0;
+  uint8_t irq_coalescing_time_100us = 0;
 };
 
 // The guest around the driver. Implemented by the vCPU model (with timing)
@@ -118,7 +128,8 @@ class Driver {
   // Starts from scratch: queues, tags and counters are new.
   BringUpResult bring_up();
   // Controller reset (CC.EN 1 -> 0) and bring-up again: the buffers are
-  // zeroed before they are configured again.
+  // zeroed before they are configured again (unless !zero_dbbuf_on_reset;
+  // the first configuration always starts from zeroed buffers).
   BringUpResult reset_and_bring_up();
 
   // ---- I/O path (qid 1..io_queues).
@@ -145,6 +156,7 @@ class Driver {
   bool completion_ready(uint16_t qid) const;
   uint32_t outstanding(uint16_t qid) const;
   uint32_t queue_entries() const;
+  uint32_t cq_entries() const;  // entries of each I/O CQ
 
   // ---- Introspection.
   bool dbbuf_active() const;
@@ -177,7 +189,8 @@ class Driver {
   // One queue pair as the driver sees it (qid 0: admin).
   struct Queue {
     uint64_t sq_gpa = 0, cq_gpa = 0;
-    uint32_t entries = 0;
+    uint32_t entries = 0;        // SQ entries
+    uint32_t cq_entries = 0;
     uint16_t sq_tail = 0;        // local tail (next free slot)
     uint16_t sq_tail_published = 0;
     uint16_t sq_head = 0;        // from the last CQE's SQHD
@@ -199,8 +212,9 @@ class Driver {
   };
   // Computes the layout; false (*error set) when the configuration is
   // invalid or the region too small.
-  static bool plan_layout(const DriverConfig& c, uint32_t io_entries, uint32_t tags,
-                          uint32_t dstrd, Layout& out, std::string* error);
+  static bool plan_layout(const DriverConfig& c, uint32_t io_entries, uint32_t cq_entries,
+                          uint32_t tags, uint32_t dstrd, Layout& out, std::string* error);
+  static uint32_t io_cq_entries_for(const DriverConfig& c, uint32_t io_entries, uint16_t mqes);
   static uint32_t data_buffer_stride(const DriverConfig& c);
   static bool needs_prp_list(const DriverConfig& c);
 
@@ -229,9 +243,11 @@ class Driver {
   std::vector<Queue> queues_;     // [0] admin, [1..io_queues] I/O
   uint16_t io_queues_ = 0;
   uint32_t io_entries_ = 0;
+  uint32_t io_cq_entries_ = 0;
   uint32_t tags_per_queue_ = 0;
   uint32_t lba_bytes_ = 0;
   bool dbbuf_active_ = false;
+  bool dbbuf_configured_once_ = false;  // survives resets: later configs reuse the buffers
   uint16_t admin_cid_ = 0;
   BringUpResult result_;
   std::string error_;             // storage for result_.error

@@ -43,6 +43,7 @@ void Driver::reset_state() {
   layout_ = Layout{};
   io_queues_ = 0;
   io_entries_ = 0;
+  io_cq_entries_ = 0;
   tags_per_queue_ = 0;
   lba_bytes_ = 0;
   admin_cid_ = 0;
@@ -78,11 +79,10 @@ bool Driver::wait_ready(bool ready) {
 bool Driver::admin_command(nvme::SubmissionEntry cmd, const char* name, uint16_t* status,
                            uint32_t* dw0) {
   Queue& a = queues_[0];
-  const Ring ring{a.entries};
   cmd.cid = admin_cid_++;
   std::memcpy(mem(a.sq_gpa + uint64_t(a.sq_tail) * nvme::SQE_SIZE, nvme::SQE_SIZE), &cmd,
               sizeof cmd);
-  a.sq_tail = uint16_t(ring.advance(a.sq_tail));
+  a.sq_tail = uint16_t(Ring{a.entries}.advance(a.sq_tail));
   publish(0, true);
 
   const uint64_t cqe = a.cq_gpa + uint64_t(a.cq_head) * nvme::CQE_SIZE;
@@ -101,7 +101,7 @@ bool Driver::admin_command(nvme::SubmissionEntry cmd, const char* name, uint16_t
   const uint16_t sqhd = uint16_t(load_le(e + 8, 2));
   const uint16_t cid = uint16_t(load_le(e + 12, 2));
   if (sqhd < a.entries) a.sq_head = sqhd;
-  a.cq_head = uint16_t(ring.advance(a.cq_head));
+  a.cq_head = uint16_t(Ring{a.cq_entries}.advance(a.cq_head));
   if (a.cq_head == 0) a.cq_phase = !a.cq_phase;
   publish(0, false);
   if (cid != cmd.cid) {
@@ -124,10 +124,14 @@ bool Driver::configure_dbbuf(BringUpResult& r) {
   if (!op) return true;
   r.dbbuf_opcode = op;
   // Stale tails or EventIdx values from an earlier bring-up must not reach
-  // the device (Linux clears the buffers on reset for the same reason).
-  const uint32_t bytes = uint32_t(layout_.dbbuf_bytes);
-  std::memset(mem(layout_.shadow, bytes), 0, bytes);
-  std::memset(mem(layout_.eventidx, bytes), 0, bytes);
+  // the device (Linux clears the buffers on reset for the same reason). The
+  // first configuration gets freshly zeroed buffers, as from dma_alloc_coherent.
+  if (config_.zero_dbbuf_on_reset || !dbbuf_configured_once_) {
+    const uint32_t bytes = uint32_t(layout_.dbbuf_bytes);
+    std::memset(mem(layout_.shadow, bytes), 0, bytes);
+    std::memset(mem(layout_.eventidx, bytes), 0, bytes);
+  }
+  dbbuf_configured_once_ = true;
   nvme::SubmissionEntry c{};
   c.opcode = op;
   c.prp1 = layout_.shadow;
@@ -147,15 +151,16 @@ bool Driver::create_io_queue(uint16_t qid) {
   q.sq_gpa = layout_.io_sq[qid - 1];
   q.cq_gpa = layout_.io_cq[qid - 1];
   q.entries = io_entries_;
+  q.cq_entries = io_cq_entries_;
   // Stale phase tags from a previous life would read as completions.
-  std::memset(mem(q.cq_gpa, q.entries * nvme::CQE_SIZE), 0, q.entries * nvme::CQE_SIZE);
+  std::memset(mem(q.cq_gpa, q.cq_entries * nvme::CQE_SIZE), 0, q.cq_entries * nvme::CQE_SIZE);
 
   uint16_t st = 0;
   uint32_t dw0 = 0;
   nvme::SubmissionEntry c{};
   c.opcode = nvme::admin::CREATE_IO_CQ;
   c.prp1 = q.cq_gpa;
-  c.cdw10 = nvme::create_queue::cdw10(qid, q.entries);
+  c.cdw10 = nvme::create_queue::cdw10(qid, q.cq_entries);
   // Vector 0 belongs to the admin queue; a polled CQ (IEN=0) gets 0 like Linux.
   c.cdw11 = nvme::create_queue::cq_cdw11(config_.interrupts ? qid : 0, config_.interrupts);
   const std::string cq_name = "Create I/O CQ " + std::to_string(qid);
@@ -190,8 +195,10 @@ BringUpResult Driver::bring_up() {
   io_entries_ = std::min<uint32_t>(config_.io_queue_entries, uint32_t(nvme::cap::mqes(cap_)) + 1);
   tags_per_queue_ =
       std::min<uint32_t>(config_.max_outstanding_per_queue, io_entries_ ? io_entries_ - 1 : 0);
+  io_cq_entries_ = io_cq_entries_for(config_, io_entries_, uint16_t(nvme::cap::mqes(cap_)));
   // Carve everything before touching the controller: a bad region fails cleanly.
-  if (!plan_layout(config_, io_entries_, tags_per_queue_, dstrd_, layout_, &error_))
+  if (!plan_layout(config_, io_entries_, io_cq_entries_, tags_per_queue_, dstrd_, layout_,
+                   &error_))
     return fail(error_);
   result_.tags_per_queue = tags_per_queue_;
   result_.io_queue_entries = io_entries_;
@@ -205,6 +212,7 @@ BringUpResult Driver::bring_up() {
   a.sq_gpa = layout_.admin_sq;
   a.cq_gpa = layout_.admin_cq;
   a.entries = config_.admin_queue_entries;
+  a.cq_entries = a.entries;
   std::memset(mem(a.cq_gpa, a.entries * nvme::CQE_SIZE), 0, a.entries * nvme::CQE_SIZE);
   env_.mmio_write32(nvme::reg::AQA, nvme::aqa::make(a.entries, a.entries));
   env_.mmio_write64(nvme::reg::ASQ, a.sq_gpa);
@@ -268,6 +276,16 @@ BringUpResult Driver::bring_up() {
   if (st) return fail(status_error("Set Features (Number of Queues)", st));
   const uint32_t granted = std::min<uint32_t>(
       {uint32_t(config_.io_queues), (dw0 & 0xFFFF) + 1u, (dw0 >> 16) + 1u});
+
+  if (config_.irq_coalescing_threshold || config_.irq_coalescing_time_100us) {
+    c = nvme::SubmissionEntry{};
+    c.opcode = nvme::admin::SET_FEATURES;
+    c.cdw10 = nvme::feature::INTERRUPT_COALESCING;
+    const uint32_t thr = config_.irq_coalescing_threshold ? config_.irq_coalescing_threshold - 1u : 0;
+    c.cdw11 = (thr & 0xFF) | (uint32_t(config_.irq_coalescing_time_100us) << 8);
+    if (!admin_command(c, "Set Features (Interrupt Coalescing)", &st, &dw0)) return fail(error_);
+    if (st) return fail(status_error("Set Features (Interrupt Coalescing)", st));
+  }
 
   if (!config_.dbbuf_config_after_queues && !configure_dbbuf(result_)) return fail(error_);
   queues_.resize(granted + 1);

@@ -153,7 +153,7 @@ DoorbellUpdate Driver::update_cq_head(uint16_t qid) {
 unsigned Driver::consume_completions(uint16_t qid, Completion* out, unsigned max) {
   Queue* q = io_queue(qid);
   if (!q) return 0;
-  const Ring ring{q->entries};
+  const Ring ring{q->cq_entries};
   unsigned reported = 0;
   while (reported < max) {
     const uint64_t cqe = q->cq_gpa + uint64_t(q->cq_head) * nvme::CQE_SIZE;

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "models/vcpu.h"
+#include "traces/tracer.h"
 
 using namespace sc_core;
 
@@ -15,17 +16,8 @@ Guest::Guest(sc_module_name name, const fw::DriverConfig& config, GuestMemory& m
 }
 
 Vcpu& Guest::current() {
-  // SystemC runs one process at a time: the running thread is the vCPU
-  // whose driver code called us.
-  const sc_process_handle running = sc_get_current_process_handle();
-  if (current_ && current_->thread_handle() == running) return *current_;
-  for (Vcpu* v : vcpus_) {
-    if (v->thread_handle() == running) {
-      current_ = v;
-      return *v;
-    }
-  }
-  throw std::logic_error("driver code ran outside a vCPU thread");
+  if (!current_) throw std::logic_error("driver code ran outside a vCPU thread");
+  return *current_;
 }
 
 void Guest::bring_up() {
@@ -41,6 +33,18 @@ void Guest::bring_up() {
 
 void Guest::vcpu_finished() {
   if (running_ && --running_ == 0) sc_stop();
+}
+
+void Guest::trace_shadow_store(uint64_t gpa, uint32_t value) {
+  auto* t = traces::active();
+  if (!t || !driver_->dbbuf_active()) return;
+  const uint64_t base = driver_->shadow_buffer_addr();
+  const uint32_t stride = 4u << dstrd_;
+  if (gpa < base || gpa >= base + 4096) return;
+  const uint64_t index = (gpa - base) / stride;
+  t->queue_value(uint16_t(index / 2),
+                 index % 2 ? traces::QueueSignal::ShadowCqHead : traces::QueueSignal::ShadowSqTail,
+                 sc_time_stamp().value(), value);
 }
 
 uint8_t* Guest::guest_memory(uint64_t gpa, uint32_t len) {

@@ -22,6 +22,10 @@ class Guest : public sc_core::sc_module, public fw::DriverEnv {
         Hypervisor& hypervisor);
 
   void add_vcpu(Vcpu& vcpu) { vcpus_.push_back(&vcpu); }
+  // The vCPU whose thread runs now; each vCPU sets it whenever it resumes
+  // (SystemC runs one process at a time), so driver calls reach it.
+  void set_current(Vcpu* vcpu) { current_ = vcpu; }
+  void set_doorbell_stride(uint32_t dstrd) { dstrd_ = dstrd; }  // for traces
   fw::Driver& driver() { return *driver_; }
   const fw::Driver& driver() const { return *driver_; }
   GuestMemory& memory() { return memory_; }
@@ -38,6 +42,8 @@ class Guest : public sc_core::sc_module, public fw::DriverEnv {
   void on_measure_start(std::function<void()> hook) { measure_hooks_.push_back(std::move(hook)); }
 
   void vcpu_finished();
+  // Traces: a store to the shadow doorbell buffer became visible now.
+  void trace_shadow_store(uint64_t gpa, uint32_t value);
   unsigned vcpus_running() const { return running_; }
 
   // fw::DriverEnv: dispatched to the vCPU whose thread is running.
@@ -67,6 +73,7 @@ class Guest : public sc_core::sc_module, public fw::DriverEnv {
   sc_core::sc_time bringup_time_, measure_start_;
   std::vector<std::function<void()>> measure_hooks_;
   unsigned running_ = 0;
+  uint32_t dstrd_ = 0;
   uint8_t scratch_[64] = {};
 };
 

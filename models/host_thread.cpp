@@ -1,23 +1,37 @@
 #include "models/host_thread.h"
 
+#include <algorithm>
+
+#include "models/host_cpus.h"
+#include "traces/tracer.h"
+
 using namespace sc_core;
 
 namespace nvmesim::models {
 
-HostThread::HostThread(sc_module_name name, const Params& params)
-    : sc_module(name), params_(params) {
+HostThread::HostThread(sc_module_name name, const Params& params, HostCpus* cpus)
+    : sc_module(name), params_(params), cpus_(cpus) {
+  if (cpus_) cpu_id_ = cpus_->add_thread(this->name());
   SC_HAS_PROCESS(HostThread);
   SC_THREAD(run);
 }
 
+sc_time HostThread::cpu(const sc_time& t) const { return cpus_ ? cpus_->stretch(t) : t; }
+
 void HostThread::kick(const sc_time& delay) {
   sc_time at = sc_time_stamp() + delay;
-  if (!busy_) at += params_.dispatch_latency;
+  if (!busy_ && !polling_) at += params_.dispatch_latency;
   if (!has_request_ || at < request_time_) {
     has_request_ = true;
     request_time_ = at;
     kick_event_.notify(at - sc_time_stamp());
   }
+}
+
+void HostThread::arm_timer(const sc_time& delay) {
+  timer_armed_ = true;
+  timer_time_ = sc_time_stamp() + delay;
+  kick_event_.notify(delay);
 }
 
 void HostThread::sync(sc_time& local) {
@@ -27,25 +41,94 @@ void HostThread::sync(sc_time& local) {
   }
 }
 
+// QEMU's adjust_polling_time(): keep the window when the event came within
+// it, shrink it when waiting took longer than poll-max, grow it otherwise.
+void HostThread::adjust_polling(const sc_time& block) {
+  if (params_.poll_max == SC_ZERO_TIME) return;
+  if (block <= poll_ns_) return;
+  if (block > params_.poll_max) {
+    poll_ns_ = params_.poll_shrink ? sc_time::from_value(poll_ns_.value() / params_.poll_shrink)
+                                   : SC_ZERO_TIME;
+  } else if (poll_ns_ < params_.poll_max && block < params_.poll_max) {
+    const unsigned grow = params_.poll_grow ? params_.poll_grow : 2;
+    poll_ns_ = poll_ns_ == SC_ZERO_TIME ? sc_time(4, SC_US)  // QEMU starts at 4 us
+                                        : sc_time::from_value(poll_ns_.value() * grow);
+    poll_ns_ = std::min(poll_ns_, params_.poll_max);
+  }
+}
+
+// Requests are kept in variables, not only in the event, so a kick that
+// fires while the thread is working is not lost.
+void HostThread::wait_for_request() {
+  auto due = [this] {
+    const sc_time now = sc_time_stamp();
+    return (has_request_ && request_time_ <= now) || (timer_armed_ && timer_time_ <= now);
+  };
+  auto next_deadline = [this](sc_time& at) {
+    bool any = false;
+    if (has_request_) { at = request_time_; any = true; }
+    if (timer_armed_ && (!any || timer_time_ < at)) { at = timer_time_; any = true; }
+    return any;
+  };
+  if (due()) return;
+  const sc_time start = sc_time_stamp();
+  // Busy-poll first: a request during the window is served at once.
+  if (poll_ns_ != SC_ZERO_TIME) {
+    polling_ = true;
+    if (cpus_) cpus_->set_runnable(cpu_id_, true);
+    if (auto* t = traces::active())
+      t->thread_state(params_.trace_id, start.value(), traces::ThreadState::Polling);
+    const sc_time poll_end = start + poll_ns_;
+    while (!due() && sc_time_stamp() < poll_end) {
+      sc_time at;
+      const sc_time until = next_deadline(at) && at < poll_end ? at : poll_end;
+      wait(until - sc_time_stamp(), kick_event_);
+    }
+    polling_ = false;
+    poll_time_ += sc_time_stamp() - start;
+    if (due()) {
+      ++poll_hits_;
+      adjust_polling(sc_time_stamp() - start);
+      return;
+    }
+    // The window closed: a pending request now pays the wake-up.
+    if (has_request_) request_time_ += params_.dispatch_latency;
+  }
+  if (cpus_) cpus_->set_runnable(cpu_id_, false);
+  if (auto* t = traces::active())
+    t->thread_state(params_.trace_id, sc_time_stamp().value(), traces::ThreadState::Sleeping);
+  while (!due()) {
+    sc_time at;
+    if (next_deadline(at))
+      wait(at - sc_time_stamp(), kick_event_);
+    else
+      wait(kick_event_);
+  }
+  ++sleep_wakeups_;
+  adjust_polling(sc_time_stamp() - start);
+}
+
 void HostThread::run() {
   for (;;) {
-    // Requests are kept in variables, not only in the event, so a kick that
-    // fires while the thread is working is not lost.
-    while (!has_request_ || request_time_ > sc_time_stamp()) {
-      if (has_request_)
-        wait(request_time_ - sc_time_stamp(), kick_event_);
-      else
-        wait(kick_event_);
-    }
+    wait_for_request();
     has_request_ = false;
+    if (timer_armed_ && timer_time_ <= sc_time_stamp()) timer_armed_ = false;
     busy_ = true;
+    if (cpus_) cpus_->set_runnable(cpu_id_, true);
     ++dispatches_;
     const sc_time start = sc_time_stamp();
-    sc_time local = params_.dispatch_cost;
+    if (auto* t = traces::active())
+      t->thread_state(params_.trace_id, start.value(), traces::ThreadState::Working);
+    sc_time local = cpu(params_.dispatch_cost);
     if (work_) work_(local);
     sync(local);
     busy_time_ += sc_time_stamp() - start;
     busy_ = false;
+    if (cpus_ && poll_ns_ == SC_ZERO_TIME) cpus_->set_runnable(cpu_id_, false);
+    if (auto* t = traces::active())
+      t->thread_state(params_.trace_id, sc_time_stamp().value(),
+                      poll_ns_ != SC_ZERO_TIME ? traces::ThreadState::Polling
+                                               : traces::ThreadState::Sleeping);
   }
 }
 

@@ -1,7 +1,8 @@
 // A host thread that runs device emulation (QEMU's main loop or an
 // iothread): it sleeps until kicked, starts after a dispatch latency when it
-// was asleep (at once when it is already running), runs the work until none
-// is left, and accounts its busy time.
+// was asleep (at once when it is running or polling), runs the work until
+// none is left, then busy-polls for a while before sleeping again, with
+// QEMU's adaptive polling window (poll-max-ns, poll-grow, poll-shrink).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,8 @@
 #include <systemc>
 
 namespace nvmesim::models {
+
+class HostCpus;
 
 class HostThread : public sc_core::sc_module {
  public:
@@ -18,34 +21,56 @@ class HostThread : public sc_core::sc_module {
 
   struct Params {
     sc_core::sc_time dispatch_latency = sc_core::sc_time(2, sc_core::SC_US);  // asleep -> running
-    sc_core::sc_time dispatch_cost = sc_core::SC_ZERO_TIME;  // CPU time per dispatch (main-loop overhead)
+    sc_core::sc_time dispatch_cost = sc_core::SC_ZERO_TIME;  // CPU time per dispatch (loop overhead)
+    sc_core::sc_time poll_max = sc_core::SC_ZERO_TIME;       // 0: never poll
+    unsigned poll_grow = 2;    // QEMU: 0 means 2
+    unsigned poll_shrink = 0;  // QEMU: 0 means drop to 0
+    unsigned trace_id = 0;     // its index in traces
   };
 
-  HostThread(sc_core::sc_module_name name, const Params& params);
+  HostThread(sc_core::sc_module_name name, const Params& params, HostCpus* cpus = nullptr);
 
   void set_work(Work work) { work_ = std::move(work); }
   // Ask for the work to run `delay` after sc_time_stamp(). While the thread
-  // is asleep this adds the dispatch latency.
+  // sleeps this adds the dispatch latency; requests coalesce to the earliest.
   void kick(const sc_core::sc_time& delay);
+  // A timer (QEMU timer_mod): the work runs exactly `delay` from now; a
+  // later arming replaces an earlier one. The thread sleeps in its poll
+  // until the deadline, so no dispatch latency is added.
+  void arm_timer(const sc_core::sc_time& delay);
   // Bring `local` to zero by letting simulated time pass (an ordering point).
   static void sync(sc_core::sc_time& local);
 
   bool busy() const { return busy_; }
+  bool polling() const { return polling_; }
   uint64_t dispatches() const { return dispatches_; }
+  uint64_t wakeups_from_sleep() const { return sleep_wakeups_; }
+  uint64_t wakeups_while_polling() const { return poll_hits_; }
   sc_core::sc_time busy_time() const { return busy_time_; }
+  sc_core::sc_time poll_time() const { return poll_time_; }
+  sc_core::sc_time poll_window() const { return poll_ns_; }
   const Params& params() const { return params_; }
+  // CPU work of `t` on this thread, stretched when the host's cores are shared.
+  sc_core::sc_time cpu(const sc_core::sc_time& t) const;
 
  private:
   void run();
+  void wait_for_request();
+  void adjust_polling(const sc_core::sc_time& block);
 
   Params params_;
+  HostCpus* cpus_;
+  unsigned cpu_id_ = 0;
   Work work_;
   sc_core::sc_event kick_event_;
   bool has_request_ = false;
   sc_core::sc_time request_time_;  // absolute
-  bool busy_ = false;
-  uint64_t dispatches_ = 0;
-  sc_core::sc_time busy_time_;
+  bool timer_armed_ = false;
+  sc_core::sc_time timer_time_;    // absolute
+  bool busy_ = false, polling_ = false;
+  sc_core::sc_time poll_ns_;        // the current adaptive polling window
+  uint64_t dispatches_ = 0, sleep_wakeups_ = 0, poll_hits_ = 0;
+  sc_core::sc_time busy_time_, poll_time_;
 };
 
 }  // namespace nvmesim::models

@@ -2,20 +2,26 @@
 
 #include <cstring>
 
+#include "models/host_cpus.h"
+#include "traces/tracer.h"
+
 using namespace sc_core;
 
 namespace nvmesim::models {
 
-Hypervisor::Hypervisor(sc_module_name name, const Params& params, unsigned vcpus)
+Hypervisor::Hypervisor(sc_module_name name, const Params& params, unsigned vcpus, HostCpus* cpus)
     : sc_module(name),
       guest_mmio("guest_mmio"),
       rc_initiator("rc_initiator"),
       params_(params),
+      cpus_(cpus),
       targets_(vcpus, nullptr),
       exits_(vcpus) {
   guest_mmio.register_b_transport(this, &Hypervisor::b_transport);
   guest_mmio.register_transport_dbg(this, &Hypervisor::transport_dbg);
 }
+
+sc_time Hypervisor::cost(const sc_time& t) const { return cpus_ ? cpus_->stretch(t) : t; }
 
 void Hypervisor::attach_vcpu(unsigned apic_id, InterruptTarget& target) {
   targets_.at(apic_id) = &target;
@@ -29,17 +35,30 @@ void Hypervisor::b_transport(int id, tlm::tlm_generic_payload& payload, sc_time&
   if (doorbell && payload.is_write() && ioeventfd_) {
     // KVM matches the address in the exit path and signals the eventfd: the
     // value is not passed on, and no device code runs on this vCPU.
-    const sc_time exit_delay = delay + params_.exit_ioeventfd;
+    const sc_time exit_delay =
+        delay + cost(params_.pio_doorbells ? params_.exit_pio_ioeventfd : params_.exit_ioeventfd);
     if (ioeventfd_(uint32_t(addr - kBar0Base), exit_delay)) {
       delay = exit_delay;
       payload.set_response_status(tlm::TLM_OK_RESPONSE);
       exits_.at(id).add(ExitKind::Ioeventfd, delay - start);
+      if (auto* t = traces::active())
+        t->vm_exit(unsigned(id), to_string(ExitKind::Ioeventfd), (sc_time_stamp() + start).value(),
+                   (sc_time_stamp() + delay).value());
       return;
     }
   }
-  delay += doorbell ? params_.exit_mmio : params_.exit_mmio_other;
-  rc_initiator->b_transport(payload, delay);
-  exits_.at(id).add(doorbell ? ExitKind::MmioDoorbell : ExitKind::MmioOther, delay - start);
+  const sc_time start_abs = sc_time_stamp() + start;
+  const bool pio = doorbell && params_.pio_doorbells;
+  delay += cost(pio ? params_.exit_pio : doorbell ? params_.exit_mmio : params_.exit_mmio_other);
+  if (auto* t = traces::active()) t->hold_begin(traces::Hold::VcpuExit, unsigned(id), start_abs.value());
+  rc_initiator->b_transport(payload, delay);  // may wait (device work inside the exit)
+  const sc_time end_abs = sc_time_stamp() + delay;
+  const ExitKind kind = pio ? ExitKind::PortIo : doorbell ? ExitKind::MmioDoorbell : ExitKind::MmioOther;
+  exits_.at(id).add(kind, end_abs - start_abs);
+  if (auto* t = traces::active()) {
+    t->vm_exit(unsigned(id), to_string(kind), start_abs.value(), end_abs.value());
+    t->hold_end(traces::Hold::VcpuExit, unsigned(id));
+  }
 }
 
 unsigned int Hypervisor::transport_dbg(int, tlm::tlm_generic_payload& payload) {
@@ -57,14 +76,16 @@ void Hypervisor::deliver_msi(uint32_t apic_id, uint32_t vector, const sc_time& d
 
 sc_time Hypervisor::interrupt_exit(unsigned vcpu) {
   if (params_.posted_interrupts) return SC_ZERO_TIME;
-  exits_.at(vcpu).add(ExitKind::Interrupt, params_.inject);
-  return params_.inject;
+  const sc_time t = cost(params_.inject);
+  exits_.at(vcpu).add(ExitKind::Interrupt, t);
+  return t;
 }
 
 sc_time Hypervisor::eoi_exit(unsigned vcpu) {
   if (params_.virtual_eoi) return SC_ZERO_TIME;
-  exits_.at(vcpu).add(ExitKind::Eoi, params_.exit_eoi);
-  return params_.exit_eoi;
+  const sc_time t = cost(params_.exit_eoi);
+  exits_.at(vcpu).add(ExitKind::Eoi, t);
+  return t;
 }
 
 void Hypervisor::record_halt(unsigned vcpu, const sc_time& idle) {

@@ -18,6 +18,8 @@
 namespace nvmesim::models {
 
 // Whoever takes interrupts (a vCPU).
+class HostCpus;
+
 class InterruptTarget {
  public:
   virtual ~InterruptTarget() = default;
@@ -34,13 +36,18 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
     sc_core::sc_time exit_eoi;         // EOI
     bool posted_interrupts = false;    // no injection exit on the receiving vCPU
     bool virtual_eoi = false;          // APIC virtualization: EOI without exit
+    bool pio_doorbells = false;        // what-if: doorbells written with port I/O
+    sc_core::sc_time exit_pio;         // port I/O exit
+    sc_core::sc_time exit_pio_ioeventfd;
   };
 
   // vCPU i binds its MMIO initiator to guest_mmio in order of index.
   tlm_utils::multi_passthrough_target_socket<Hypervisor> guest_mmio;
   tlm_utils::simple_initiator_socket<Hypervisor> rc_initiator;
 
-  Hypervisor(sc_core::sc_module_name name, const Params& params, unsigned vcpus);
+  // `cpus`, when given, stretches exit handling while host cores are shared.
+  Hypervisor(sc_core::sc_module_name name, const Params& params, unsigned vcpus,
+             HostCpus* cpus = nullptr);
 
   void attach_vcpu(unsigned apic_id, InterruptTarget& target);
   // An ioeventfd for doorbell writes: called with the BAR0 offset and the
@@ -67,7 +74,10 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
   void b_transport(int id, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   unsigned int transport_dbg(int id, tlm::tlm_generic_payload& payload);
 
+  sc_core::sc_time cost(const sc_core::sc_time& t) const;
+
   Params params_;
+  HostCpus* cpus_;
   std::vector<InterruptTarget*> targets_;
   std::vector<ExitStats> exits_;
   std::function<bool(uint32_t, const sc_core::sc_time&)> ioeventfd_;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "models/address_map.h"
+#include "traces/tracer.h"
 
 using namespace sc_core;
 
@@ -13,7 +14,9 @@ NotifyMode parse_notify(const std::string& text) {
   if (text == "sync") return NotifyMode::Sync;
   if (text == "deferred") return NotifyMode::Deferred;
   if (text == "ioeventfd") return NotifyMode::Ioeventfd;
-  throw std::invalid_argument("hv.notify: '" + text + "' is not one of sync, deferred, ioeventfd");
+  if (text == "timer") return NotifyMode::Timer;
+  throw std::invalid_argument("hv.notify: '" + text +
+                              "' is not one of sync, deferred, ioeventfd, timer");
 }
 
 const char* to_string(NotifyMode mode) {
@@ -21,32 +24,50 @@ const char* to_string(NotifyMode mode) {
     case NotifyMode::Sync: return "sync";
     case NotifyMode::Deferred: return "deferred";
     case NotifyMode::Ioeventfd: return "ioeventfd";
+    case NotifyMode::Timer: return "timer";
   }
   return "?";
 }
 
 NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& params,
-                                         HostThread& thread, const PcieLink& link)
+                                         std::vector<HostThread*> threads, const PcieLink& link)
     : sc_module(name),
       bar0_target("bar0_target"),
       msix_target("msix_target"),
       config_target("config_target"),
       dma_initiator("dma_initiator"),
       params_(params),
-      thread_(thread),
       link_(link) {
   firmware_ = std::make_unique<fw::Controller>(params_.firmware, *this);
   backend_ = std::make_unique<StorageBackend>("backend", params_.backend, *this);
   backend_->set_completion_callback(
       [this](uint32_t tag, uint16_t status) { on_backend_complete(tag, status); });
-  thread_.set_work([this](sc_time& local) { emulate(local); });
+  ctx_.resize(threads.size());
+  for (size_t i = 0; i < threads.size(); ++i) {
+    Context& c = ctx_[i];
+    c.thread = threads[i];
+    c.done.resize(65536);
+    c.sq_list.reserve(params_.firmware.max_io_queues + 1u);
+    c.thread->set_work([this, &c](sc_time& local) { emulate(c, local); });
+  }
+  queue_ctx_.assign(params_.firmware.max_io_queues + 1u, 0);
+  for (size_t q = 1; q < queue_ctx_.size() && q < params_.queue_thread.size(); ++q)
+    queue_ctx_[q] = uint8_t(params_.queue_thread[q] < ctx_.size() ? params_.queue_thread[q] : 0);
+  slot_sq_.assign(4096, 0);
+  // Doorbell entries, SQEs and CQEs are small: their DMA times are looked up.
+  for (unsigned n = 0; n < small_read_time_.size(); ++n) {
+    small_read_time_[n] = link_.read_time(n);
+    small_write_time_[n] = link_.write_time(n);
+  }
 
   const unsigned queues = params_.firmware.max_io_queues + 1u;
   sq_marked_.assign(queues, 0);
   cq_marked_.assign(queues, 0);
-  sq_list_.reserve(queues);
-  cq_list_.reserve(queues);
-  done_.resize(65536);
+  sq_deadline_.assign(queues, SC_ZERO_TIME);
+  cq_deadline_.assign(queues, SC_ZERO_TIME);
+  eventfd_set_.assign(2u * queues, 0);
+  coalesced_.assign(params_.firmware.msix_vectors, 0);
+  coalesce_deadline_.assign(params_.firmware.msix_vectors, SC_ZERO_TIME);
   msix_table_.resize(params_.firmware.msix_vectors);
   msix_pending_.assign(params_.firmware.msix_vectors, 0);
 
@@ -68,6 +89,9 @@ NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& para
   SC_HAS_PROCESS(NvmeControllerModel);
   SC_METHOD(complete_enable);
   sensitive << enable_event_;
+  dont_initialize();
+  SC_METHOD(coalescing_timeout);
+  sensitive << coalesce_event_;
   dont_initialize();
 }
 
@@ -103,20 +127,24 @@ void NvmeControllerModel::bar0_b_transport(tlm::tlm_generic_payload& p, sc_time&
   switch (effect.kind) {
     case fw::Bar0WriteEffect::SqDoorbell:
       mark_sq(effect.qid);
-      request_processing(delay);
+      request_processing(effect.qid, true, delay);
       break;
     case fw::Bar0WriteEffect::CqDoorbell:
       mark_cq(effect.qid);
-      request_processing(delay);
+      request_processing(effect.qid, false, delay);
       break;
     case fw::Bar0WriteEffect::EnableRequested:
       enable_event_.notify(delay + params_.enable_latency);
       break;
     case fw::Bar0WriteEffect::Reset:
       backend_->reset();
-      done_count_ = 0;
+      for (Context& c : ctx_) {
+        c.done_count = 0;
+        c.sq_list.clear();
+      }
       std::fill(sq_marked_.begin(), sq_marked_.end(), 0);
       std::fill(cq_marked_.begin(), cq_marked_.end(), 0);
+      std::fill(eventfd_set_.begin(), eventfd_set_.end(), 0);
       break;
     case fw::Bar0WriteEffect::None:
     case fw::Bar0WriteEffect::Shutdown:
@@ -139,77 +167,149 @@ bool NvmeControllerModel::ioeventfd_notify(uint32_t offset, const sc_time& delay
   } else {
     mark_cq(qid);
   }
-  thread_.kick(delay);
+  // The seeds' bug: the handler never read (cleared) the eventfd, so once
+  // set, later writes did not make it readable again: the work waits until
+  // something else wakes the thread.
+  if (params_.fault_eventfd_not_cleared && eventfd_set_[index]) {
+    ++counters_.lost_notifications;
+    return true;
+  }
+  if (params_.fault_eventfd_not_cleared) eventfd_set_[index] = 1;
+  context_of(qid).thread->kick(delay);
   return true;
 }
 
 void NvmeControllerModel::mark_sq(uint16_t qid) {
   if (qid < sq_marked_.size() && !sq_marked_[qid]) {
     sq_marked_[qid] = 1;
-    sq_list_.push_back(qid);
+    context_of(qid).sq_list.push_back(qid);
   }
 }
 
 void NvmeControllerModel::mark_cq(uint16_t qid) {
-  if (qid < cq_marked_.size() && !cq_marked_[qid]) {
-    cq_marked_[qid] = 1;
-    cq_list_.push_back(qid);
-  }
+  if (qid < cq_marked_.size() && qid >= cq_scan_limit_) cq_scan_limit_ = uint16_t(qid + 1);
+  if (qid < cq_marked_.size()) cq_marked_[qid] = 1;
 }
 
-void NvmeControllerModel::request_processing(sc_time& delay) {
-  if (params_.notify == NotifyMode::Sync && !in_emulation_ &&
+void NvmeControllerModel::request_processing(uint16_t qid, bool sq, sc_time& delay) {
+  Context& ctx = context_of(qid);
+  if (params_.notify == NotifyMode::Sync && !ctx.in_emulation &&
       sc_get_current_process_handle().proc_kind() == SC_THREAD_PROC_) {
     // Processing inside the exit: the vCPU waits for it; `delay` stays an
     // offset from the (possibly advanced) present.
-    emulate(delay);
+    emulate(ctx, delay);
     return;
   }
-  thread_.kick(delay);
+  if (params_.notify == NotifyMode::Timer && qid != 0) {
+    arm_queue_timer(qid, sq, delay + params_.timer_delay);
+    return;
+  }
+  ctx.thread->kick(delay);
+}
+
+// QEMU's timer_mod: each arming replaces the deadline, even with a later one.
+void NvmeControllerModel::arm_queue_timer(uint16_t qid, bool sq, const sc_time& delay) {
+  (sq ? sq_deadline_ : cq_deadline_)[qid] = sc_time_stamp() + delay;
+  rearm_thread_timer(context_of(qid));
+}
+
+// The thread's single timer wakes it at the earliest deadline of its queues.
+void NvmeControllerModel::rearm_thread_timer(Context& ctx) {
+  bool any = false;
+  sc_time earliest;
+  for (uint16_t q = 1; q < sq_deadline_.size(); ++q) {
+    if (&context_of(q) != &ctx) continue;
+    for (const sc_time& d : {sq_deadline_[q], cq_deadline_[q]})
+      if (d != SC_ZERO_TIME && (!any || d < earliest)) {
+        earliest = d;
+        any = true;
+      }
+  }
+  if (any) ctx.thread->arm_timer(earliest > sc_time_stamp() ? earliest - sc_time_stamp() : SC_ZERO_TIME);
+}
+
+bool NvmeControllerModel::timer_due(std::vector<sc_time>& deadline, uint16_t qid) {
+  if (params_.notify != NotifyMode::Timer || qid == 0) return true;
+  if (deadline[qid] == SC_ZERO_TIME || deadline[qid] > sc_time_stamp()) return false;
+  deadline[qid] = SC_ZERO_TIME;
+  return true;
 }
 
 // ---------------------------------------------------------------- emulation
-void NvmeControllerModel::emulate(sc_time& local) {
-  in_emulation_ = true;
+void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
+  ctx.in_emulation = true;
   local_ = &local;
+  const unsigned trace_id = ctx.thread->params().trace_id;
+  const bool timers = params_.notify == NotifyMode::Timer;
   bool progress = true;
   while (progress) {
     progress = false;
+    const sc_time burst_start = sc_time_stamp() + local;
+    unsigned commands = 0, completions = 0;
+    if (auto* t = traces::active()) t->hold_begin(traces::Hold::DeviceBurst, trace_id, burst_start.value());
     // Submission queues that were rung (or still hold work).
-    for (size_t i = 0; i < sq_list_.size(); ++i) {
-      const uint16_t qid = sq_list_[i];
+    for (size_t i = 0; i < ctx.sq_list.size(); ++i) {
+      const uint16_t qid = ctx.sq_list[i];
+      if (!timer_due(sq_deadline_, qid)) continue;  // its timer has not fired yet
       sq_marked_[qid] = 0;
       const unsigned n = firmware_->process_sq(qid, params_.sq_budget);
-      local += params_.cmd_cost * double(n);
-      if (n) progress = true;
+      local_ = &local;  // another thread may have run during a barrier
+      local += ctx.thread->cpu(sc_time::from_value(params_.cmd_cost.value() * n));
+      commands += n;
+      if (n) {
+        progress = true;
+        const uint16_t cqid = firmware_->sq_state(qid).cqid;
+        if (cqid >= cq_scan_limit_) cq_scan_limit_ = uint16_t(cqid + 1);
+      }
+      if (auto* t = traces::active())
+        t->queue_value(qid, traces::QueueSignal::DeviceSqHead, (sc_time_stamp() + local).value(),
+                       firmware_->sq_state(qid).head);
       if (firmware_->sq_has_work(qid)) {
         sq_marked_[qid] = 1;  // keep it in the list
+        if (timers && sq_deadline_[qid] == SC_ZERO_TIME) arm_queue_timer(qid, true, local + params_.timer_delay);
       }
     }
     // Drop the unmarked, keep order (deterministic round robin).
     size_t kept = 0;
-    for (size_t i = 0; i < sq_list_.size(); ++i)
-      if (sq_marked_[sq_list_[i]]) sq_list_[kept++] = sq_list_[i];
-    sq_list_.resize(kept);
+    for (size_t i = 0; i < ctx.sq_list.size(); ++i)
+      if (sq_marked_[ctx.sq_list[i]]) ctx.sq_list[kept++] = ctx.sq_list[i];
+    ctx.sq_list.resize(kept);
 
-    // Backend completions.
-    for (size_t i = 0; i < done_count_; ++i) firmware_->complete_io(done_[i].tag, done_[i].status);
-    if (done_count_) progress = true;
-    done_count_ = 0;
+    // Backend completions of this thread's queues.
+    for (size_t i = 0; i < ctx.done_count; ++i) {
+      firmware_->complete_io(ctx.done[i].tag, ctx.done[i].status);
+      // The seeds' QEMU posts completions from the CQ's own timer.
+      const uint16_t cqid = firmware_->sq_state(slot_sq_[ctx.done[i].tag & 0xFFFFFF]).cqid;
+      if (timers) arm_queue_timer(cqid, false, local + params_.timer_delay);
+    }
+    if (ctx.done_count) progress = true;
+    ctx.done_count = 0;
 
-    // Completion queues with completions to post.
-    for (uint16_t cqid = 0; cqid < cq_marked_.size(); ++cqid) {
+    // Completion queues with completions to post. Only CQs that commands
+    // went to (or that were rung) can hold completions.
+    for (uint16_t cqid = 0; cqid < cq_scan_limit_; ++cqid) {
+      if (&context_of(cqid) != &ctx) continue;
+      if (!timer_due(cq_deadline_, cqid)) continue;
       if (!cq_marked_[cqid] && !firmware_->cq_has_pending(cqid)) continue;
       cq_marked_[cqid] = 0;
+      posted_before_ = firmware_->counters().completions_posted;
       const unsigned n = firmware_->post_completions(cqid);
-      local += params_.cqe_cost * double(n);
+      local_ = &local;
+      local += ctx.thread->cpu(sc_time::from_value(params_.cqe_cost.value() * n));
+      completions += n;
       if (n) progress = true;
     }
-    cq_list_.clear();
-    if (progress) ++counters_.bursts;
+    if (progress) {
+      ++counters_.bursts;
+      if (auto* t = traces::active())
+        t->device_burst(trace_id, burst_start.value(), (sc_time_stamp() + local).value(), commands,
+                        completions);
+    }
+    if (auto* t = traces::active()) t->hold_end(traces::Hold::DeviceBurst, trace_id);
   }
+  if (timers) rearm_thread_timer(ctx);
   local_ = nullptr;
-  in_emulation_ = false;
+  ctx.in_emulation = false;
 }
 
 // ---------------------------------------------------------------- ControllerEnv
@@ -220,7 +320,7 @@ bool NvmeControllerModel::dma_read(uint64_t addr, void* dst, uint32_t len) {
   const uint64_t last = addr + len - 1;
   if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
     std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
-    if (local_) *local_ += link_.read_time(len);
+    if (local_) *local_ += len < small_read_time_.size() ? small_read_time_[len] : link_.read_time(len);
     return true;
   }
   tlm::tlm_generic_payload p;
@@ -243,7 +343,8 @@ bool NvmeControllerModel::dma_write(uint64_t addr, const void* src, uint32_t len
   const uint64_t last = addr + len - 1;
   if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
     std::memcpy(dmi_base_ + (addr - dmi_start_), src, len);
-    if (local_) *local_ += link_.write_time(len);
+    if (local_) *local_ += len < small_write_time_.size() ? small_write_time_[len] : link_.write_time(len);
+    if (len == 4) trace_eventidx_write(addr, src);
     return true;
   }
   tlm::tlm_generic_payload p;
@@ -259,15 +360,71 @@ bool NvmeControllerModel::dma_write(uint64_t addr, const void* src, uint32_t len
   return p.is_response_ok();
 }
 
+void NvmeControllerModel::trace_eventidx_write(uint64_t addr, const void* src) {
+  auto* t = traces::active();
+  if (!t || !firmware_->dbbuf_active()) return;
+  const uint64_t base = firmware_->eventidx_buffer_addr();
+  if (addr < base || addr >= base + 4096) return;
+  const uint64_t index = (addr - base) / nvme::doorbell_stride(params_.firmware.dstrd);
+  uint32_t value;
+  std::memcpy(&value, src, 4);
+  t->queue_value(uint16_t(index / 2),
+                 index % 2 ? traces::QueueSignal::CqEventIdx : traces::QueueSignal::SqEventIdx,
+                 (sc_time_stamp() + (local_ ? *local_ : SC_ZERO_TIME)).value(), value);
+}
+
 void NvmeControllerModel::device_barrier() {
   // Everything before is globally visible before anything after: let the
   // time spent so far pass, so the host can act in between.
-  if (local_ && sc_get_current_process_handle().proc_kind() == SC_THREAD_PROC_)
-    HostThread::sync(*local_);
+  if (local_ && sc_get_current_process_handle().proc_kind() == SC_THREAD_PROC_) {
+    sc_time* mine = local_;
+    HostThread::sync(*mine);
+    local_ = mine;  // another emulation thread may have run meanwhile
+  }
 }
 
+// Interrupt coalescing (Set Features 0x08) holds back I/O queue interrupts
+// until THR+1 completions are aggregated or TIME x 100 us has passed since
+// the first held one; the admin queue's vector is never coalesced.
 void NvmeControllerModel::msix(uint16_t vector) {
   if (vector >= msix_table_.size()) return;
+  const uint16_t thr = firmware_->interrupt_coalescing_threshold();
+  const uint8_t time = firmware_->interrupt_coalescing_time_100us();
+  if (vector != 0 && (thr || time)) {
+    const uint64_t posted = firmware_->counters().completions_posted - posted_before_;
+    coalesced_[vector] += uint32_t(posted ? posted : 1);
+    if (coalesced_[vector] < uint32_t(thr) + 1u) {
+      counters_.coalesced_completions += posted ? posted : 1;
+      if (time && coalesce_deadline_[vector] == SC_ZERO_TIME) {
+        const sc_time at = sc_time_stamp() + (local_ ? *local_ : SC_ZERO_TIME) +
+                           sc_time(100.0 * time, SC_US);
+        coalesce_deadline_[vector] = at;
+        coalesce_event_.notify(at - sc_time_stamp());
+      }
+      return;
+    }
+  }
+  send_msix(vector);
+}
+
+void NvmeControllerModel::coalescing_timeout() {
+  const sc_time now = sc_time_stamp();
+  sc_time next = SC_ZERO_TIME;
+  for (uint16_t v = 0; v < coalesce_deadline_.size(); ++v) {
+    const sc_time d = coalesce_deadline_[v];
+    if (d == SC_ZERO_TIME) continue;
+    if (d <= now) {
+      if (coalesced_[v]) send_msix(v);
+    } else if (next == SC_ZERO_TIME || d < next) {
+      next = d;
+    }
+  }
+  if (next != SC_ZERO_TIME) coalesce_event_.notify(next - now);
+}
+
+void NvmeControllerModel::send_msix(uint16_t vector) {
+  coalesced_[vector] = 0;
+  coalesce_deadline_[vector] = SC_ZERO_TIME;
   const MsixEntry& e = msix_table_[vector];
   if (e.control & 1) {  // masked: remember it in the PBA
     msix_pending_[vector] = 1;
@@ -275,8 +432,10 @@ void NvmeControllerModel::msix(uint16_t vector) {
     return;
   }
   ++counters_.msix_sent;
+  if (auto* t = traces::active())
+    t->msix(vector, (sc_time_stamp() + (local_ ? *local_ : SC_ZERO_TIME)).value());
   uint32_t data = e.data;
-  tlm::tlm_generic_payload p;
+  tlm::tlm_generic_payload& p = msi_payload_;
   sc_time t = local_ ? *local_ : SC_ZERO_TIME;
   p.set_command(tlm::TLM_WRITE_COMMAND);
   p.set_address(e.address);
@@ -297,15 +456,20 @@ void NvmeControllerModel::backend_submit(const fw::IoRequest& req) {
     if (req.opcode == nvme::io::READ) *local_ += link_.write_time(req.bytes);
     if (req.opcode == nvme::io::WRITE) *local_ += link_.read_time(req.bytes);
   }
+  const uint32_t slot = req.tag & 0xFFFFFF;  // fw tags: generation << 24 | slot
+  if (slot >= slot_sq_.size()) slot_sq_.resize(slot + 1024);  // grows with queues, not per I/O
+  slot_sq_[slot] = req.sqid;
   uint16_t status = 0;
   if (backend_->submit(req, now, &status)) {
-    if (done_count_ < done_.size()) done_[done_count_++] = Done{req.tag, status};
+    Context& c = context_of(req.sqid);
+    if (c.done_count < c.done.size()) c.done[c.done_count++] = Done{req.tag, status};
   }
 }
 
 void NvmeControllerModel::on_backend_complete(uint32_t tag, uint16_t status) {
-  if (done_count_ < done_.size()) done_[done_count_++] = Done{tag, status};
-  thread_.kick(SC_ZERO_TIME);
+  Context& c = context_of(slot_sq_[tag & 0xFFFFFF]);
+  if (c.done_count < c.done.size()) c.done[c.done_count++] = Done{tag, status};
+  c.thread->kick(SC_ZERO_TIME);  // the AIO completion wakes the queue's thread
 }
 
 void NvmeControllerModel::program_msix_vector(uint16_t vector, uint64_t address, uint32_t data) {
@@ -347,7 +511,7 @@ void NvmeControllerModel::msix_b_transport(tlm::tlm_generic_payload& p, sc_time&
           sc_time* saved = local_;
           sc_time t = delay;
           local_ = &t;
-          msix(vector);
+          send_msix(vector);
           local_ = saved;
         }
         break;

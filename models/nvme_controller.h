@@ -25,6 +25,7 @@ enum class NotifyMode {
   Sync,       // inside the vCPU's exit, on the vCPU's time
   Deferred,   // the exit schedules it on a host thread (QEMU's main loop)
   Ioeventfd,  // an ioeventfd wakes the host thread; the value is not passed
+  Timer,      // the seeds' QEMU: the exit arms a timer; SQs and CQs are processed when it fires
 };
 NotifyMode parse_notify(const std::string& text);  // throws std::invalid_argument
 const char* to_string(NotifyMode mode);
@@ -40,6 +41,11 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
     sc_core::sc_time enable_latency;  // CC.EN=1 to CSTS.RDY=1
     unsigned sq_budget = 64;          // commands per SQ per pass (fairness between queues)
     uint16_t pci_device_id = 0x5845;
+    sc_core::sc_time timer_delay;     // NotifyMode::Timer: timer_mod(now + delay) per doorbell / completion
+    bool fault_eventfd_not_cleared = false;  // the seeds' bug: notifications lost once the eventfd is set
+    // Host thread of each queue id (0: the main loop, which always owns the
+    // admin queue); empty: everything on thread 0.
+    std::vector<uint8_t> queue_thread;
   };
 
   tlm_utils::simple_target_socket<NvmeControllerModel> bar0_target;
@@ -47,9 +53,9 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
   tlm_utils::simple_target_socket<NvmeControllerModel> config_target;
   tlm_utils::simple_initiator_socket<NvmeControllerModel> dma_initiator;
 
-  // `thread` runs the emulation (unless notify is Sync); `link` times DMA.
-  NvmeControllerModel(sc_core::sc_module_name name, const Params& params, HostThread& thread,
-                      const PcieLink& link);
+  // `threads` run the emulation (thread 0 is the main loop); `link` times DMA.
+  NvmeControllerModel(sc_core::sc_module_name name, const Params& params,
+                      std::vector<HostThread*> threads, const PcieLink& link);
 
   // The guest's PCI core programs the MSI-X table (address, data).
   void program_msix_vector(uint16_t vector, uint64_t address, uint32_t data);
@@ -67,6 +73,8 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
     uint64_t msix_sent = 0, msix_masked = 0;
     uint64_t bursts = 0;  // emulation passes that found work
     uint64_t ioeventfd_notifications = 0;
+    uint64_t lost_notifications = 0;     // ioeventfd signals that woke nobody (fault)
+    uint64_t coalesced_completions = 0;  // completions whose interrupt was held back
   };
   const Counters& counters() const { return counters_; }
 
@@ -84,15 +92,34 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
   void end_of_elaboration() override;
   void complete_enable();
   void on_backend_complete(uint32_t tag, uint16_t status);
-  // Run the firmware until no work is left, spending time in *local.
-  void emulate(sc_core::sc_time& local);
-  void request_processing(sc_core::sc_time& delay);
+  struct Context;
+  // Run the firmware for the queues of `ctx` until no work is left,
+  // spending time in *local.
+  void emulate(Context& ctx, sc_core::sc_time& local);
+  void request_processing(uint16_t qid, bool sq, sc_core::sc_time& delay);
   void mark_sq(uint16_t qid);
   void mark_cq(uint16_t qid);
+  Context& context_of(uint16_t qid) { return ctx_[qid < queue_ctx_.size() ? queue_ctx_[qid] : 0]; }
+  void arm_queue_timer(uint16_t qid, bool sq, const sc_core::sc_time& delay);
+  void rearm_thread_timer(Context& ctx);
+  bool timer_due(std::vector<sc_core::sc_time>& deadline, uint16_t qid);
+  void send_msix(uint16_t vector);
+  void coalescing_timeout();
+  void trace_eventidx_write(uint64_t addr, const void* src);
 
   Params params_;
-  HostThread& thread_;
   const PcieLink& link_;
+  struct Done { uint32_t tag; uint16_t status; };
+  struct Context {
+    HostThread* thread = nullptr;
+    bool in_emulation = false;
+    std::vector<uint16_t> sq_list;  // SQs rung or still holding work
+    std::vector<Done> done;         // backend completions to hand to the firmware
+    size_t done_count = 0;
+  };
+  std::vector<Context> ctx_;
+  std::vector<uint8_t> queue_ctx_;  // by queue id
+  std::vector<uint16_t> slot_sq_;   // by command slot: its SQ (routes backend completions)
   std::unique_ptr<fw::Controller> firmware_;
   std::unique_ptr<StorageBackend> backend_;
   Counters counters_;
@@ -107,16 +134,24 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
 
   // Work the emulation has to look at; fixed-size, no allocation per I/O.
   std::vector<uint8_t> sq_marked_, cq_marked_;
-  std::vector<uint16_t> sq_list_, cq_list_;
-  struct Done { uint32_t tag; uint16_t status; };
-  std::vector<Done> done_;  // backend completions to hand to the firmware
-  size_t done_count_ = 0;
+  uint16_t cq_scan_limit_ = 1;  // CQ ids below this may hold completions
+  // NotifyMode::Timer: per-queue deadlines (zero: not armed).
+  std::vector<sc_core::sc_time> sq_deadline_, cq_deadline_;
+  // ioeventfd fault: an eventfd still set after its handler ran.
+  std::vector<uint8_t> eventfd_set_;
+  // Interrupt coalescing (Set Features 0x08), per vector.
+  std::vector<uint32_t> coalesced_;
+  std::vector<sc_core::sc_time> coalesce_deadline_;
+  sc_core::sc_event coalesce_event_;
+  uint64_t posted_before_ = 0;  // firmware's completions_posted before a post_completions call
 
   struct MsixEntry { uint64_t address = 0; uint32_t data = 0; uint32_t control = 1; };
   std::vector<MsixEntry> msix_table_;
   std::vector<uint8_t> msix_pending_;
   sc_core::sc_event enable_event_;
   std::array<uint8_t, 4096> config_space_{};
+  std::array<sc_core::sc_time, 65> small_read_time_, small_write_time_;
+  tlm::tlm_generic_payload msi_payload_;
 };
 
 }  // namespace nvmesim::models

@@ -4,6 +4,8 @@
 
 #include "models/address_map.h"
 #include "models/guest.h"
+#include "models/host_cpus.h"
+#include "traces/tracer.h"
 
 using namespace sc_core;
 
@@ -20,6 +22,7 @@ Vcpu::Vcpu(sc_module_name name, const Params& params, Guest& guest)
   expect_pattern_.resize(tags);
   if (params_.verify) written_.assign(params_.job.size / params_.job.bs, 0);
   store_buffer_.reserve(64);
+  if (params_.cpus) cpu_id_ = params_.cpus->add_thread(this->name());
   SC_HAS_PROCESS(Vcpu);
   SC_THREAD(run);
   thread_ = sc_get_current_process_handle();
@@ -28,19 +31,41 @@ Vcpu::Vcpu(sc_module_name name, const Params& params, Guest& guest)
   dont_initialize();
 }
 
-sc_time Vcpu::now() const { return sc_time_stamp() + qk_.get_local_time(); }
+sc_time Vcpu::now() const { return qk_.current_time(); }
 
-void Vcpu::guest_work(const sc_time& t) {
-  qk_.inc(t);
-  results_.guest_time += t;
-  if (qk_.need_sync()) qk_.sync();
+// The quantum keeper's sync() waits even for a zero offset (a delta cycle);
+// skip that: nothing to let pass.
+void Vcpu::sync_local() {
+  if (qk_.sync()) guest_.set_current(this);
 }
 
-void Vcpu::sync_shared_memory() { qk_.sync(); }
+void Vcpu::set_runnable(bool runnable) {
+  if (params_.cpus) params_.cpus->set_runnable(cpu_id_, runnable);
+}
+
+void Vcpu::guest_work(const sc_time& work) {
+  const sc_time t = params_.cpus ? params_.cpus->stretch(work) : work;
+  qk_.inc(t);
+  results_.guest_time += t;
+  if (qk_.need_sync()) sync_local();
+}
+
+void Vcpu::sync_shared_memory() { sync_local(); }
+
+// ---------------------------------------------------------------- traces
+void Vcpu::trace_update(bool sq, const fw::DoorbellUpdate& u) {
+  auto* t = traces::active();
+  if (!t || !u.updated) return;
+  const uint64_t at = now().value();
+  t->doorbell_update(params_.qid, sq, at, u.new_value, u.mmio, u.via_shadow, u.eventidx);
+  t->queue_value(params_.qid, sq ? traces::QueueSignal::DriverSqTail : traces::QueueSignal::DriverCqHead,
+                 at, u.new_value);
+  t->queue_value(params_.qid, traces::QueueSignal::Outstanding, at, outstanding_);
+}
 
 // ---------------------------------------------------------------- MMIO
 void Vcpu::mmio(tlm::tlm_command cmd, uint32_t offset, void* data, unsigned len) {
-  tlm::tlm_generic_payload p;
+  tlm::tlm_generic_payload& p = mmio_payload_;
   p.set_command(cmd);
   p.set_address(kBar0Base + offset);
   p.set_data_ptr(static_cast<unsigned char*>(data));
@@ -48,11 +73,12 @@ void Vcpu::mmio(tlm::tlm_command cmd, uint32_t offset, void* data, unsigned len)
   p.set_streaming_width(len);
   p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   // An MMIO access is an exit: everything before it happened first.
-  qk_.sync();
+  sync_local();
   sc_time delay = SC_ZERO_TIME;
-  mmio_socket->b_transport(p, delay);
+  mmio_socket->b_transport(p, delay);  // may wait (device work inside the exit)
+  guest_.set_current(this);
   qk_.set(delay);
-  qk_.sync();
+  sync_local();
 }
 
 uint32_t Vcpu::mmio_read32(uint32_t offset) {
@@ -77,9 +103,10 @@ void Vcpu::mmio_write64(uint32_t offset, uint64_t value) {
 // other addresses may pass it (x86 store->load reordering) unless a full
 // barrier drains it first.
 void Vcpu::store_shadow(uint64_t gpa, uint32_t value) {
-  qk_.sync();
+  sync_local();
   if (params_.store_visibility == SC_ZERO_TIME) {
     std::memcpy(guest_.guest_memory(gpa, 4), &value, 4);
+    guest_.trace_shadow_store(gpa, value);
     return;
   }
   const sc_time at = sc_time_stamp() + params_.store_visibility;
@@ -96,23 +123,27 @@ void Vcpu::commit_stores() {
   while (store_head_ < store_buffer_.size() && store_buffer_[store_head_].visible_at <= t) {
     const PendingStore& s = store_buffer_[store_head_++];
     std::memcpy(guest_.guest_memory(s.gpa, 4), &s.value, 4);
+    guest_.trace_shadow_store(s.gpa, s.value);
   }
   if (store_head_ < store_buffer_.size())
     store_event_.notify(store_buffer_[store_head_].visible_at - t);
 }
 
 void Vcpu::full_barrier() {
-  qk_.sync();
+  sync_local();
   if (store_head_ < store_buffer_.size()) {
     // mfence stalls until the store buffer has drained.
     const sc_time last = store_buffer_.back().visible_at;
-    if (last > sc_time_stamp()) wait(last - sc_time_stamp());
+    if (last > sc_time_stamp()) {
+      wait(last - sc_time_stamp());
+      guest_.set_current(this);
+    }
     commit_stores();
   }
 }
 
 uint32_t Vcpu::load_shadow(uint64_t gpa) {
-  qk_.sync();
+  sync_local();
   // Store-to-load forwarding: our own buffered store is seen first.
   for (size_t i = store_buffer_.size(); i > store_head_; --i)
     if (store_buffer_[i - 1].gpa == gpa) return store_buffer_[i - 1].value;
@@ -122,15 +153,15 @@ uint32_t Vcpu::load_shadow(uint64_t gpa) {
 }
 
 uint32_t Vcpu::load_eventidx(uint64_t gpa) {
-  qk_.sync();
+  sync_local();
   uint32_t v;
   std::memcpy(&v, guest_.guest_memory(gpa, 4), 4);
   return v;
 }
 
 void Vcpu::wait_ns(uint64_t ns) {
-  qk_.inc(sc_time(double(ns), SC_NS));
-  qk_.sync();
+  qk_.inc(sc_time::from_value(ns * 1000));
+  sync_local();
   take_admin_interrupts();
 }
 
@@ -161,8 +192,14 @@ void Vcpu::raise_interrupt(uint32_t vector, const sc_time& delay) {
 }
 
 void Vcpu::wait_for_interrupt() {
-  qk_.sync();
+  sync_local();
   const sc_time t0 = sc_time_stamp();
+  // Reported as it starts, so trace writers need not hold events back.
+  const bool idles = !irq_pending_ || irq_time_ > t0;
+  if (idles) {
+    set_runnable(false);  // HLT gives the core back
+    if (auto* t = traces::active()) t->vcpu_state(params_.index, t0.value(), traces::VcpuState::Idle);
+  }
   while (!irq_pending_ || irq_time_ > sc_time_stamp()) {
     take_admin_interrupts();
     if (irq_pending_)
@@ -170,7 +207,11 @@ void Vcpu::wait_for_interrupt() {
     else
       wait(irq_event_);
   }
+  guest_.set_current(this);
+  if (idles) set_runnable(true);
   const sc_time idle = sc_time_stamp() - t0;
+  if (idles)
+    if (auto* t = traces::active()) t->vcpu_state(params_.index, sc_time_stamp().value(), traces::VcpuState::Guest);
   if (idle != SC_ZERO_TIME) {
     results_.idle_time += idle;
     guest_.hypervisor().record_halt(params_.index, idle);
@@ -205,13 +246,17 @@ bool Vcpu::check_pattern(const uint8_t* p, uint64_t block) const {
 
 // ---------------------------------------------------------------- the job
 void Vcpu::run() {
-  qk_.reset();
+  qk_.refresh_quantum();
+  guest_.set_current(this);
   if (params_.index == 0) {
     guest_.bring_up();
   } else if (!guest_.ready()) {
     wait(guest_.ready_event());
   }
+  guest_.set_current(this);
+  set_runnable(true);
   if (guest_.bringup().ok) run_job();
+  set_runnable(false);
   results_.finished = true;
   guest_.vcpu_finished();
 }
@@ -237,6 +282,7 @@ void Vcpu::submit_batch() {
     if (tag < 0) break;  // SQ full: publish what we have
     start_time_[tag] = started;
     is_write_[tag] = io.write;
+    if (auto* t = traces::active()) t->io_start(params_.qid, uint32_t(tag), io.write, started.value());
     if (params_.verify) {
       const uint64_t block = io.offset / params_.job.bs;
       block_[tag] = block;
@@ -254,12 +300,16 @@ void Vcpu::submit_batch() {
     ++n;
     guest_work(params_.submit_cost);
   }
-  if (n) guest_.driver().ring_sq(params_.qid);
+  if (n) trace_update(true, guest_.driver().ring_sq(params_.qid));
 }
 
 void Vcpu::handle_completions(bool from_interrupt) {
   if (from_interrupt) {
     const sc_time exit = guest_.hypervisor().interrupt_exit(params_.index);
+    if (auto* t = traces::active()) {
+      t->interrupt(params_.index, now().value());
+      if (exit != SC_ZERO_TIME) t->vm_exit(params_.index, "interrupt", now().value(), (now() + exit).value());
+    }
     qk_.inc(exit);
     ++results_.interrupts;
     guest_work(params_.irq_entry);
@@ -272,7 +322,12 @@ void Vcpu::handle_completions(bool from_interrupt) {
     guest_work(params_.complete_cost);
     const fw::Completion& c = reaped_[i];
     const sc_time end = now();
-    latency_.add((end - start_time_[c.tag]).value() / 1000);
+    const uint64_t lat_ns = (end - start_time_[c.tag]).value() / 1000;
+    latency_.add(lat_ns);
+    latency_dir_[is_write_[c.tag] ? 1 : 0].add(lat_ns);
+    results_.lat_sum_sq[is_write_[c.tag] ? 1 : 0] += (long double)lat_ns * lat_ns;
+    if (auto* t = traces::active())
+      t->io(params_.qid, c.tag, is_write_[c.tag], start_time_[c.tag].value(), end.value());
     --outstanding_;
     ++results_.ios;
     if (c.status) ++results_.errors;
@@ -296,12 +351,17 @@ void Vcpu::handle_completions(bool from_interrupt) {
     }
     results_.end = end;
   }
-  guest_.driver().update_cq_head(params_.qid);
-  if (from_interrupt) qk_.inc(guest_.hypervisor().eoi_exit(params_.index));
+  trace_update(false, guest_.driver().update_cq_head(params_.qid));
+  if (from_interrupt) {
+    const sc_time eoi = guest_.hypervisor().eoi_exit(params_.index);
+    if (eoi != SC_ZERO_TIME)
+      if (auto* t = traces::active()) t->vm_exit(params_.index, "eoi", now().value(), (now() + eoi).value());
+    qk_.inc(eoi);
+  }
 }
 
 void Vcpu::run_job() {
-  qk_.sync();
+  sync_local();
   results_.start = sc_time_stamp();
   results_.end = results_.start;
   for (;;) {
@@ -309,14 +369,14 @@ void Vcpu::run_job() {
     if (outstanding_ == 0) break;
     if (params_.poll_completions) {
       guest_work(params_.poll_interval);
-      qk_.sync();
+      sync_local();
       if (guest_.driver().completion_ready(params_.qid)) handle_completions(false);
       continue;
     }
     wait_for_interrupt();
     handle_completions(true);
   }
-  qk_.sync();
+  sync_local();
 }
 
 }  // namespace nvmesim::models

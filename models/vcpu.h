@@ -9,17 +9,18 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/tlm_quantumkeeper.h>
 #include <vector>
 
 #include "firmware/driver.h"
 #include "models/hypervisor.h"
 #include "models/latency_histogram.h"
+#include "models/quantum_keeper.h"
 #include "models/workload.h"
 
 namespace nvmesim::models {
 
 class Guest;
+class HostCpus;
 
 class Vcpu : public sc_core::sc_module, public InterruptTarget {
  public:
@@ -39,6 +40,7 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
     JobSpec job;
     uint32_t io_vector = 0;           // MSI data of its I/O CQ
     uint32_t admin_vector = 0;        // MSI data of the admin CQ
+    HostCpus* cpus = nullptr;         // shared host cores (null: a core of its own)
     bool verify = false;              // fio verify=pattern: writes carry a per-block pattern, reads check it
   };
 
@@ -68,6 +70,7 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
     uint64_t issued = 0;
     uint64_t verified_reads = 0;   // reads of blocks this job had written, checked
     uint64_t verify_errors = 0;    // of those, reads whose data did not match
+    long double lat_sum_sq[2] = {0, 0};  // read, write: sum of squared latencies (ns^2), for fio's stddev
     sc_core::sc_time guest_time;   // guest work in the measured phase
     sc_core::sc_time idle_time;    // halted
     sc_core::sc_time start, end;   // measured phase: first submission, last completion
@@ -75,6 +78,7 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
   };
   const Results& results() const { return results_; }
   const LatencyHistogram& latency() const { return latency_; }
+  const LatencyHistogram& latency(bool write) const { return latency_dir_[write ? 1 : 0]; }
   uint32_t outstanding() const { return outstanding_; }
   const Params& params() const { return params_; }
   sc_core::sc_process_handle thread_handle() const { return thread_; }
@@ -89,14 +93,18 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
   void guest_work(const sc_core::sc_time& t);
   void mmio(tlm::tlm_command cmd, uint32_t offset, void* data, unsigned len);
   void commit_stores();
+  void trace_update(bool sq, const fw::DoorbellUpdate& u);
   sc_core::sc_time now() const;
+  void sync_local();
 
   Params params_;
   Guest& guest_;
-  tlm_utils::tlm_quantumkeeper qk_;
+  QuantumKeeper qk_;
+  tlm::tlm_generic_payload mmio_payload_;  // reused: no allocation per access
   sc_core::sc_process_handle thread_;
   Workload workload_;
   LatencyHistogram latency_;
+  LatencyHistogram latency_dir_[2];  // read, write (fio json+ reports them apart)
   Results results_;
 
   std::vector<sc_core::sc_time> start_time_;  // per tag
@@ -108,6 +116,8 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
   bool check_pattern(const uint8_t* p, uint64_t block) const;
   std::vector<fw::Completion> reaped_;
   uint32_t outstanding_ = 0;
+  unsigned cpu_id_ = 0;
+  void set_runnable(bool runnable);
 
   // Interrupt lines: the I/O queue's vector and the admin queue's.
   uint32_t io_vector_ = 0, admin_vector_ = 0;

@@ -1,12 +1,16 @@
 // The command-line front end (see cli.h).
 #include "platform/cli.h"
 
+#include <memory>
+
 #include <algorithm>
 #include <cctype>
 #include <sstream>
 #include <vector>
 
 #include <boost/program_options.hpp>
+
+#include "platform/fio_job.h"
 
 #ifndef NVMESIM_VERSION
 #define NVMESIM_VERSION "unknown"
@@ -29,6 +33,35 @@ CliResult error(std::string message) {
   return r;
 }
 
+// A --trace-start/--trace-stop value in picoseconds: a number with ps, ns,
+// us, ms, s or cyc (at hv.cpu_ghz). Returns "" or the error message.
+std::string parse_trace_time(const std::string& option, const std::string& text, double cpu_ghz,
+                             uint64_t& ps) {
+  const std::string bad = "--" + option + ": '" + text +
+                          "' is not a time (a number with ps, ns, us, ms, s or cyc)";
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return bad;
+  }
+  if (used == 0 || !std::isdigit(static_cast<unsigned char>(text[0]))) return bad;
+  const std::string unit = text.substr(used);
+  double mult = 0;
+  if (unit == "ps") mult = 1;
+  else if (unit == "ns") mult = 1e3;
+  else if (unit == "us") mult = 1e6;
+  else if (unit == "ms") mult = 1e9;
+  else if (unit == "s") mult = 1e12;
+  else if (unit == "cyc") mult = 1e3 / cpu_ghz;
+  else return bad;
+  const double x = v * mult;
+  if (!(x >= 0) || x > 1e18) return "--" + option + ": '" + text + "' is out of range (0..1000000s)";
+  ps = uint64_t(x + 0.5);
+  return "";
+}
+
 // "--nvme.foo=3" -> "--nvme.foo"
 std::string option_token(std::string name) {
   size_t eq = name.find('=');
@@ -45,7 +78,14 @@ po::options_description all_options(const ParamRegistry& registry) {
       ("config", po::value<std::string>(), "")
       ("output-format", po::value<std::string>(), "")
       ("output", po::value<std::string>(), "")
-      ("host-stats", "");
+      ("host-stats", "")
+      ("vcd", po::value<std::string>(), "")
+      ("timeline", po::value<std::string>(), "")
+      ("trace-start", po::value<std::string>(), "")
+      ("trace-stop", po::value<std::string>(), "")
+      ("trace-signals", po::value<std::string>(), "")
+      ("job", po::value<std::string>(), "")
+      ("strict", "");
   for (const ParamSpec& spec : registry.all())
     desc.add_options()(spec.name.c_str(), po::value<std::string>(), "");
   return desc;
@@ -106,9 +146,21 @@ std::string help_text() {
        "                             or choices, help; and exit\n"
        "  --config FILE              read parameters from an INI file; repeatable,\n"
        "                             later files and command-line values override\n"
-       "  --output-format FORMAT     normal (default) or json\n"
+       "  --output-format FORMAT     normal (default), json, or json+ (fio's json+\n"
+       "                             layout with nvmesim's results under \"nvmesim\")\n"
        "  --output FILE              write the results to FILE instead of stdout\n"
        "  --host-stats               add wall time, peak RSS and I/Os per wall second\n"
+       "  --vcd FILE                 write a VCD waveform of the run (GTKWave; see\n"
+       "                             traces/README.md)\n"
+       "  --timeline FILE            write a Chrome trace-event JSON timeline (Perfetto\n"
+       "                             UI, chrome://tracing)\n"
+       "  --trace-start TIME         traces begin at this simulated time (default 0)\n"
+       "  --trace-stop TIME          traces end at this simulated time (default: the end)\n"
+       "  --trace-signals LIST       comma-separated name patterns (* and ?) of the\n"
+       "                             signals to trace, e.g. 'q1.*,vcpu0.*'\n"
+       "  --job FILE                 read the workload from a fio job file ([global] and\n"
+       "                             job sections; command-line options override it)\n"
+       "  --strict                   with --job: unknown fio options are an error\n"
        "\n"
        "Workload options (fio's names):\n";
   for (const char* name : kFioNames) {
@@ -190,6 +242,10 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   bool help = false, version = false, list = false;
   std::vector<std::string> configs;
   std::vector<std::pair<std::string, std::string>> params;
+  std::string job_file;
+  std::string trace_start, trace_stop, trace_signals;
+  bool has_trace_start = false, has_trace_stop = false, has_trace_signals = false;
+  bool strict = false, has_job = false;
   RunOptions options;
   for (const po::option& opt : parsed.options) {
     if (opt.position_key >= 0) {
@@ -209,6 +265,13 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     else if (key == "config") configs.push_back(value);
     else if (key == "output-format") options.output_format = value;
     else if (key == "output") options.output_file = value;
+    else if (key == "vcd") options.vcd_file = value;
+    else if (key == "timeline") options.timeline_file = value;
+    else if (key == "trace-start") trace_start = value, has_trace_start = true;
+    else if (key == "trace-stop") trace_stop = value, has_trace_stop = true;
+    else if (key == "trace-signals") trace_signals = value, has_trace_signals = true;
+    else if (key == "job") job_file = value, has_job = true;
+    else if (key == "strict") strict = true;
     else params.emplace_back(key, value);
   }
 
@@ -229,8 +292,11 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     r.message = list_params_text(registry);
     return r;
   }
-  if (options.output_format != "normal" && options.output_format != "json")
-    return error("--output-format: '" + options.output_format + "' is not one of normal, json");
+  if (options.output_format != "normal" && options.output_format != "json" &&
+      options.output_format != "json+")
+    return error("--output-format: '" + options.output_format + "' is not one of normal, json, json+");
+  if (has_job && job_file.empty()) return error("--job: empty file name");
+  if (strict && !has_job) return error("--strict: only applies to --job FILE");
   for (const std::string& c : configs)
     if (c.empty()) return error("--config: empty file name");
   // "--output=" is caught by Boost; "--output ''" lands here.
@@ -240,12 +306,58 @@ CliResult parse_command_line(int argc, const char* const* argv) {
 
   try {
     for (const std::string& c : configs) r.config.load_ini(c);
-    for (const auto& [name, value] : params) r.config.set(name, value);
+    if (has_job) {
+      // The file's options go between the --config files and the command line.
+      auto jobs = std::make_shared<FioJobs>(
+          resolve_fio_jobs(load_fio_job_file(job_file), r.config, params, strict));
+      r.config = jobs->config;
+      options.notices = fio_notices(*jobs);
+      options.fio = jobs;
+    } else {
+      for (const auto& [name, value] : params) r.config.set(name, value);
+    }
     r.config.validate_all();
   } catch (const ConfigError& e) {
     return error(e.what());
   }
-  options.default_experiment = params.empty() && configs.empty();
+  // json+ describes one run, as fio's does.
+  // Traces.
+  for (const auto& [name, file] : {std::pair{"vcd", &options.vcd_file}, std::pair{"timeline", &options.timeline_file}})
+    for (const po::option& opt : parsed.options)
+      if (opt.string_key == name && file->empty()) return error(std::string("--") + name + ": empty file name");
+  const bool tracing = !options.vcd_file.empty() || !options.timeline_file.empty();
+  if (options.vcd_file == options.timeline_file && tracing)
+    return error("--vcd and --timeline: both name '" + options.vcd_file + "'; give two files");
+  for (const char* o : {"trace-start", "trace-stop", "trace-signals"})
+    for (const po::option& opt : parsed.options)
+      if (opt.string_key == o && !tracing) return error(std::string("--") + o + ": needs --vcd FILE or --timeline FILE");
+  const double ghz = r.config.real("hv.cpu_ghz");
+  if (has_trace_start) {
+    const std::string e = parse_trace_time("trace-start", trace_start, ghz, options.trace_start_ps);
+    if (!e.empty()) return error(e);
+  }
+  if (has_trace_stop) {
+    const std::string e = parse_trace_time("trace-stop", trace_stop, ghz, options.trace_stop_ps);
+    if (!e.empty()) return error(e);
+    if (options.trace_stop_ps <= options.trace_start_ps)
+      return error("--trace-stop: " + trace_stop + " is not after --trace-start (" +
+                   (has_trace_start ? trace_start : std::string("0ns")) + ")");
+  }
+  if (has_trace_signals) {
+    std::string item;
+    std::istringstream list(trace_signals + ",");
+    while (std::getline(list, item, ',')) {
+      if (item.empty())
+        return error("--trace-signals: empty pattern in '" + trace_signals + "' (comma-separated, e.g. 'q1.*,vcpu0.*')");
+      for (char c : item)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '*' && c != '?')
+          return error("--trace-signals: '" + item + "' may hold only letters, digits, '_', '.', '*' and '?'");
+      options.trace_signals.push_back(item);
+    }
+  }
+  // A trace describes one run; json+ describes one run, as fio's does.
+  options.default_experiment = params.empty() && configs.empty() && !has_job &&
+                               options.output_format != "json+" && !tracing;
   r.options = options;
   r.action = CliResult::Run;
   return r;

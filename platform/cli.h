@@ -4,9 +4,10 @@
 //   nvmesim eventidx ...       the EventIdx subcommand (platform/eventidx_cli.h)
 //
 // Options: the generic ones (--help/-h, --version, --list-params,
-// --config FILE, --output-format normal|json, --output FILE, --host-stats)
-// and one long option per registered parameter, `--name=value` or
-// `--name value`. Config files are applied first, in the order given, then
+// --config FILE, --output-format normal|json|json+, --output FILE, --host-stats,
+// --job FILE, --strict) and one long option per registered parameter,
+// `--name=value` or `--name value`. Config files are applied first, in the
+// order given, then a --job file (platform/fio_job.h), then
 // the parameter options (so the command line overrides the files); a
 // repeated option: the last one wins. Options are never abbreviated.
 #pragma once

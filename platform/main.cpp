@@ -1,6 +1,7 @@
 // nvmesim: the command-line entry point.
 //
 //   nvmesim eventidx ...   -> run_eventidx_command (platform/eventidx_cli.h)
+//   nvmesim sweep ...      -> run_sweep_command (platform/sweep_cli.h)
 //   nvmesim [options]      -> parse_command_line (platform/cli.h), then
 //                             help / list / version, or run_experiment.
 // Exit status: 0 success, 1 internal error, 2 usage or configuration error.
@@ -15,6 +16,7 @@
 #include "platform/cli.h"
 #include "platform/eventidx_cli.h"
 #include "platform/run.h"
+#include "platform/sweep_cli.h"
 
 // libsystemc references sc_main (extern "C"); nvmesim has its own main.
 extern "C" int sc_main(int, char**) { return 0; }
@@ -25,6 +27,8 @@ int main(int argc, char** argv) {
   try {
     if (argc > 1 && std::string(argv[1]) == "eventidx")
       return nvmesim::platform::run_eventidx_command(argc - 1, argv + 1, std::cout, std::cerr);
+    if (argc > 1 && std::string(argv[1]) == "sweep")
+      return nvmesim::platform::run_sweep_command(argc - 1, argv + 1, std::cout, std::cerr);
 
     CliResult cli = nvmesim::platform::parse_command_line(argc, argv);
     switch (cli.action) {

@@ -83,6 +83,10 @@ void register_builtin_params(ParamRegistry& r) {
                "doorbell test: linux (new-idx-1)<(new-old), inclusive (new-idx)<=(new-old) as SPDK"));
   r.add(time("guest.store_visibility", "20ns", 0, 10 * US,
              "how long a store can sit in the store buffer before it is visible"));
+  r.add(integer("guest.irq_coalescing_thr", "0", "CQEs", 0, 256,
+                "Set Features 0x08 at bring-up: interrupt after this many CQEs (0 = not configured)"));
+  r.add(time("guest.irq_coalescing_time", "0us", 0, 25.5 * MS,
+             "Set Features 0x08: or this long after the first held one (multiple of 100 us)"));
 
   // nvme: the controller.
   r.add(integer("nvme.mqes", "4095", "entries", 1, 65535, "CAP.MQES, maximum queue entries (0's based)"));
@@ -130,8 +134,25 @@ void register_builtin_params(ParamRegistry& r) {
   r.add(time("hv.exit_mmio", "5100cyc", 0, 1 * MS, "trapped MMIO write exit (doorbell)"));
   r.add(time("hv.exit_mmio_other", "5100cyc", 0, 1 * MS, "other trapped MMIO access exit"));
   r.add(time("hv.exit_ioeventfd", "2250cyc", 0, 1 * MS, "MMIO write exit through ioeventfd"));
-  r.add(choice("hv.notify", "deferred", {"sync", "deferred", "ioeventfd"}, "",
-               "doorbell exit handling: in the exit, deferred to the device thread, or ioeventfd"));
+  r.add(choice("hv.notify", "deferred", {"sync", "deferred", "ioeventfd", "timer"}, "",
+               "how a doorbell reaches the device: in the exit, deferred to its thread, ioeventfd, "
+               "or the seeds' timer"));
+  r.add(time("hv.timer_delay", "500ns", 0, 1 * MS,
+             "hv.notify=timer: delay of QEMU's SQ/CQ timers (the seeds' 500 ns)"));
+  r.add(choice("hv.doorbell_access", "mmio", {"mmio", "pio"}, "",
+               "what the guest writes a doorbell with: MMIO (NVMe) or port I/O (what-if)"));
+  r.add(time("hv.exit_pio", "3800cyc", 0, 1 * MS, "port I/O exit (hv.doorbell_access=pio)"));
+  r.add(time("hv.exit_pio_ioeventfd", "1150cyc", 0, 1 * MS, "port I/O exit through an ioeventfd"));
+  r.add(choice("hv.fault", "none", {"none", "eventfd_not_cleared"}, "",
+               "inject a seeds' bug: eventfd_not_cleared loses ioeventfd wake-ups once set"));
+  r.add(integer("hv.iothreads", "1", "threads", 1, 64,
+                "hv.device_thread=iothread: iothreads; I/O queues are spread round robin"));
+  r.add(integer("hv.poll_max_ns", "32768", "ns", 0, 1e9,
+                "iothread adaptive busy polling: longest window (0 = never poll), as QEMU's poll-max-ns"));
+  r.add(integer("hv.poll_grow", "0", "", 0, 1024, "polling window growth factor (0 = 2), as QEMU"));
+  r.add(integer("hv.poll_shrink", "0", "", 0, 1024,
+                "polling window shrink divisor (0 = drop to 0), as QEMU"));
+  r.add(boolean("hv.apicv", "off", "APIC virtualization: EOI without an exit"));
   r.add(time("hv.dispatch_latency", "2us", 0, 10 * MS,
              "host thread wake-up to start of processing"));
   r.add(time("hv.dispatch_cost", "500ns", 0, 1 * MS,
@@ -139,6 +160,10 @@ void register_builtin_params(ParamRegistry& r) {
   r.add(time("hv.inject", "1us", 0, 1 * MS, "interrupt injection exit on the vCPU"));
   r.add(time("hv.exit_eoi", "1us", 0, 1 * MS, "EOI exit"));
   r.add(boolean("hv.posted_interrupts", "off", "posted interrupts: injection without an exit"));
+
+  // host: the machine the hypervisor runs on.
+  r.add(integer("host.cores", "0", "cores", 0, 1024,
+                "host cores shared by vCPU and emulation threads (0 = one per thread)"));
   r.add(choice("hv.device_thread", "mainloop", {"vcpu", "mainloop", "iothread"}, "",
                "where the device emulation runs"));
 }

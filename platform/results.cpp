@@ -61,6 +61,14 @@ std::string human_bw(double bytes_per_s) {
 
 }  // namespace
 
+double DirectionFigures::lat_stddev() const {
+  const uint64_t n = lat.count();
+  if (n < 2) return 0;
+  const long double sum = (long double)lat.mean() * n;
+  const long double var = (lat_sum_sq - sum * sum / n) / (n - 1);
+  return var > 0 ? double(std::sqrt(var)) : 0.0;
+}
+
 void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
   const std::string i1 = in + "  ", i2 = i1 + "  ", i3 = i2 + "  ";
   o << in << "{\n";
@@ -121,7 +129,8 @@ void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
   o << i1 << "\"controller\": {\"commands\": " << r.commands << ", \"interrupts\": " << r.interrupts_sent
     << ", \"dma_reads\": " << r.dma_reads << ", \"dma_writes\": " << r.dma_writes
     << ", \"async_events\": " << r.async_events << ", \"cq_full_waits\": " << r.cq_full_waits
-    << "},\n";
+    << ", \"coalesced_completions\": " << r.coalesced_completions
+    << ", \"lost_notifications\": " << r.lost_notifications << "},\n";
   o << i1 << "\"utilization\": {\n" << i2 << "\"vcpu\": [";
   const double span = r.sim_time_ns > 0 ? r.sim_time_ns : 1;
   for (size_t k = 0; k < r.vcpus.size(); ++k) {
@@ -137,9 +146,11 @@ void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
     o << (k ? ", " : "") << "\n" << i3 << "{\"thread\": " << quoted(t.name) << ", \"busy\": "
       << fixed((t.busy_ns + t.poll_ns) / span, 6) << ", \"work\": " << fixed(t.busy_ns / span, 6)
       << ", \"polling\": " << fixed(t.poll_ns / span, 6) << ", \"dispatches\": " << t.dispatches
-      << "}";
+      << ", \"wakeups_from_sleep\": " << t.sleep_wakeups
+      << ", \"wakeups_while_polling\": " << t.poll_wakeups << "}";
   }
-  o << "\n" << i2 << "]\n" << i1 << "},\n";
+  o << "\n" << i2 << "],\n" << i2 << "\"host_cores\": " << r.host_cores
+    << ", \"overcommitted\": " << fixed(r.overcommitted_ns / span, 6) << "\n" << i1 << "},\n";
   o << i1 << "\"bringup\": {\"ok\": " << (r.bringup_ok ? "true" : "false")
     << ", \"error\": " << quoted(r.bringup_error) << ", \"sim_time_ns\": " << fixed(r.bringup_ns, 3)
     << ", \"dbbuf_opcode\": " << unsigned(r.dbbuf_opcode) << ", \"exits\": {";
@@ -226,6 +237,10 @@ void write_normal(const RunResults& r, std::ostream& o) {
     o << "  " << t.name << ": busy " << fixed(100 * (t.busy_ns + t.poll_ns) / span, 1)
       << "% (work " << fixed(100 * t.busy_ns / span, 1) << "%, polling "
       << fixed(100 * t.poll_ns / span, 1) << "%), " << t.dispatches << " dispatches\n";
+  if (r.host_cores)
+    o << "  host: " << r.host_cores << " cores, overcommitted "
+      << fixed(100 * r.overcommitted_ns / span, 1) << "% of the time\n";
+  if (r.lost_notifications) o << "  lost ioeventfd notifications: " << r.lost_notifications << "\n";
   o << "bring-up (apart): " << fixed(r.bringup_ns / 1000.0, 1) << " us, "
     << r.bringup_exits.total_count_excluding_hlt() << " exits\n";
   if (r.stalled) o << "STALL: " << r.stall_report << "\n";

@@ -19,9 +19,26 @@ struct DoorbellFigures {
   uint64_t suppressed_with_dbbuf = 0;
 };
 
+// One direction's I/Os (fio json+'s "read" / "write" sections).
+struct DirectionFigures {
+  uint64_t ios = 0, bytes = 0;
+  models::LatencyHistogram lat;
+  long double lat_sum_sq = 0;  // sum of squared latencies (ns^2), for the standard deviation
+  void merge(const DirectionFigures& o) {
+    ios += o.ios;
+    bytes += o.bytes;
+    lat.merge(o.lat);
+    lat_sum_sq += o.lat_sum_sq;
+  }
+  // Sample standard deviation (n - 1), as fio's.
+  double lat_stddev() const;
+};
+
 struct VcpuFigures {
   double guest_ns = 0, exit_ns = 0, idle_ns = 0;
   uint64_t ios = 0, interrupts = 0;
+  DirectionFigures read, write;
+  double sim_time_ns = 0;  // measured phase start to this vCPU's last completion
 };
 
 struct DeviceThreadFigures {
@@ -29,6 +46,7 @@ struct DeviceThreadFigures {
   double busy_ns = 0;  // working (polling is added with iothreads)
   double poll_ns = 0;
   uint64_t dispatches = 0;
+  uint64_t sleep_wakeups = 0, poll_wakeups = 0;  // requests served after sleeping / while polling
 };
 
 struct RunResults {
@@ -38,12 +56,17 @@ struct RunResults {
   uint64_t io_errors = 0;
   uint64_t verified_reads = 0, verify_errors = 0;  // verify=pattern
   models::LatencyHistogram lat;
+  DirectionFigures read, write;  // the same I/Os as lat, split by direction
   DoorbellFigures sq, cq;
   bool dbbuf_active = false;
   uint8_t dbbuf_opcode = 0;
   models::ExitStats exits;  // all vCPUs, measured phase
   std::vector<VcpuFigures> vcpus;
   std::vector<DeviceThreadFigures> device_threads;
+  unsigned host_cores = 0;        // 0: one core per thread
+  double overcommitted_ns = 0;    // time with more runnable threads than cores
+  uint64_t lost_notifications = 0;     // ioeventfd wake-ups lost (hv.fault)
+  uint64_t coalesced_completions = 0;  // completions whose interrupt was held back
   // Controller side, measured phase.
   uint64_t shadow_reads = 0, eventidx_writes = 0, interrupts_sent = 0, commands = 0;
   uint64_t dma_reads = 0, dma_writes = 0, async_events = 0, cq_full_waits = 0;

@@ -1,22 +1,76 @@
 #include "platform/run.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <systemc>
+#include <tuple>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "platform/fio_job.h"
+#include "platform/fio_json.h"
 #include "platform/params.h"
 #include "platform/results.h"
 #include "platform/system.h"
+#include "traces/timeline_writer.h"
+#include "traces/vcd_writer.h"
 
 namespace nvmesim::platform {
 
 namespace {
+
+// --vcd / --timeline: the files and writers of one run.
+struct Traces {
+  traces::TraceOptions options;
+  std::string vcd_name, timeline_name;
+  std::FILE* vcd_file = nullptr;
+  std::FILE* timeline_file = nullptr;
+  std::unique_ptr<traces::VcdWriter> vcd;
+  std::unique_ptr<traces::TimelineWriter> timeline;
+  traces::TracerTee tee;
+  ~Traces() {
+    if (vcd_file) std::fclose(vcd_file);
+    if (timeline_file) std::fclose(timeline_file);
+  }
+};
+
+// Opens the trace files; "" or a one-line error.
+std::string open_traces(const Config& config, const RunOptions& o, Traces& t) {
+  t.options.start_ps = o.trace_start_ps;
+  t.options.stop_ps = o.trace_stop_ps;
+  t.options.signals = o.trace_signals;
+  t.options.quantum_ps = uint64_t(config.time_ns("sim.quantum") * 1000.0 + 0.5);
+  auto open = [](const char* option, const std::string& name, std::FILE*& f) -> std::string {
+    f = std::fopen(name.c_str(), "w");
+    if (!f) return std::string("--") + option + ": cannot open '" + name + "' for writing (" + std::strerror(errno) + ")";
+    std::setvbuf(f, nullptr, _IOFBF, 1 << 20);  // large writes: traces are big
+    return "";
+  };
+  if (!o.vcd_file.empty()) {
+    if (auto e = open("vcd", o.vcd_file, t.vcd_file); !e.empty()) return e;
+    t.vcd_name = o.vcd_file;
+    t.vcd = std::make_unique<traces::VcdWriter>(t.vcd_file, t.options);
+    t.tee.add(t.vcd.get());
+  }
+  if (!o.timeline_file.empty()) {
+    if (auto e = open("timeline", o.timeline_file, t.timeline_file); !e.empty()) return e;
+    t.timeline_name = o.timeline_file;
+    t.timeline = std::make_unique<traces::TimelineWriter>(t.timeline_file, t.options);
+    t.tee.add(t.timeline.get());
+  }
+  return "";
+}
+
+// A --trace-signals pattern that names no signal of this system.
+struct TraceSignalsError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 uint64_t peak_rss_bytes() {
   struct rusage u {};
@@ -24,10 +78,27 @@ uint64_t peak_rss_bytes() {
   return uint64_t(u.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
-RunResults simulate(const Config& config, bool host_stats) {
+RunResults simulate(const Config& config, bool host_stats, Traces* traces = nullptr,
+                    const FioJobs* fio = nullptr) {
   const auto wall0 = std::chrono::steady_clock::now();
-  System system(config);
+  // Job sections with differing workloads: one Config per vCPU.
+  std::vector<const Config*> job_configs;
+  if (fio && fio->per_vcpu_workloads)
+    for (unsigned j : fio->vcpu_job) job_configs.push_back(&fio->jobs[j].config);
+  System system(config, job_configs);
+  if (traces) {
+    const unsigned vcpus = unsigned(system.vcpus().size());
+    traces->tee.begin(vcpus, vcpus, 1);  // one I/O queue per vCPU, one emulation thread
+    const std::string bad = traces->options.unmatched();
+    if (!bad.empty())
+      throw TraceSignalsError("--trace-signals: '" + bad + "' matches no signal (names such as q1.shadow_sq_tail, vcpu0.state, host0.state, msix.vector1; timeline: q1.io, vcpu0.exit, host0.burst)");
+    traces::set_active(&traces->tee);
+  }
   RunResults r = system.run();
+  if (traces) {
+    traces->tee.end(sc_core::sc_time_stamp().value());
+    traces::set_active(nullptr);
+  }
   if (host_stats) {
     r.has_host = true;
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -186,9 +257,38 @@ int run_default_comparison(const Config& base, const RunOptions& options, std::o
 
 int run_experiment(const Config& config, const RunOptions& options, std::ostream& out) {
   config.validate_all();
+  for (const std::string& line : options.notices) std::cerr << line << "\n";
   if (options.default_experiment) return run_default_comparison(config, options, out);
-  const RunResults r = simulate(config, options.host_stats);
-  if (options.output_format == "json") {
+  Traces traces;
+  const bool tracing = !options.vcd_file.empty() || !options.timeline_file.empty();
+  if (tracing) {
+    const std::string e = open_traces(config, options, traces);
+    if (!e.empty()) {
+      std::cerr << "nvmesim: error: " << e << "\n";
+      return 2;
+    }
+  }
+  RunResults r;
+  try {
+    r = simulate(config, options.host_stats, tracing ? &traces : nullptr, options.fio.get());
+  } catch (const TraceSignalsError& e) {
+    std::cerr << "nvmesim: error: " << e.what() << "\n";
+    return 2;
+  }
+  if (tracing) {
+    const uint64_t late = (traces.vcd ? traces.vcd->late_events() : 0) +
+                          (traces.timeline ? traces.timeline->late_events() : 0);
+    if (late) std::cerr << "nvmesim: warning: " << late << " trace events arrived after later ones and were moved forward\n";
+    for (auto [f, option, name] : {std::tuple{traces.vcd_file, "--vcd", traces.vcd_name},
+                                   std::tuple{traces.timeline_file, "--timeline", traces.timeline_name}})
+      if (f && (std::ferror(f) || std::fflush(f) != 0)) {
+        std::cerr << "nvmesim: error: " << option << ": error writing '" << name << "'\n";
+        return 1;
+      }
+  }
+  if (options.output_format == "json+") {
+    write_fio_json_plus(r, config, options.fio.get(), out);
+  } else if (options.output_format == "json") {
     write_json(r, out);
     out << "\n";
   } else {

@@ -1,5 +1,6 @@
 #include "platform/system.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <systemc>
@@ -8,6 +9,7 @@
 #include "models/address_map.h"
 #include "models/guest.h"
 #include "models/guest_memory.h"
+#include "models/host_cpus.h"
 #include "models/host_thread.h"
 #include "models/hypervisor.h"
 #include "models/nvme_controller.h"
@@ -38,8 +40,12 @@ struct System::Snapshot {
   std::vector<ExitStats> exits;
   fw::ControllerCounters controller;
   NvmeControllerModel::Counters model;
-  sc_time device_busy;
-  uint64_t dispatches = 0;
+  struct Thread {
+    sc_time busy, poll;
+    uint64_t dispatches, sleep_wakeups, poll_wakeups;
+  };
+  std::vector<Thread> threads;
+  sc_time overcommitted;
 };
 
 // Progress watchdog: when I/Os are outstanding and no completion arrived
@@ -65,12 +71,21 @@ struct System::Watchdog : sc_module {
   bool first = true;
 };
 
-System::System(const Config& c) : config_(c) {
+System::System(const Config& c, std::vector<const Config*> job_configs)
+    : config_(c), job_configs_(std::move(job_configs)) {
   // sc_stop() ends every run; SystemC's note about it is noise in results.
   sc_report_handler::set_actions(SC_INFO, SC_DO_NOTHING);
-  const uint32_t numjobs = uint32_t(c.integer("numjobs"));
-  const uint32_t iodepth = uint32_t(c.integer("iodepth"));
-  const uint32_t bs = uint32_t(c.size_bytes("bs"));
+  // vCPU j's workload; the queues and tags are sized for the largest.
+  const auto job = [&](uint32_t j) -> const Config& {
+    return job_configs_.empty() ? c : *job_configs_[j];
+  };
+  const uint32_t numjobs =
+      job_configs_.empty() ? uint32_t(c.integer("numjobs")) : uint32_t(job_configs_.size());
+  uint32_t iodepth = 0, bs = 0;
+  for (uint32_t j = 0; j < numjobs; ++j) {
+    iodepth = std::max(iodepth, uint32_t(job(j).integer("iodepth")));
+    bs = std::max(bs, uint32_t(job(j).size_bytes("bs")));
+  }
   const std::string dbbuf = c.choice("nvme.dbbuf");
   const uint32_t lba_bytes = uint32_t(c.integer("nvme.lba_bytes"));
   if (bs % lba_bytes)
@@ -111,14 +126,35 @@ System::System(const Config& c) : config_(c) {
                                           ns(c.time_ns("mem.latency")));
   root_complex_ = std::make_unique<PcieRootComplex>("root_complex", *link_);
 
-  // Host emulation thread and where the doorbell's processing runs.
+  // Host threads and where the doorbell's processing runs.
+  const std::string device_thread = c.choice("hv.device_thread");
   NotifyMode notify = parse_notify(c.choice("hv.notify"));
-  if (c.choice("hv.device_thread") == "vcpu") notify = NotifyMode::Sync;
+  if (device_thread == "vcpu") {
+    if (notify == NotifyMode::Ioeventfd || notify == NotifyMode::Timer)
+      throw ConfigError("--hv.notify: " + c.choice("hv.notify") +
+                        " needs a host thread (hv.device_thread mainloop or iothread, not vcpu)");
+    notify = NotifyMode::Sync;
+  }
+  host_cpus_ = std::make_unique<HostCpus>(unsigned(c.integer("host.cores")));
   HostThread::Params tp;
   tp.dispatch_latency = ns(c.time_ns("hv.dispatch_latency"));
   tp.dispatch_cost = ns(c.time_ns("hv.dispatch_cost"));
-  emulation_thread_ = std::make_unique<HostThread>(
-      c.choice("hv.device_thread") == "iothread" ? "iothread" : "mainloop", tp);
+  tp.trace_id = 0;
+  host_threads_.push_back(std::make_unique<HostThread>("mainloop", tp, host_cpus_.get()));
+  std::vector<uint8_t> queue_thread(size_t(c.integer("nvme.max_io_queues")) + 1, 0);
+  if (device_thread == "iothread") {
+    // QEMU's iothreads busy-poll adaptively; the main loop does not.
+    tp.poll_max = ns(double(c.integer("hv.poll_max_ns")));
+    tp.poll_grow = unsigned(c.integer("hv.poll_grow"));
+    tp.poll_shrink = unsigned(c.integer("hv.poll_shrink"));
+    const unsigned n = unsigned(c.integer("hv.iothreads"));
+    for (unsigned i = 0; i < n; ++i) {
+      tp.trace_id = i + 1;
+      host_threads_.push_back(std::make_unique<HostThread>(("iothread" + std::to_string(i)).c_str(),
+                                                           tp, host_cpus_.get()));
+    }
+    for (size_t q = 1; q < queue_thread.size(); ++q) queue_thread[q] = uint8_t(1 + (q - 1) % n);
+  }
 
   // Controller.
   NvmeControllerModel::Params cp;
@@ -153,7 +189,12 @@ System::System(const Config& c) : config_(c) {
   cp.cmd_cost = ns(c.time_ns("nvme.cmd_cost"));
   cp.cqe_cost = ns(c.time_ns("nvme.cqe_cost"));
   cp.enable_latency = ns(c.time_ns("nvme.enable_latency"));
-  controller_ = std::make_unique<NvmeControllerModel>("nvme", cp, *emulation_thread_, *link_);
+  cp.timer_delay = ns(c.time_ns("hv.timer_delay"));
+  cp.fault_eventfd_not_cleared = c.choice("hv.fault") == "eventfd_not_cleared";
+  cp.queue_thread = queue_thread;
+  std::vector<HostThread*> threads;
+  for (auto& t : host_threads_) threads.push_back(t.get());
+  controller_ = std::make_unique<NvmeControllerModel>("nvme", cp, threads, *link_);
 
   // Hypervisor.
   Hypervisor::Params hp;
@@ -163,7 +204,11 @@ System::System(const Config& c) : config_(c) {
   hp.inject = ns(c.time_ns("hv.inject"));
   hp.exit_eoi = ns(c.time_ns("hv.exit_eoi"));
   hp.posted_interrupts = c.flag("hv.posted_interrupts");
-  hypervisor_ = std::make_unique<Hypervisor>("hv", hp, numjobs);
+  hp.virtual_eoi = c.flag("hv.apicv");
+  hp.pio_doorbells = c.choice("hv.doorbell_access") == "pio";
+  hp.exit_pio = ns(c.time_ns("hv.exit_pio"));
+  hp.exit_pio_ioeventfd = ns(c.time_ns("hv.exit_pio_ioeventfd"));
+  hypervisor_ = std::make_unique<Hypervisor>("hv", hp, numjobs, host_cpus_.get());
   if (notify == NotifyMode::Ioeventfd) {
     hypervisor_->set_ioeventfd([this](uint32_t offset, const sc_time& delay) {
       return controller_->ioeventfd_notify(offset, delay);
@@ -182,9 +227,18 @@ System::System(const Config& c) : config_(c) {
   dc.need_event_form = c.choice("guest.need_event") == "inclusive" ? fw::NeedEventForm::Inclusive
                                                                   : fw::NeedEventForm::Linux;
   dc.interrupts = c.choice("guest.completion") == "irq";
+  dc.irq_coalescing_threshold = uint16_t(c.integer("guest.irq_coalescing_thr"));
+  {
+    const double t100 = c.time_ns("guest.irq_coalescing_time") / 100000.0;
+    if (t100 != double(uint64_t(t100)) || t100 > 255)
+      throw ConfigError("--guest.irq_coalescing_time: " + c.text("guest.irq_coalescing_time") +
+                        " is not a multiple of 100us in 0..25.5ms");
+    dc.irq_coalescing_time_100us = uint8_t(t100);
+  }
   dc.memory_base = 1u << 20;  // the first MiB stays the firmware's / kernel's
   dc.memory_bytes = c.size_bytes("mem.size") - dc.memory_base;
   guest_ = std::make_unique<Guest>("guest", dc, *memory_, *hypervisor_);
+  guest_->set_doorbell_stride(fc.dstrd);
 
   for (uint32_t j = 0; j < numjobs; ++j) {
     Vcpu::Params vp;
@@ -196,17 +250,19 @@ System::System(const Config& c) : config_(c) {
     vp.poll_interval = ns(c.time_ns("guest.poll_interval"));
     vp.store_visibility = ns(c.time_ns("guest.store_visibility"));
     vp.poll_completions = !dc.interrupts;
-    vp.iodepth = iodepth;
-    vp.batch_submit = uint32_t(c.integer("iodepth_batch_submit"));
-    vp.number_ios = uint64_t(c.integer("number_ios"));
-    vp.runtime = ns(c.time_ns("runtime"));
-    vp.job.rw = parse_rw(c.choice("rw"));
-    vp.job.bs = bs;
-    vp.job.size = c.size_bytes("size");
-    vp.job.rwmixread = uint32_t(c.integer("rwmixread"));
-    vp.job.seed = uint64_t(c.integer("seed"));
+    const Config& w = job(j);
+    vp.iodepth = uint32_t(w.integer("iodepth"));
+    vp.batch_submit = uint32_t(w.integer("iodepth_batch_submit"));
+    vp.number_ios = uint64_t(w.integer("number_ios"));
+    vp.runtime = ns(w.time_ns("runtime"));
+    vp.job.rw = parse_rw(w.choice("rw"));
+    vp.job.bs = uint32_t(w.size_bytes("bs"));
+    vp.job.size = w.size_bytes("size");
+    vp.job.rwmixread = uint32_t(w.integer("rwmixread"));
+    vp.job.seed = uint64_t(w.integer("seed"));
     vp.job.job_index = j;
-    vp.verify = c.choice("verify") == "pattern";
+    vp.verify = w.choice("verify") == "pattern";
+    vp.cpus = host_cpus_.get();
     vp.admin_vector = 0x40u;
     vp.io_vector = 0x40u + vp.qid;
     vcpus_.push_back(std::make_unique<Vcpu>(("vcpu" + std::to_string(j)).c_str(), vp, *guest_));
@@ -232,7 +288,7 @@ System::System(const Config& c) : config_(c) {
     controller_->program_msix_vector(v, msi_address(apic), 0x40u + v);
   }
 
-  tlm_utils::tlm_quantumkeeper::set_global_quantum(ns(c.time_ns("sim.quantum")));
+  tlm::tlm_global_quantum::instance().set(ns(c.time_ns("sim.quantum")));
   at_start_ = std::make_unique<Snapshot>();
   guest_->on_measure_start([this] { snapshot(*at_start_); });
   watchdog_ = std::make_unique<Watchdog>("watchdog", *this, ns(c.time_ns("sim.stall_timeout")));
@@ -245,8 +301,11 @@ void System::snapshot(Snapshot& s) const {
   for (unsigned i = 0; i < vcpus_.size(); ++i) s.exits.push_back(hypervisor_->exits(i));
   s.controller = controller_->firmware().counters();
   s.model = controller_->counters();
-  s.device_busy = emulation_thread_->busy_time();
-  s.dispatches = emulation_thread_->dispatches();
+  s.threads.clear();
+  for (auto& t : host_threads_)
+    s.threads.push_back({t->busy_time(), t->poll_time(), t->dispatches(), t->wakeups_from_sleep(),
+                         t->wakeups_while_polling()});
+  s.overcommitted = host_cpus_->overcommitted_time();
 }
 
 void System::watchdog() {
@@ -333,6 +392,17 @@ RunResults System::run() {
       if (k != unsigned(ExitKind::Hlt)) f.exit_ns += double(measured.time[k].value()) / 1000.0;
     f.ios = vr.ios;
     f.interrupts = vr.interrupts;
+    f.read.ios = vr.read_ios;
+    f.read.bytes = vr.read_bytes;
+    f.read.lat = v.latency(false);
+    f.read.lat_sum_sq = vr.lat_sum_sq[0];
+    f.write.ios = vr.write_ios;
+    f.write.bytes = vr.write_bytes;
+    f.write.lat = v.latency(true);
+    f.write.lat_sum_sq = vr.lat_sum_sq[1];
+    f.sim_time_ns = double((std::max(vr.end, start) - start).value()) / 1000.0;
+    r.read.merge(f.read);
+    r.write.merge(f.write);
     r.vcpus.push_back(f);
     if (r.bringup_ok) {
       const uint16_t q = v.params().qid;
@@ -352,11 +422,23 @@ RunResults System::run() {
   }
   r.sim_time_ns = double((end - start).value()) / 1000.0;
 
-  DeviceThreadFigures t;
-  t.name = emulation_thread_->name();
-  t.busy_ns = double((emulation_thread_->busy_time() - at_start_->device_busy).value()) / 1000.0;
-  t.dispatches = emulation_thread_->dispatches() - at_start_->dispatches;
-  r.device_threads.push_back(t);
+  for (size_t k = 0; k < host_threads_.size(); ++k) {
+    const HostThread& h = *host_threads_[k];
+    const Snapshot::Thread& b = at_start_->threads.at(k);
+    DeviceThreadFigures t;
+    t.name = h.basename();
+    t.busy_ns = double((h.busy_time() - b.busy).value()) / 1000.0;
+    t.poll_ns = double((h.poll_time() - b.poll).value()) / 1000.0;
+    t.dispatches = h.dispatches() - b.dispatches;
+    t.sleep_wakeups = h.wakeups_from_sleep() - b.sleep_wakeups;
+    t.poll_wakeups = h.wakeups_while_polling() - b.poll_wakeups;
+    r.device_threads.push_back(t);
+  }
+  r.host_cores = host_cpus_->cores();
+  r.overcommitted_ns = double((host_cpus_->overcommitted_time() - at_start_->overcommitted).value()) / 1000.0;
+  r.lost_notifications = controller_->counters().lost_notifications - at_start_->model.lost_notifications;
+  r.coalesced_completions =
+      controller_->counters().coalesced_completions - at_start_->model.coalesced_completions;
 
   const auto& c = controller_->firmware().counters();
   const auto& c0 = at_start_->controller;

@@ -15,6 +15,7 @@ class PcieLink;
 class PcieRootComplex;
 class NvmeControllerModel;
 class HostThread;
+class HostCpus;
 class Hypervisor;
 class Guest;
 class Vcpu;
@@ -28,7 +29,10 @@ class System {
  public:
   // Elaborates the modules (SystemC elaborates once per process: build one
   // System per process). Throws ConfigError for combinations that cannot run.
-  explicit System(const Config& config);
+  // `job_configs` (fio job files whose sections differ): vCPU j runs the
+  // workload (rw, bs, iodepth, ...) of *job_configs[j], one vCPU per entry;
+  // empty: numjobs vCPUs with the flat options of `config`.
+  explicit System(const Config& config, std::vector<const Config*> job_configs = {});
   ~System();
 
   // Simulates until every job is done (or a stall is detected) and returns
@@ -47,10 +51,12 @@ class System {
   void watchdog();
 
   const Config& config_;
+  std::vector<const Config*> job_configs_;
   std::unique_ptr<models::PcieLink> link_;
   std::unique_ptr<models::GuestMemory> memory_;
   std::unique_ptr<models::PcieRootComplex> root_complex_;
-  std::unique_ptr<models::HostThread> emulation_thread_;
+  std::unique_ptr<models::HostCpus> host_cpus_;
+  std::vector<std::unique_ptr<models::HostThread>> host_threads_;  // [0]: main loop
   std::unique_ptr<models::NvmeControllerModel> controller_;
   std::unique_ptr<models::Hypervisor> hypervisor_;
   std::unique_ptr<models::Guest> guest_;

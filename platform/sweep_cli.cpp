@@ -1,0 +1,283 @@
+#include "platform/sweep_cli.h"
+
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <set>
+#include <unistd.h>
+
+#include "platform/cli.h"
+#include "platform/sweep_emit.h"
+#include "platform/sweep_grid.h"
+#include "platform/sweep_merge.h"
+#include "platform/sweep_output.h"
+#include "platform/sweep_plot.h"
+#include "platform/sweep_runner.h"
+
+namespace nvmesim::platform {
+
+using namespace sweep;
+
+std::string sweep_help_text() {
+  return "Usage:\n"
+         "  nvmesim sweep --grid NAME=V1,V2,... [--grid NAME=START:STOP:STEP]... --out DIR\n"
+         "                [--sweep-file FILE] [--jobs N] [--seed S] [--resume]\n"
+         "                [--plot y=METRIC,x=COLUMN[,series=COLUMN]]... [--emit slurm|parallel]\n"
+         "                [nvmesim options fixed for every point...]\n"
+         "  nvmesim sweep --merge DIR [DIR...] --out DIR [--grid ...] [--seed S] [--plot ...]\n"
+         "\n"
+         "Runs every point of the grid (all combinations of the --grid values; the\n"
+         "first axis is the outermost loop) as its own nvmesim process with the fixed\n"
+         "options, --NAME=VALUE per axis, --output-format=json and the point's seed.\n"
+         "\n"
+         "  --grid NAME=...      a parameter (see --list-params) and its values: a list,\n"
+         "                       or START:STOP:STEP with one unit (2000cyc:10000cyc:2000cyc)\n"
+         "  --sweep-file FILE    axes, one per line (NAME = VALUES); lines starting with\n"
+         "                       '--' are fixed options; '#' starts a comment\n"
+         "  --out DIR            results.csv, results.jsonl, sweep.json, points/<id>.*\n"
+         "  --jobs N             parallel points (default: all cores)\n"
+         "  --seed S             sweep seed (default 1); point seed = FNV-1a 64 of\n"
+         "                       \"S\\nNAME=VALUE\\n...\" (axes in order) >> 1\n"
+         "  --resume             keep the points already in DIR with status ok\n"
+         "  --plot y=..,x=..[,series=..]  DIR/plot-<y>-vs-<x>.svg and .png (gnuplot)\n"
+         "  --emit slurm         write DIR/sweep.slurm (sbatch array) and DIR/points.txt\n"
+         "  --emit parallel      write DIR/parallel.txt (parallel --will-cite < it)\n"
+         "  --merge DIR          join the results of sweeps or emitted jobs into --out\n"
+         "\n"
+         "CSV columns: the axes, seed, status (ok, failed, missing), error, then every\n"
+         "value of the run's JSON with dotted names (per_io.exits, config.iodepth, ...).\n"
+         "Exit status: 0 all points ok, 1 a point failed, 2 usage error.\n";
+}
+
+namespace {
+
+struct Args {
+  std::vector<Axis> axes;
+  std::vector<std::string> fixed, merge, emit;
+  std::vector<PlotSpec> plots;
+  std::string out;
+  unsigned jobs = 0;
+  uint64_t seed = 1;
+  bool seed_given = false, resume = false, help = false;
+};
+
+uint64_t parse_uint(const std::string& option, const std::string& v, uint64_t max) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || *end || v[0] == '-' || errno == ERANGE || n > max)
+    throw UsageError(option + ": '" + v + "' is not an integer in 0.." + std::to_string(max));
+  return n;
+}
+
+Args parse(int argc, const char* const* argv) {
+  Args a;
+  bool after_merge = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string tok = argv[i], value;
+    const size_t eq = tok.find('=');
+    const std::string name = tok.rfind("--", 0) == 0 && eq != std::string::npos ? tok.substr(0, eq) : tok;
+    static const std::set<std::string> with_value = {"--grid", "--sweep-file", "--out", "--jobs",
+                                                     "--seed", "--plot", "--emit", "--merge"};
+    if (with_value.count(name)) {
+      if (eq != std::string::npos && name != tok) {
+        value = tok.substr(eq + 1);
+      } else {
+        if (i + 1 >= argc) throw UsageError(name + ": missing value");
+        value = argv[++i];
+      }
+      if (value.empty()) throw UsageError(name + ": empty value");
+    }
+    const bool was_after_merge = after_merge;
+    after_merge = false;
+    if (name == "--help" || name == "-h") a.help = true;
+    else if (name == "--resume") a.resume = true;
+    else if (name == "--grid") a.axes.push_back(parse_grid_arg(value));
+    else if (name == "--sweep-file") load_sweep_file(value, a.axes, a.fixed);
+    else if (name == "--out") a.out = value;
+    else if (name == "--jobs") {
+      a.jobs = unsigned(parse_uint("--jobs", value, 4096));
+      if (!a.jobs) throw UsageError("--jobs: must be at least 1");
+    } else if (name == "--seed") {
+      a.seed = parse_uint("--seed", value, uint64_t(INT64_MAX));
+      a.seed_given = true;
+    } else if (name == "--plot") a.plots.push_back(parse_plot_arg(value));
+    else if (name == "--emit") {
+      if (value != "slurm" && value != "parallel")
+        throw UsageError("--emit: '" + value + "' is not one of slurm, parallel");
+      a.emit.push_back(value);
+    } else if (name == "--merge") {
+      a.merge.push_back(value);
+      after_merge = true;
+    } else if (was_after_merge && tok.rfind("-", 0) != 0) {
+      a.merge.push_back(tok);  // --merge A B C
+      after_merge = true;
+    } else if (name == "--output" || name == "--output-format") {
+      throw UsageError(name + ": the sweep sets it (results go to --out DIR)");
+    } else {
+      a.fixed.push_back(tok);
+    }
+  }
+  return a;
+}
+
+// The fixed options must make a valid run on their own.
+void check_fixed(const std::vector<std::string>& fixed) {
+  std::vector<const char*> argv{"nvmesim"};
+  for (const std::string& f : fixed) argv.push_back(f.c_str());
+  const CliResult r = parse_command_line(int(argv.size()), argv.data());
+  if (r.action == CliResult::Error) throw UsageError(r.message);
+  if (r.action != CliResult::Run)
+    throw UsageError("'" + fixed.front() + "' is not an option of a run (see nvmesim sweep --help)");
+}
+
+std::vector<std::string> axis_names(const std::vector<Axis>& axes) {
+  std::vector<std::string> n;
+  for (const Axis& a : axes) n.push_back(a.name);
+  return n;
+}
+
+std::string absolute(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf)) return buf;
+  return path;
+}
+
+// Plots, then the exit status: 1 if a point is not ok or a plot failed.
+int finish(const Args& a, const std::vector<Record>& records, std::ostream& err) {
+  int rc = 0;
+  for (const Record& r : records)
+    if (r.status != "ok") rc = 1;
+  for (const PlotSpec& p : a.plots) {
+    try {
+      for (const std::string& f : write_plot(a.out, p, axis_names(a.axes), records)) err << "sweep: wrote " << f << "\n";
+    } catch (const std::runtime_error& e) {
+      err << "nvmesim sweep: error: " << e.what() << "\n";
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
+int merge(Args& a, std::ostream& err) {
+  std::vector<std::pair<std::string, Manifest>> manifests;
+  std::vector<Record> found;
+  for (const std::string& dir : a.merge) {
+    Manifest m;
+    if (read_manifest(dir, m)) manifests.emplace_back(dir, m);
+    std::vector<Record> r = collect_records(dir);
+    if (r.empty() && !manifests.size()) err << "sweep: warning: no sweep output in " << dir << "\n";
+    found.insert(found.end(), r.begin(), r.end());
+  }
+  for (const auto& [dir, m] : manifests)
+    if (m.fixed != manifests.front().second.fixed)
+      err << "sweep: warning: " << dir << " ran with other fixed options than " << manifests.front().first << "\n";
+  if (a.axes.empty()) {
+    if (manifests.empty()) throw UsageError("--merge: no sweep.json in the directories; give the grid with --grid");
+    a.axes = union_axes(manifests);
+  }
+  if (!a.seed_given && !manifests.empty()) a.seed = manifests.front().second.seed;
+  const std::vector<Point> points = expand_grid(a.axes, a.seed);
+  make_dirs(a.out);
+  const std::vector<Record> records = assemble(points, found);
+  write_results(a.out, axis_names(a.axes), records);
+  Manifest m;
+  m.seed = a.seed;
+  m.axes = a.axes;
+  m.fixed = manifests.empty() ? std::vector<std::string>() : manifests.front().second.fixed;
+  write_manifest(a.out, m);
+  size_t ok = 0;
+  for (const Record& r : records) ok += r.status == "ok";
+  err << "sweep: merged " << points.size() << " points from " << a.merge.size() << " directories: " << ok
+      << " ok, " << (points.size() - ok) << " failed or missing; results in " << a.out << "/results.csv\n";
+  return finish(a, records, err);
+}
+
+}  // namespace
+
+int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  try {
+    Args a = parse(argc, argv);
+    if (a.help) {
+      out << sweep_help_text();
+      return 0;
+    }
+    if (a.out.empty()) throw UsageError("--out: required (the directory for results.csv and results.jsonl)");
+    if (!a.merge.empty()) {
+      if (!a.emit.empty() || a.resume) throw UsageError("--merge: cannot be combined with --emit or --resume");
+      return merge(a, err);
+    }
+    if (a.axes.empty()) throw UsageError("--grid: no grid given (--grid NAME=V1,V2,... or --sweep-file FILE)");
+    const std::vector<Point> points = expand_grid(a.axes, a.seed);
+    check_fixed(a.fixed);
+    make_dirs(a.out + "/points");
+    a.out = absolute(a.out);
+    const std::string exe = self_exe();
+    Manifest m;
+    m.seed = a.seed;
+    m.fixed = a.fixed;
+    m.axes = a.axes;
+    write_manifest(a.out, m);
+
+    if (!a.emit.empty()) {
+      for (const std::string& what : a.emit)
+        err << "sweep: wrote " << emit(what, a.out, exe, a.fixed, points) << " (" << points.size() << " points)\n";
+      return 0;
+    }
+
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string partial = a.out + "/results.jsonl.partial";
+    std::vector<Record> found;
+    if (a.resume) {
+      found = read_jsonl(a.out + "/results.jsonl");
+      for (Record& r : read_jsonl(partial)) found.push_back(std::move(r));
+    }
+    std::vector<Record> previous = assemble(points, found);
+    std::vector<Point> todo;
+    for (size_t k = 0; k < points.size(); ++k)
+      if (previous[k].status != "ok") todo.push_back(points[k]);
+    // Finished points are appended here at once, so an interrupted sweep
+    // can be resumed; the final files are written in grid order at the end.
+    FILE* part = std::fopen(partial.c_str(), a.resume ? "a" : "w");
+    if (!part) throw std::runtime_error("cannot write " + partial);
+    std::vector<Record> ran;
+    RunnerOptions ro;
+    ro.exe = exe;
+    ro.fixed = a.fixed;
+    ro.dir = a.out;
+    ro.jobs = a.jobs ? a.jobs : unsigned(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+    ro.total = points.size();
+    if (points.size() != todo.size())
+      err << "sweep: resuming: " << (points.size() - todo.size()) << " of " << points.size() << " points already done\n";
+    run_points(todo, ro, err, ::isatty(2), [&](const Record& r) {
+      ran.push_back(r);
+      const std::string line = jsonl_line(r) + "\n";
+      std::fwrite(line.data(), 1, line.size(), part);
+      std::fflush(part);
+    });
+    std::fclose(part);
+    found.insert(found.end(), ran.begin(), ran.end());
+    const std::vector<Record> records = assemble(points, found);
+    write_results(a.out, axis_names(a.axes), records);
+    std::remove(partial.c_str());
+    size_t failed = 0;
+    for (const Record& r : records) failed += r.status != "ok";
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    char took[32];
+    std::snprintf(took, sizeof took, "%.2f", wall);
+    err << "sweep: " << points.size() << " points: " << todo.size() << " run, "
+        << (points.size() - todo.size()) << " resumed, " << failed << " failed, in " << took << " s with "
+        << ro.jobs << " jobs; results in " << a.out << "/results.csv\n";
+    return finish(a, records, err);
+  } catch (const UsageError& e) {
+    err << "nvmesim sweep: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << "nvmesim sweep: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace nvmesim::platform

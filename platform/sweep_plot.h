@@ -1,0 +1,32 @@
+// Sweep plots: `--plot y=METRIC,x=COLUMN[,series=COLUMN]` draws y against x
+// (one line per series value) with gnuplot, run as a child process, into
+// DIR/plot-<y>-vs-<x>.svg and .png (svg and pngcairo terminals, both in
+// Debian's gnuplot-nox). The script and data stay beside them (.gp, .dat).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "platform/sweep_output.h"
+
+namespace nvmesim::platform::sweep {
+
+struct PlotSpec {
+  std::string y, x, series;  // CSV column names; series may be empty
+};
+
+// "y=per_io.exits,x=iodepth,series=nvme.dbbuf"; throws UsageError.
+PlotSpec parse_plot_arg(const std::string& arg);
+
+// "plot-per_io.exits-vs-iodepth" (characters other than [A-Za-z0-9._-] -> '_').
+std::string plot_basename(const PlotSpec& spec);
+
+// Draws the ok records. x values that are all numbers with one common unit
+// ("2000cyc") give a numeric axis, otherwise one tick per distinct value in
+// grid order. Returns the files written; throws std::runtime_error when
+// there is nothing to draw or gnuplot fails.
+std::vector<std::string> write_plot(const std::string& dir, const PlotSpec& spec,
+                                    const std::vector<std::string>& axis_names,
+                                    const std::vector<Record>& records);
+
+}  // namespace nvmesim::platform::sweep
