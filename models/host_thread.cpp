@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/big_lock.h"
 #include "models/host_cpus.h"
 #include "traces/tracer.h"
 
@@ -119,9 +120,11 @@ void HostThread::run() {
     const sc_time start = sc_time_stamp();
     if (auto* t = traces::active())
       t->thread_state(params_.trace_id, start.value(), traces::ThreadState::Working);
+    if (params_.bql) params_.bql->acquire_mainloop();
     sc_time local = cpu(params_.dispatch_cost);
     if (work_) work_(local);
     sync(local);
+    if (params_.bql) params_.bql->release_mainloop();
     busy_time_ += sc_time_stamp() - start;
     busy_ = false;
     if (cpus_ && poll_ns_ == SC_ZERO_TIME) cpus_->set_runnable(cpu_id_, false);

@@ -12,6 +12,7 @@
 namespace nvmesim::models {
 
 class HostCpus;
+class BigLock;
 
 class HostThread : public sc_core::sc_module {
  public:
@@ -26,6 +27,7 @@ class HostThread : public sc_core::sc_module {
     unsigned poll_grow = 2;    // QEMU: 0 means 2
     unsigned poll_shrink = 0;  // QEMU: 0 means drop to 0
     unsigned trace_id = 0;     // its index in traces
+    BigLock* bql = nullptr;    // the main loop runs its work under QEMU's global lock
   };
 
   HostThread(sc_core::sc_module_name name, const Params& params, HostCpus* cpus = nullptr);

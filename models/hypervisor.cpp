@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "models/big_lock.h"
 #include "models/host_cpus.h"
 #include "traces/tracer.h"
 
@@ -49,6 +50,9 @@ void Hypervisor::b_transport(int id, tlm::tlm_generic_payload& payload, sc_time&
   }
   const sc_time start_abs = sc_time_stamp() + start;
   const bool pio = doorbell && params_.pio_doorbells;
+  // The handler runs in QEMU under its global lock: it may wait for the
+  // main loop, and the main loop waits for it.
+  if (params_.bql) delay += params_.bql->hold_for_handler(params_.bql_hold);
   delay += cost(pio ? params_.exit_pio : doorbell ? params_.exit_mmio : params_.exit_mmio_other);
   if (auto* t = traces::active()) t->hold_begin(traces::Hold::VcpuExit, unsigned(id), start_abs.value());
   rc_initiator->b_transport(payload, delay);  // may wait (device work inside the exit)

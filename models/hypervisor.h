@@ -19,6 +19,7 @@ namespace nvmesim::models {
 
 // Whoever takes interrupts (a vCPU).
 class HostCpus;
+class BigLock;
 
 class InterruptTarget {
  public:
@@ -39,6 +40,8 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
     bool pio_doorbells = false;        // what-if: doorbells written with port I/O
     sc_core::sc_time exit_pio;         // port I/O exit
     sc_core::sc_time exit_pio_ioeventfd;
+    BigLock* bql = nullptr;            // MMIO handled in QEMU takes its global lock...
+    sc_core::sc_time bql_hold;         // ...for this long
   };
 
   // vCPU i binds its MMIO initiator to guest_mmio in order of index.

@@ -65,6 +65,7 @@ NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& para
   cq_marked_.assign(queues, 0);
   sq_deadline_.assign(queues, SC_ZERO_TIME);
   cq_deadline_.assign(queues, SC_ZERO_TIME);
+  cq_fired_.assign(queues, 0);
   eventfd_set_.assign(2u * queues, 0);
   coalesced_.assign(params_.firmware.msix_vectors, 0);
   coalesce_deadline_.assign(params_.firmware.msix_vectors, SC_ZERO_TIME);
@@ -247,6 +248,11 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
     const sc_time burst_start = sc_time_stamp() + local;
     unsigned commands = 0, completions = 0;
     if (auto* t = traces::active()) t->hold_begin(traces::Hold::DeviceBurst, trace_id, burst_start.value());
+    // Timers fire in deadline order: a CQ timer that expired before this
+    // pass posts even if this pass's completions re-arm it.
+    if (timers)
+      for (uint16_t cqid = 1; cqid < cq_scan_limit_; ++cqid)
+        if (&context_of(cqid) == &ctx && timer_due(cq_deadline_, cqid)) cq_fired_[cqid] = 1;
     // Submission queues that were rung (or still hold work).
     for (size_t i = 0; i < ctx.sq_list.size(); ++i) {
       const uint16_t qid = ctx.sq_list[i];
@@ -289,7 +295,10 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
     // went to (or that were rung) can hold completions.
     for (uint16_t cqid = 0; cqid < cq_scan_limit_; ++cqid) {
       if (&context_of(cqid) != &ctx) continue;
-      if (!timer_due(cq_deadline_, cqid)) continue;
+      if (timers && cqid != 0) {
+        if (!cq_fired_[cqid]) continue;
+        cq_fired_[cqid] = 0;
+      }
       if (!cq_marked_[cqid] && !firmware_->cq_has_pending(cqid)) continue;
       cq_marked_[cqid] = 0;
       posted_before_ = firmware_->counters().completions_posted;

@@ -137,6 +137,7 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
   uint16_t cq_scan_limit_ = 1;  // CQ ids below this may hold completions
   // NotifyMode::Timer: per-queue deadlines (zero: not armed).
   std::vector<sc_core::sc_time> sq_deadline_, cq_deadline_;
+  std::vector<uint8_t> cq_fired_;  // CQ timers that expired before the current pass
   // ioeventfd fault: an eventfd still set after its handler ran.
   std::vector<uint8_t> eventfd_set_;
   // Interrupt coalescing (Set Features 0x08), per vector.

@@ -1,5 +1,6 @@
 // The command-line front end (see cli.h).
 #include "platform/cli.h"
+#include "platform/presets.h"
 
 #include <memory>
 
@@ -75,10 +76,13 @@ po::options_description all_options(const ParamRegistry& registry) {
       ("help,h", "")
       ("version", "")
       ("list-params", "")
+      ("preset", po::value<std::string>(), "")
+      ("list-presets", "")
       ("config", po::value<std::string>(), "")
       ("output-format", po::value<std::string>(), "")
       ("output", po::value<std::string>(), "")
       ("host-stats", "")
+      ("fail-on-stall", "")
       ("vcd", po::value<std::string>(), "")
       ("timeline", po::value<std::string>(), "")
       ("trace-start", po::value<std::string>(), "")
@@ -130,6 +134,8 @@ std::string help_text() {
        "  nvmesim [options]\n"
        "  nvmesim eventidx ...     explain or check the EventIdx doorbell decision\n"
        "                           (see 'nvmesim eventidx --help')\n"
+       "  nvmesim sweep ...        run a grid of experiments in parallel, CSV and plots\n"
+       "                           (see 'nvmesim sweep --help')\n"
        "\n"
        "Simulates a virtualized NVMe I/O path (guest driver, hypervisor exits, PCIe,\n"
        "NVMe controller with the doorbell buffer) and reports doorbell exits,\n"
@@ -144,12 +150,16 @@ std::string help_text() {
        "  --version                  print the version and exit\n"
        "  --list-params              list every parameter: name, default, unit, range\n"
        "                             or choices, help; and exit\n"
+       "  --preset NAME              apply a named machine's exit costs first (later\n"
+       "                             options override them); --list-presets shows them\n"
        "  --config FILE              read parameters from an INI file; repeatable,\n"
        "                             later files and command-line values override\n"
        "  --output-format FORMAT     normal (default), json, or json+ (fio's json+\n"
        "                             layout with nvmesim's results under \"nvmesim\")\n"
        "  --output FILE              write the results to FILE instead of stdout\n"
        "  --host-stats               add wall time, peak RSS and I/Os per wall second\n"
+       "  --fail-on-stall            exit with status 3 when the run stalls (I/Os\n"
+       "                             outstanding and no progress: the stall report)\n"
        "  --vcd FILE                 write a VCD waveform of the run (GTKWave; see\n"
        "                             traces/README.md)\n"
        "  --timeline FILE            write a Chrome trace-event JSON timeline (Perfetto\n"
@@ -187,7 +197,8 @@ std::string help_text() {
        "ones); a [fio] section also holds the flat names; under [hv], 'exit_mmio =\n"
        "5100cyc' sets hv.exit_mmio.\n"
        "\n"
-       "Exit status: 0 success, 1 internal error, 2 usage or configuration error.\n";
+       "Exit status: 0 success, 1 internal error, 2 usage or configuration error,\n"
+       "3 the run stalled and --fail-on-stall was given.\n";
   return o.str();
 }
 
@@ -239,7 +250,8 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     return error(e.what());
   }
 
-  bool help = false, version = false, list = false;
+  bool help = false, version = false, list = false, list_presets = false, has_preset = false;
+  std::string preset;
   std::vector<std::string> configs;
   std::vector<std::pair<std::string, std::string>> params;
   std::string job_file;
@@ -261,7 +273,10 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     if (key == "help") help = true;
     else if (key == "version") version = true;
     else if (key == "list-params") list = true;
+    else if (key == "list-presets") list_presets = true;
+    else if (key == "preset") preset = value, has_preset = true;
     else if (key == "host-stats") options.host_stats = true;
+    else if (key == "fail-on-stall") options.fail_on_stall = true;
     else if (key == "config") configs.push_back(value);
     else if (key == "output-format") options.output_format = value;
     else if (key == "output") options.output_file = value;
@@ -292,6 +307,11 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     r.message = list_params_text(registry);
     return r;
   }
+  if (list_presets) {
+    r.action = CliResult::ListParams;  // a table to print, exit 0
+    r.message = list_presets_text();
+    return r;
+  }
   if (options.output_format != "normal" && options.output_format != "json" &&
       options.output_format != "json+")
     return error("--output-format: '" + options.output_format + "' is not one of normal, json, json+");
@@ -305,6 +325,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
       return error("--output: empty file name");
 
   try {
+    if (has_preset) apply_preset(preset, r.config);  // first: everything else overrides it
     for (const std::string& c : configs) r.config.load_ini(c);
     if (has_job) {
       // The file's options go between the --config files and the command line.

@@ -15,6 +15,7 @@
 
 #include "platform/cli.h"
 #include "platform/eventidx_cli.h"
+#include "platform/scenarios.h"
 #include "platform/run.h"
 #include "platform/sweep_cli.h"
 
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
   try {
     if (argc > 1 && std::string(argv[1]) == "eventidx")
       return nvmesim::platform::run_eventidx_command(argc - 1, argv + 1, std::cout, std::cerr);
+    if (argc > 1 && std::string(argv[1]) == "scenario")
+      return nvmesim::platform::run_scenario_command(argc - 1, argv + 1, std::cout, std::cerr);
     if (argc > 1 && std::string(argv[1]) == "sweep")
       return nvmesim::platform::run_sweep_command(argc - 1, argv + 1, std::cout, std::cerr);
 

@@ -71,6 +71,8 @@ void register_builtin_params(ParamRegistry& r) {
   r.add(time("guest.irq_entry", "500ns", 0, 1 * MS, "guest interrupt handler entry"));
   r.add(integer("guest.io_queue_entries", "1024", "entries", 2, 65536,
                 "entries of each I/O submission and completion queue"));
+  r.add(integer("guest.io_cq_entries", "0", "entries", 0, 65536,
+                "entries of each I/O completion queue (0 = as the SQ; else 2..65536)"));
   r.add(choice("guest.completion", "irq", {"irq", "poll"}, "",
                "completion path: interrupts or polling the CQ"));
   r.add(time("guest.poll_interval", "1us", 1 * NS, 1 * MS,
@@ -153,6 +155,10 @@ void register_builtin_params(ParamRegistry& r) {
   r.add(integer("hv.poll_shrink", "0", "", 0, 1024,
                 "polling window shrink divisor (0 = drop to 0), as QEMU"));
   r.add(boolean("hv.apicv", "off", "APIC virtualization: EOI without an exit"));
+  r.add(boolean("hv.bql", "off",
+                "QEMU's global lock: the main loop and MMIO handlers in QEMU exclude each other"));
+  r.add(time("hv.bql_hold", "1us", 0, 1 * MS,
+             "hv.bql: how long an MMIO handler in QEMU holds the global lock"));
   r.add(time("hv.dispatch_latency", "2us", 0, 10 * MS,
              "host thread wake-up to start of processing"));
   r.add(time("hv.dispatch_cost", "500ns", 0, 1 * MS,

@@ -153,7 +153,8 @@ void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
     << ", \"overcommitted\": " << fixed(r.overcommitted_ns / span, 6) << "\n" << i1 << "},\n";
   o << i1 << "\"bringup\": {\"ok\": " << (r.bringup_ok ? "true" : "false")
     << ", \"error\": " << quoted(r.bringup_error) << ", \"sim_time_ns\": " << fixed(r.bringup_ns, 3)
-    << ", \"dbbuf_opcode\": " << unsigned(r.dbbuf_opcode) << ", \"exits\": {";
+    << ", \"dbbuf_opcode\": " << unsigned(r.dbbuf_opcode)
+    << ", \"dbbuf_status\": " << r.dbbuf_status << ", \"exits\": {";
   for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k)
     o << (k ? ", " : "") << quoted(models::to_string(ExitKind(k))) << ": " << r.bringup_exits.count[k];
   o << "}},\n";
@@ -243,6 +244,13 @@ void write_normal(const RunResults& r, std::ostream& o) {
   if (r.lost_notifications) o << "  lost ioeventfd notifications: " << r.lost_notifications << "\n";
   o << "bring-up (apart): " << fixed(r.bringup_ns / 1000.0, 1) << " us, "
     << r.bringup_exits.total_count_excluding_hlt() << " exits\n";
+  if (r.dbbuf_opcode && r.dbbuf_status) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf,
+                  "  Doorbell Buffer Config (0x%02X) failed with status 0x%04X: MMIO doorbells on every queue\n",
+                  unsigned(r.dbbuf_opcode), unsigned(r.dbbuf_status));
+    o << buf;
+  }
   if (r.stalled) o << "STALL: " << r.stall_report << "\n";
   if (r.has_host)
     o << "host: " << fixed(r.wall_s, 3) << " s wall, " << r.peak_rss_bytes / 1048576 << " MiB peak RSS, "

@@ -60,6 +60,7 @@ struct RunResults {
   DoorbellFigures sq, cq;
   bool dbbuf_active = false;
   uint8_t dbbuf_opcode = 0;
+  uint16_t dbbuf_status = 0;  // Status Field of Doorbell Buffer Config (0: success or not sent)
   models::ExitStats exits;  // all vCPUs, measured phase
   std::vector<VcpuFigures> vcpus;
   std::vector<DeviceThreadFigures> device_threads;

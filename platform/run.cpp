@@ -88,7 +88,7 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
   System system(config, job_configs);
   if (traces) {
     const unsigned vcpus = unsigned(system.vcpus().size());
-    traces->tee.begin(vcpus, vcpus, 1);  // one I/O queue per vCPU, one emulation thread
+    traces->tee.begin(vcpus, vcpus, unsigned(system.host_thread_count()));  // one I/O queue per vCPU
     const std::string bad = traces->options.unmatched();
     if (!bad.empty())
       throw TraceSignalsError("--trace-signals: '" + bad + "' matches no signal (names such as q1.shadow_sq_tail, vcpu0.state, host0.state, msix.vector1; timeline: q1.io, vcpu0.exit, host0.burst)");
@@ -107,16 +107,13 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
   return r;
 }
 
-// The figures the side-by-side table shows, passed back from a child.
-struct Summary {
-  double iops, sq_per_io, cq_per_io, sq_hit, cq_hit;
-  uint64_t ios, p50, p99;
-  bool ok, stalled, dbbuf_active;
-};
+using Summary = RunSummary;
 
 Summary summarize(const RunResults& r) {
   Summary s{};
   s.iops = r.iops();
+  s.bw_bytes = r.bw_bytes();
+  s.exits_per_io = r.per_io(r.exits.total_count_excluding_hlt());
   s.sq_per_io = r.per_io(r.sq.mmio);
   s.cq_per_io = r.per_io(r.cq.mmio);
   s.sq_hit = r.dbbuf_active ? RunResults::hit_rate(r.sq) : -1;
@@ -140,6 +137,8 @@ bool write_all(int fd, const void* p, size_t n) {
   }
   return true;
 }
+
+}  // namespace
 
 // SystemC elaborates once per process: each run of a comparison simulates
 // in a child process and sends its summary and JSON back through a pipe.
@@ -196,6 +195,8 @@ bool run_in_child(const Config& config, bool host_stats, Summary& summary, std::
   return true;
 }
 
+namespace {
+
 std::string pct(double rate) {
   if (rate < 0) return "n/a";
   char b[32];
@@ -219,7 +220,7 @@ int run_default_comparison(const Config& base, const RunOptions& options, std::o
   if (options.output_format == "json") {
     out << "{\n  \"experiment\": \"default: doorbell buffer off vs spec\",\n  \"runs\": {\n";
     out << "    \"off\":\n" << json[0] << ",\n    \"spec\":\n" << json[1] << "\n  }\n}\n";
-    return 0;
+    return options.fail_on_stall && (s[0].stalled || s[1].stalled) ? 3 : 0;
   }
   out << "nvmesim default experiment: rw=" << base.text("rw") << " bs=" << base.text("bs")
       << " iodepth=" << base.text("iodepth") << " numjobs=" << base.text("numjobs")
@@ -250,7 +251,7 @@ int run_default_comparison(const Config& base, const RunOptions& options, std::o
   for (int k = 0; k < 2; ++k)
     if (s[k].stalled) out << "dbbuf=" << modes[k] << ": the run stalled (see --output-format=json)\n";
   out << "\nRun one configuration with any option (e.g. --nvme.dbbuf=spec) for the full report.\n";
-  return 0;
+  return options.fail_on_stall && (s[0].stalled || s[1].stalled) ? 3 : 0;
 }
 
 }  // namespace
@@ -274,6 +275,9 @@ int run_experiment(const Config& config, const RunOptions& options, std::ostream
   } catch (const TraceSignalsError& e) {
     std::cerr << "nvmesim: error: " << e.what() << "\n";
     return 2;
+  } catch (const ConfigError& e) {  // combinations only the assembled system can check
+    std::cerr << "nvmesim: error: " << e.what() << "\n";
+    return 2;
   }
   if (tracing) {
     const uint64_t late = (traces.vcd ? traces.vcd->late_events() : 0) +
@@ -295,6 +299,7 @@ int run_experiment(const Config& config, const RunOptions& options, std::ostream
     write_normal(r, out);
   }
   if (!r.bringup_ok) return 1;
+  if (r.stalled && options.fail_on_stall) return 3;
   return 0;
 }
 

@@ -17,6 +17,7 @@ struct RunOptions {
   std::string output_format = "normal";  // normal | json | json+
   std::string output_file;               // empty: standard output
   bool host_stats = false;               // add wall time, peak RSS, I/Os per wall second
+  bool fail_on_stall = false;            // a stalled run (the watchdog's report) exits with 3
   bool default_experiment = false;       // no experiment options given: run the default comparison
   std::shared_ptr<const FioJobs> fio;    // --job: the job sections (names, per-vCPU workloads)
   std::vector<std::string> notices;      // printed to standard error before the run
@@ -25,6 +26,20 @@ struct RunOptions {
   uint64_t trace_start_ps = 0, trace_stop_ps = UINT64_MAX;
   std::vector<std::string> trace_signals;
 };
+
+// The headline figures of one run.
+struct RunSummary {
+  double iops, bw_bytes, sq_per_io, cq_per_io, sq_hit, cq_hit, exits_per_io;
+  uint64_t ios, p50, p99;
+  bool ok, stalled, dbbuf_active;
+};
+
+// Simulates `config` in a child process (SystemC elaborates once per
+// process, so a process can run several configurations this way). Fills
+// `summary` and `json` (the run's JSON results); false with `error` set
+// when the child failed.
+bool run_in_child(const Config& config, bool host_stats, RunSummary& summary, std::string& json,
+                  std::string& error);
 
 // Runs the configured experiment and writes its results to `out`. Returns
 // the process exit code (0 on success).

@@ -1,6 +1,7 @@
 #include "platform/system.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 #include <systemc>
@@ -9,6 +10,7 @@
 #include "models/address_map.h"
 #include "models/guest.h"
 #include "models/guest_memory.h"
+#include "models/big_lock.h"
 #include "models/host_cpus.h"
 #include "models/host_thread.h"
 #include "models/hypervisor.h"
@@ -98,6 +100,10 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
                       " does not fit an I/O queue of " + std::to_string(entries) +
                       " entries (allowed 1.." + std::to_string(entries - 1) +
                       "; raise guest.io_queue_entries and nvme.mqes)");
+  const int64_t io_cq_entries = c.integer("guest.io_cq_entries");
+  if (io_cq_entries == 1)
+    throw ConfigError("--guest.io_cq_entries: 1 is not a queue size (allowed 0 = as the SQ, or "
+                      "2..65536)");
   if (numjobs > c.integer("nvme.max_io_queues"))
     throw ConfigError("--numjobs: " + std::to_string(numjobs) +
                       " needs more I/O queues than nvme.max_io_queues (" +
@@ -140,7 +146,10 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   tp.dispatch_latency = ns(c.time_ns("hv.dispatch_latency"));
   tp.dispatch_cost = ns(c.time_ns("hv.dispatch_cost"));
   tp.trace_id = 0;
+  if (c.flag("hv.bql")) bql_ = std::make_unique<BigLock>();
+  tp.bql = bql_.get();
   host_threads_.push_back(std::make_unique<HostThread>("mainloop", tp, host_cpus_.get()));
+  tp.bql = nullptr;  // iothreads run outside the global lock
   std::vector<uint8_t> queue_thread(size_t(c.integer("nvme.max_io_queues")) + 1, 0);
   if (device_thread == "iothread") {
     // QEMU's iothreads busy-poll adaptively; the main loop does not.
@@ -208,6 +217,8 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   hp.pio_doorbells = c.choice("hv.doorbell_access") == "pio";
   hp.exit_pio = ns(c.time_ns("hv.exit_pio"));
   hp.exit_pio_ioeventfd = ns(c.time_ns("hv.exit_pio_ioeventfd"));
+  hp.bql = bql_.get();
+  hp.bql_hold = ns(c.time_ns("hv.bql_hold"));
   hypervisor_ = std::make_unique<Hypervisor>("hv", hp, numjobs, host_cpus_.get());
   if (notify == NotifyMode::Ioeventfd) {
     hypervisor_->set_ioeventfd([this](uint32_t offset, const sc_time& delay) {
@@ -219,6 +230,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   fw::DriverConfig dc;
   dc.io_queues = uint16_t(numjobs);
   dc.io_queue_entries = entries;
+  dc.io_cq_entries = uint32_t(io_cq_entries);
   dc.max_outstanding_per_queue = iodepth;
   dc.max_transfer_bytes = bs;
   dc.use_dbbuf = dbbuf != "off";
@@ -308,40 +320,77 @@ void System::snapshot(Snapshot& s) const {
   s.overcommitted = host_cpus_->overcommitted_time();
 }
 
-void System::watchdog() {
-  uint64_t ios = 0, outstanding = 0;
-  for (auto& v : vcpus_) {
+namespace {
+
+std::string us_text(const sc_time& t) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%.3f us", double(t.value()) / 1e6);
+  return b;
+}
+
+// Where a stalled run stands, queue by queue: what the driver published,
+// what the device knows, the doorbell buffer, and the commands in flight.
+std::string describe_stall(System& sys, const std::string& headline) {
+  std::ostringstream r;
+  r << headline;
+  const fw::Controller& ctl = sys.controller().firmware();
+  const fw::Driver& d = sys.guest().driver();
+  const uint32_t dstrd = ctl.config().dstrd;
+  auto rd = [&](uint64_t addr) {
+    uint32_t x = 0;
+    if (const uint8_t* p = sys.memory().ptr(addr, 4)) std::memcpy(&x, p, 4);
+    return x;
+  };
+  for (auto& v : sys.vcpus()) {
+    if (v->results().finished) continue;
+    const uint16_t q = v->params().qid;
+    const auto sq = ctl.sq_state(q);
+    const auto cq = ctl.cq_state(q);
+    r << "; queue " << q << " (vcpu" << v->params().index << ", " << v->outstanding()
+      << " commands in flight): SQ " << q << " driver tail " << d.sq_tail(q) << ", device head "
+      << sq.head << " tail " << sq.tail;
+    if (sq.exists && sq.tail != d.sq_tail(q)) r << " (the device never saw the driver's tail)";
+    r << "; CQ " << q << " (" << cq.size << " entries) driver head " << d.cq_head(q)
+      << ", device head " << cq.head << " tail " << cq.tail << ", " << cq.pending
+      << " completions waiting to be posted";
+    if (cq.exists && cq.pending && fw::Ring{cq.size}.full(cq.head, cq.tail))
+      r << " (CQ " << q << " is full as the device sees it: it waits for a CQ head update)";
+    if (d.dbbuf_active()) {
+      r << "; shadow doorbells: SQ tail " << rd(d.shadow_buffer_addr() + fw::dbbuf_sq_offset(q, dstrd))
+        << ", CQ head " << rd(d.shadow_buffer_addr() + fw::dbbuf_cq_offset(q, dstrd))
+        << "; EventIdx: SQ " << rd(d.eventidx_buffer_addr() + fw::dbbuf_sq_offset(q, dstrd))
+        << ", CQ " << rd(d.eventidx_buffer_addr() + fw::dbbuf_cq_offset(q, dstrd));
+    } else {
+      r << "; doorbell buffer inactive (MMIO doorbells)";
+    }
+  }
+  return r.str();
+}
+
+// The figures every stall headline carries.
+void stall_figures(System& sys, uint64_t& ios, uint64_t& outstanding, sc_time& last) {
+  ios = outstanding = 0;
+  last = SC_ZERO_TIME;
+  for (auto& v : sys.vcpus()) {
     ios += v->results().ios;
     outstanding += v->outstanding();
+    if (v->results().end > last) last = v->results().end;
   }
+}
+
+}  // namespace
+
+void System::watchdog() {
+  uint64_t ios = 0, outstanding = 0;
+  sc_time last;
+  stall_figures(*this, ios, outstanding, last);
   if (guest_->ready() && outstanding && ios == watchdog_->last_ios) {
-    std::ostringstream r;
-    r << "stall at " << sc_time_stamp().to_seconds() * 1e9 << " ns: no completion for "
-      << config_.text("sim.stall_timeout") << " with " << outstanding << " I/Os outstanding";
-    for (auto& v : vcpus_) {
-      if (!v->outstanding()) continue;
-      const uint16_t q = v->params().qid;
-      const auto sq = controller_->firmware().sq_state(q);
-      const auto cq = controller_->firmware().cq_state(q);
-      const auto& d = guest_->driver();
-      r << "; queue " << q << ": driver sq_tail " << d.sq_tail(q) << " cq_head " << d.cq_head(q)
-        << ", device sq head " << sq.head << " tail " << sq.tail << ", cq tail " << cq.tail
-        << " head " << cq.head << " pending " << cq.pending << ", in flight " << v->outstanding();
-      if (d.dbbuf_active()) {
-        const uint32_t dstrd = controller_->firmware().config().dstrd;
-        auto rd = [&](uint64_t base, uint32_t off) {
-          uint32_t x = 0;
-          std::memcpy(&x, memory_->ptr(base + off, 4), 4);
-          return x;
-        };
-        r << ", shadow sq " << rd(d.shadow_buffer_addr(), fw::dbbuf_sq_offset(q, dstrd))
-          << " cq " << rd(d.shadow_buffer_addr(), fw::dbbuf_cq_offset(q, dstrd))
-          << ", eventidx sq " << rd(d.eventidx_buffer_addr(), fw::dbbuf_sq_offset(q, dstrd))
-          << " cq " << rd(d.eventidx_buffer_addr(), fw::dbbuf_cq_offset(q, dstrd));
-      }
-    }
+    std::ostringstream h;
+    h << "stall detected at " << us_text(sc_time_stamp()) << " by the watchdog: no I/O completed for "
+      << config_.text("sim.stall_timeout") << " (sim.stall_timeout; last completion at "
+      << us_text(last) << "), " << outstanding << " I/Os outstanding";
     stall_ = true;
-    stall_report_ = r.str();
+    stall_report_ = describe_stall(*this, h.str());
     sc_stop();
     return;
   }
@@ -355,6 +404,19 @@ namespace nvmesim::platform {
 
 RunResults System::run() {
   sc_start();
+  // sc_start() also returns when no event is left: a vCPU waiting for an
+  // interrupt that nothing will send is a stall too.
+  if (!stall_ && guest_->vcpus_running() > 0) {
+    uint64_t ios = 0, outstanding = 0;
+    sc_time last;
+    stall_figures(*this, ios, outstanding, last);
+    std::ostringstream h;
+    h << "stall at " << us_text(sc_time_stamp()) << ": the simulation ran out of events with "
+      << guest_->vcpus_running() << " vCPU(s) not finished (last completion at " << us_text(last)
+      << "), " << outstanding << " I/Os outstanding";
+    stall_ = true;
+    stall_report_ = describe_stall(*this, h.str());
+  }
   RunResults r;
   r.config = config_.effective();
   const auto& d = guest_->driver();
@@ -363,6 +425,7 @@ RunResults System::run() {
   r.bringup_ns = double(guest_->bringup_time().value()) / 1000.0;
   r.dbbuf_active = d.dbbuf_active();
   r.dbbuf_opcode = guest_->bringup().dbbuf_opcode;
+  r.dbbuf_status = guest_->bringup().dbbuf_status;
   r.stalled = stall_;
   r.stall_report = stall_report_;
 

@@ -16,6 +16,7 @@ class PcieRootComplex;
 class NvmeControllerModel;
 class HostThread;
 class HostCpus;
+class BigLock;
 class Hypervisor;
 class Guest;
 class Vcpu;
@@ -44,6 +45,7 @@ class System {
   models::GuestMemory& memory() { return *memory_; }
   models::Hypervisor& hypervisor() { return *hypervisor_; }
   std::vector<std::unique_ptr<models::Vcpu>>& vcpus() { return vcpus_; }
+  size_t host_thread_count() const { return host_threads_.size(); }  // trace ids 0..n-1
 
  private:
   struct Snapshot;
@@ -56,6 +58,7 @@ class System {
   std::unique_ptr<models::GuestMemory> memory_;
   std::unique_ptr<models::PcieRootComplex> root_complex_;
   std::unique_ptr<models::HostCpus> host_cpus_;
+  std::unique_ptr<models::BigLock> bql_;
   std::vector<std::unique_ptr<models::HostThread>> host_threads_;  // [0]: main loop
   std::unique_ptr<models::NvmeControllerModel> controller_;
   std::unique_ptr<models::Hypervisor> hypervisor_;

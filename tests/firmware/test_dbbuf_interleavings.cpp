@@ -13,6 +13,7 @@
 #include "firmware/controller.h"
 #include "firmware/driver.h"
 #include "firmware/eventidx.h"
+#include "tests/firmware/test_controller_env.h"
 
 using namespace nvmesim;
 using namespace nvmesim::fw;
@@ -404,4 +405,56 @@ TEST_CASE("interleaving: the device stores the EventIdx, then barriers, then loa
                             "store cqe 0 = 16 bytes",
                             "store eventidx cq1 = 0", "barrier", "load shadow cq1 = 0",
                             "store cqe 1 = 16 bytes", "msix 1"});
+}
+
+// ---------------------------------------------------------------- config checks
+// tests/firmware/test_controller_dbbuf.cpp covers zero, equal, misaligned
+// PRP1/PRP2, PRP2 just outside, PRP1 far outside and the too-small page;
+// these are the cases it leaves out.
+TEST_CASE("interleaving: Doorbell Buffer Config checks not covered elsewhere",
+          "[dbbuf][controller]") {
+  constexpr uint64_t kMem = 8u << 20, S = 0x600000, E = 0x601000;
+  ControllerConfig c;
+  c.guest_memory_bytes = kMem;
+  auto invalid_field = [](const nvme::CompletionEntry& e) {
+    CHECK(ctltest::field(e.status) == nvme::status_generic(nvme::sc::INVALID_FIELD));
+    CHECK(ctltest::dnr(e.status));
+  };
+  SECTION("PRP1 just outside, PRP2 far outside") {
+    ctltest::Harness h(c);
+    h.enable();
+    invalid_field(h.admin(ctltest::dbbuf_cmd(kMem, E)));
+    invalid_field(h.admin(ctltest::dbbuf_cmd(S, 0x40000000ull)));
+    CHECK_FALSE(h.ctrl.dbbuf_active());
+  }
+  SECTION("the vendor opcode 0xC0 applies the same checks") {
+    c.dbbuf = DbbufMode::Vendor;
+    ctltest::Harness h(c);
+    h.enable();
+    const uint8_t op = nvme::admin::VENDOR_DOORBELL_BUFFER_CONFIG;
+    invalid_field(h.admin(ctltest::dbbuf_cmd(0, E, op)));
+    invalid_field(h.admin(ctltest::dbbuf_cmd(S, S, op)));
+    invalid_field(h.admin(ctltest::dbbuf_cmd(S + 8, E, op)));
+    invalid_field(h.admin(ctltest::dbbuf_cmd(S, kMem, op)));
+    CHECK_FALSE(h.ctrl.dbbuf_active());
+    CHECK(ctltest::field(h.admin(ctltest::dbbuf_cmd(S, E, op)).status) == 0);
+    CHECK(h.ctrl.dbbuf_active());
+  }
+  SECTION("a rejected second config leaves the first in place") {
+    ctltest::Harness h(c);
+    h.enable();
+    REQUIRE(ctltest::field(h.admin(ctltest::dbbuf_cmd(S, E)).status) == 0);
+    invalid_field(h.admin(ctltest::dbbuf_cmd(0x700000, 0x700800)));
+    CHECK(h.ctrl.dbbuf_active());
+    CHECK(h.ctrl.shadow_buffer_addr() == S);
+    CHECK(h.ctrl.eventidx_buffer_addr() == E);
+  }
+  SECTION("too many queues for one page at stride 4: 1024 queues need 8200 bytes") {
+    c.max_io_queues = 1024;
+    c.msix_vectors = 1025;
+    ctltest::Harness h(c);
+    h.enable();
+    invalid_field(h.admin(ctltest::dbbuf_cmd(S, E)));
+    CHECK_FALSE(h.ctrl.dbbuf_active());
+  }
 }

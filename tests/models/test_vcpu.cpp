@@ -45,6 +45,7 @@ struct RecordingTracer : traces::Tracer {
   void vm_exit(unsigned vcpu, const char* kind, uint64_t s, uint64_t e) override {
     exits.push_back({vcpu, kind, s, e});
   }
+  void io_start(uint16_t, uint32_t, bool, uint64_t) override {}
   void io(uint16_t qid, uint32_t, bool, uint64_t s, uint64_t e) override {
     ios.push_back({qid, s, e});
   }
@@ -56,6 +57,8 @@ struct RecordingTracer : traces::Tracer {
   void device_burst(unsigned, uint64_t, uint64_t, unsigned, unsigned) override {}
   void msix(uint16_t, uint64_t t) override { msix_times.push_back(t); }
   void interrupt(unsigned, uint64_t t) override { interrupt_times.push_back(t); }
+  void hold_begin(traces::Hold, unsigned, uint64_t) override {}
+  void hold_end(traces::Hold, unsigned) override {}
 
   std::vector<Value> of(traces::QueueSignal s, uint16_t qid) const {
     std::vector<Value> out;
@@ -290,7 +293,7 @@ TEST_CASE("vcpu: with the full barrier the doorbell waits for the shadow store",
 }
 
 TEST_CASE("vcpu: guest + exits + idle account for the measured interval (buffer off)", "[vcpu]") {
-  const Config c = make_config(base_settings(), {{"iodepth", "4"}, {"number_ios", "200"}});
+  const Config c = make_config(base_settings(), {{"iodepth", "2"}, {"number_ios", "200"}});
   System system(c);
   const RunResults r = system.run();
   REQUIRE(r.ios == 200);

@@ -1,0 +1,53 @@
+// QEMU's global mutex (the "BQL"): the main loop holds it while it runs
+// device emulation, and a vCPU whose MMIO exit is handled in QEMU holds it
+// for the handler. One excludes the other, so heavy MMIO traffic steals
+// main-loop time and a busy main loop lengthens exits. ioeventfd exits and
+// iothreads do not take it.
+#pragma once
+
+#include <systemc>
+
+namespace nvmesim::models {
+
+class BigLock {
+ public:
+  // The main loop takes the lock (waiting while a vCPU's handler holds it).
+  // Waiters are served in order: once the main loop waits, handlers that
+  // arrive later queue behind it (no starvation by back-to-back exits).
+  void acquire_mainloop() {
+    mainloop_waiting_ = true;
+    while (reserved_until_ > sc_core::sc_time_stamp())
+      sc_core::wait(reserved_until_ - sc_core::sc_time_stamp());
+    mainloop_waiting_ = false;
+    held_by_mainloop_ = true;
+  }
+  void release_mainloop() {
+    held_by_mainloop_ = false;
+    released_.notify(sc_core::SC_ZERO_TIME);
+  }
+  // A vCPU's MMIO handler holds the lock for `hold`, starting no earlier
+  // than now; returns how long it waited for the lock. Called from a vCPU
+  // thread whose local time is synchronised.
+  // The part of the wait still to come (a reservation ahead) is returned,
+  // to be added to the caller's delay; waiting for the main loop passes
+  // simulated time here.
+  sc_core::sc_time hold_for_handler(const sc_core::sc_time& hold) {
+    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    while (held_by_mainloop_ || mainloop_waiting_) sc_core::wait(released_);
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time at = reserved_until_ > now ? reserved_until_ : now;
+    reserved_until_ = at + hold;
+    contended_ += at - start;
+    return at - now;
+  }
+  sc_core::sc_time vcpu_wait_time() const { return contended_; }
+
+ private:
+  bool held_by_mainloop_ = false;
+  bool mainloop_waiting_ = false;
+  sc_core::sc_time reserved_until_;
+  sc_core::sc_event released_;
+  sc_core::sc_time contended_;
+};
+
+}  // namespace nvmesim::models

@@ -1,0 +1,201 @@
+// nvmesim scenario --list | NAME [--output-format=normal|json] [--number_ios=N]
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+
+#include "platform/params.h"
+#include "platform/run.h"
+#include "platform/scenarios.h"
+
+namespace nvmesim::platform {
+
+namespace {
+
+struct Figure {
+  std::string label;
+  double reported, simulated, ratio_reported, ratio_simulated, error;
+};
+
+double metric(const Scenario& s, const RunSummary& r) {
+  return s.metric == "iops" ? r.iops : r.bw_bytes / 1e6;
+}
+
+bool simulate(const Scenario& s, const std::vector<std::pair<std::string, std::string>>& extra,
+              const std::string& calibrated_value, uint64_t number_ios, double& value,
+              std::string& error) {
+  Config c;
+  try {
+    for (const auto& [k, v] : s.common) c.set(k, v);
+    for (const auto& [k, v] : extra) c.set(k, v);
+    c.set(s.calibrated, calibrated_value);
+    c.set("number_ios", std::to_string(number_ios));
+    c.set("sim.stall_timeout", "1s");
+    c.validate_all();
+  } catch (const ConfigError& e) {
+    error = std::string("scenario ") + s.name + ": " + e.what();
+    return false;
+  }
+  RunSummary r{};
+  std::string json;
+  if (!run_in_child(c, false, r, json, error)) return false;
+  if (!r.ok) {
+    error = "scenario " + s.name + ": the run failed bring-up";
+    return false;
+  }
+  // A run that stalls (a calibration probe far too slow) counts as no throughput.
+  value = r.stalled ? 0.0 : metric(s, r);
+  return true;
+}
+
+std::string ns_text(double ns) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.1fns", ns);
+  return b;
+}
+
+// The metric falls as the calibrated cost rises: bisect on a log scale.
+bool calibrate(const Scenario& s, uint64_t number_ios, double& value_ns, double& achieved,
+               std::string& error) {
+  double lo = s.calibrate_lo_ns, hi = s.calibrate_hi_ns;
+  const double target = s.runs.front().reported;
+  for (int i = 0; i < 14; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    double m = 0;
+    if (!simulate(s, s.runs.front().settings, ns_text(mid), number_ios, m, error)) return false;
+    if (m > target)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  value_ns = std::sqrt(lo * hi);
+  return simulate(s, s.runs.front().settings, ns_text(value_ns), number_ios, achieved, error);
+}
+
+std::string num(double v, int d) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", d, v);
+  return b;
+}
+
+}  // namespace
+
+int run_scenario_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  std::string name, format = "normal";
+  uint64_t number_ios = 0;
+  bool list = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--list") {
+      list = true;
+    } else if (a == "--help" || a == "-h") {
+      out << "Usage: nvmesim scenario --list\n"
+             "       nvmesim scenario NAME [--output-format=normal|json] [--number_ios=N]\n"
+             "Rebuilds an experiment of the seeds: calibrates one cost on the baseline's\n"
+             "reported figure, predicts the others, and prints reported and simulated figures\n"
+             "with their improvement ratios and the ratios' relative error.\n";
+      return 0;
+    } else if (a.rfind("--output-format=", 0) == 0) {
+      format = a.substr(16);
+      if (format != "normal" && format != "json") {
+        err << "nvmesim scenario: error: --output-format: '" << format
+            << "' is not one of normal, json\n";
+        return 2;
+      }
+    } else if (a.rfind("--number_ios=", 0) == 0) {
+      try {
+        number_ios = std::stoull(a.substr(13));
+      } catch (...) {
+        number_ios = 0;
+      }
+      if (number_ios < 100 || number_ios > 100000000) {
+        err << "nvmesim scenario: error: --number_ios: '" << a.substr(13)
+            << "' is out of range (100..100000000)\n";
+        return 2;
+      }
+    } else if (a.rfind("--", 0) == 0 || !name.empty()) {
+      err << "nvmesim scenario: error: unexpected argument '" << a << "' (see --help)\n";
+      return 2;
+    } else {
+      name = a;
+    }
+  }
+  if (list) {
+    for (const Scenario& s : scenarios()) out << s.name << ": " << s.title << "\n";
+    return 0;
+  }
+  const Scenario* sc = nullptr;
+  std::string names;
+  for (const Scenario& s : scenarios()) {
+    if (s.name == name) sc = &s;
+    names += (names.empty() ? "" : ", ") + s.name;
+  }
+  if (!sc) {
+    err << "nvmesim scenario: error: " << (name.empty() ? std::string("no scenario named")
+                                                        : "'" + name + "' is not a scenario")
+        << " (one of " << names << "; see --list)\n";
+    return 2;
+  }
+  if (!number_ios) number_ios = 20000;
+
+  double calibrated_ns = 0, baseline = 0;
+  std::string error;
+  if (!calibrate(*sc, number_ios, calibrated_ns, baseline, error)) {
+    err << "nvmesim scenario: error: " << error << "\n";
+    return 1;
+  }
+  std::vector<Figure> figures;
+  for (size_t i = 0; i < sc->runs.size(); ++i) {
+    const ScenarioRun& run = sc->runs[i];
+    double m = baseline;
+    if (i && !simulate(*sc, run.settings, ns_text(calibrated_ns), number_ios, m, error)) {
+      err << "nvmesim scenario: error: " << error << "\n";
+      return 1;
+    }
+    Figure f;
+    f.label = run.label;
+    f.reported = run.reported;
+    f.simulated = m;
+    f.ratio_reported = run.reported / sc->runs.front().reported;
+    f.ratio_simulated = m / baseline;
+    f.error = (f.ratio_simulated - f.ratio_reported) / f.ratio_reported;
+    figures.push_back(f);
+  }
+
+  if (format == "json") {
+    out << "{\n  \"scenario\": \"" << sc->name << "\",\n  \"title\": \"" << sc->title
+        << "\",\n  \"metric\": \"" << sc->metric << "\",\n  \"calibration\": {\"parameter\": \""
+        << sc->calibrated << "\", \"value_ns\": " << num(calibrated_ns, 3)
+        << ", \"baseline_reported\": " << num(sc->runs.front().reported, 3)
+        << ", \"baseline_simulated\": " << num(baseline, 3) << "},\n  \"figures\": [";
+    for (size_t i = 0; i < figures.size(); ++i) {
+      const Figure& f = figures[i];
+      out << (i ? "," : "") << "\n    {\"label\": \"" << f.label << "\", \"reported\": "
+          << num(f.reported, 3) << ", \"simulated\": " << num(f.simulated, 3)
+          << ", \"ratio_reported\": " << num(f.ratio_reported, 6)
+          << ", \"ratio_simulated\": " << num(f.ratio_simulated, 6)
+          << ", \"error\": " << num(f.error, 6) << "}";
+    }
+    out << "\n  ]\n}\n";
+    return 0;
+  }
+  out << "scenario " << sc->name << ": " << sc->title << "\n  source: " << sc->source << "\n";
+  for (const auto& [k, why] : sc->cost_sources) out << "  " << k << ": " << why << "\n";
+  out << "  calibrated on the baseline: " << sc->calibrated << " = " << num(calibrated_ns, 1)
+      << " ns (" << sc->calibration_note << ")\n\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-34s %12s %12s %9s %9s %8s\n", "run",
+                sc->metric == "iops" ? "reported" : "rep. MB/s",
+                sc->metric == "iops" ? "simulated" : "sim. MB/s", "ratio rep", "ratio sim",
+                "error");
+  out << line;
+  for (const Figure& f : figures) {
+    std::snprintf(line, sizeof line, "  %-34s %12.0f %12.0f %9.2f %9.2f %7.1f%%\n",
+                  f.label.c_str(), f.reported, f.simulated, f.ratio_reported, f.ratio_simulated,
+                  100 * f.error);
+    out << line;
+  }
+  return 0;
+}
+
+}  // namespace nvmesim::platform
