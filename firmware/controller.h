@@ -30,7 +30,7 @@ struct ControllerConfig {
   EventIdxPolicy sq_eventidx = EventIdxPolicy::Echo;
   EventIdxPolicy cq_eventidx = EventIdxPolicy::Echo;
   MmioDoorbellValue mmio_doorbell_value = MmioDoorbellValue::Use;
-  uint64_t guest_memory_bytes = 0;  // for the doorbell-buffer range check (0: no check)
+  uint64_t guest_memory_bytes = 0;  // doorbell-buffer and data-buffer range checks (0: none)
 };
 
 // One I/O command that passed the controller's checks, for the backend.
@@ -68,6 +68,11 @@ class ControllerEnv {
   // Hand a checked I/O command to the backend; it finishes later through
   // Controller::complete_io(req.tag, status).
   virtual void backend_submit(const IoRequest& req) = 0;
+  // The device's own work, for a model to time it where it happens: one
+  // command fetched (before it executes), one completion entry about to be
+  // written.
+  virtual void on_command_fetched() {}
+  virtual void on_completion_posting() {}
 };
 
 // What a BAR0 write asked of the model.
@@ -290,8 +295,18 @@ class Controller {
   void write_eventidx(uint32_t offset, uint32_t value);
   void mirror_to_shadow(uint32_t offset, uint32_t value);
   bool cq_head_valid(const Cq& cq, uint32_t new_head) const;
+  bool sq_tail_valid(const Sq& sq, uint32_t new_tail) const;
 
   uint32_t page_bytes() const { return page_bytes_; }
+  // CDW0 FUSE (bits 9:8) and PSDT (15:14) must be 0: no fused operations
+  // and no SGLs are offered (Identify FUSES = 0, SGLS = 0).
+  static bool plain_prp_command(const nvme::SubmissionEntry& cmd) {
+    return (cmd.flags & 0xC3) == 0;
+  }
+  bool inside_guest_memory(uint64_t addr, uint64_t len) const {
+    const uint64_t mem = config_.guest_memory_bytes;
+    return mem == 0 || (addr < mem && mem - addr >= len);
+  }
 
   ControllerConfig config_;
   ControllerEnv& env_;

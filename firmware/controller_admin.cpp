@@ -53,6 +53,7 @@ uint16_t Controller::execute_admin(const SubmissionEntry& cmd, uint32_t slot, ui
                                    bool& held) {
   held = false;
   dw0 = 0;
+  if (!plain_prp_command(cmd)) return status_generic(sc::INVALID_FIELD);
   switch (cmd.opcode) {
     case admin::DELETE_IO_SQ: return admin_delete_sq(cmd);
     case admin::CREATE_IO_SQ: return admin_create_sq(cmd);

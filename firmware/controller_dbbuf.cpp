@@ -35,6 +35,16 @@ bool Controller::cq_head_valid(const Cq& cq, uint32_t new_head) const {
   return ring.distance(cq.head, new_head) <= ring.distance(cq.head, cq.tail);
 }
 
+// A tail may only move forward over free entries: one that lands between
+// the fetch head and the known tail would add more commands than the ring
+// has room for (NVMe: Invalid Doorbell Write Value). The fetch head never
+// passes the guest's idea of it, so a correct guest never trips this.
+bool Controller::sq_tail_valid(const Sq& sq, uint32_t new_tail) const {
+  if (new_tail >= sq.size) return false;
+  const Ring ring{sq.size};
+  return ring.distance(sq.head, new_tail) >= ring.distance(sq.head, sq.tail);
+}
+
 void Controller::mirror_to_shadow(uint32_t offset, uint32_t value) {
   uint8_t b[4];
   put_le32(b, value);
@@ -53,7 +63,7 @@ void Controller::shadow_read_sq_tail(uint16_t sqid) {
   counters_.shadow_reads++;
   if (!env_.dma_read(dbbuf_shadow_ + dbbuf_sq_offset(sqid, config_.dstrd), b, 4)) return;
   const uint32_t v = get_le32(b);
-  if (v >= sq.size) {  // not trusted: keep the tail we know
+  if (!sq_tail_valid(sq, v)) {  // not trusted: keep the tail we know
     invalid_doorbell(async_event::INFO_INVALID_DOORBELL_VALUE);
     return;
   }

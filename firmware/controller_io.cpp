@@ -24,6 +24,7 @@ unsigned Controller::process_sq(uint16_t sqid, unsigned budget) {
       break;
     }
     counters_.commands_fetched++;
+    env_.on_command_fetched();
     sq.head = Ring{sq.size}.advance(sq.head);
     consumed++;
     const uint32_t slot = alloc_slot(sqid, cmd.cid);
@@ -68,6 +69,7 @@ uint16_t Controller::execute_io(const SubmissionEntry& cmd, uint16_t sqid, uint3
   const uint8_t op = cmd.opcode;
   if (op != io::READ && op != io::WRITE && op != io::FLUSH)
     return status_generic(sc::INVALID_OPCODE);
+  if (!plain_prp_command(cmd)) return status_generic(sc::INVALID_FIELD);
   IoRequest& r = req_;
   r.tag = (uint32_t(slots_[slot].gen) << TAG_INDEX_BITS) | slot;
   r.sqid = sqid;
@@ -95,6 +97,11 @@ uint16_t Controller::execute_io(const SubmissionEntry& cmd, uint16_t sqid, uint3
     const uint16_t st = map_prp(env_, cmd.prp1, cmd.prp2, uint32_t(bytes), page_bytes(),
                                 r.segments.data(), IoRequest::MAX_SEGMENTS, &r.segment_count);
     if (st != STATUS_SUCCESS) return st;
+    // Data outside guest memory: refused before the backend (as QEMU's
+    // mapping), whatever the backend would do with it.
+    for (uint16_t i = 0; i < r.segment_count; ++i)
+      if (!inside_guest_memory(r.segments[i].addr, r.segments[i].len))
+        return status_generic(sc::DATA_TRANSFER_ERROR);
     r.slba = slba;
     r.nlb = nlb;
     r.bytes = uint32_t(bytes);
@@ -132,6 +139,7 @@ unsigned Controller::post_completions(uint16_t cqid) {
     e.sq_id = s.sqid;
     e.cid = s.cid;
     e.status = cqe_status_word(s.status, cq.phase);
+    env_.on_completion_posting();
     if (!env_.dma_write(cq.base + uint64_t(cq.tail) * CQE_SIZE, &e, CQE_SIZE)) {
       set_fatal();
       break;

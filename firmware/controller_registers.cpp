@@ -203,7 +203,7 @@ Bar0WriteEffect Controller::write_doorbell(uint32_t offset, uint32_t value) {
     return {};
   }
   Sq& sq = sqs_[qid];
-  if (value >= sq.size) {
+  if (value >= sq.size || (!value_ignored && !sq_tail_valid(sq, value))) {
     invalid_doorbell(async_event::INFO_INVALID_DOORBELL_VALUE);
     return {};
   }

@@ -13,6 +13,16 @@
 
 namespace nvmesim::fw {
 
+// Fault injection: a driver bug in Doorbell Buffer Config's PRPs, which the
+// controller must refuse (Invalid Field) and the driver survive on MMIO.
+enum class DbbufConfigFault : uint8_t {
+  None,
+  Misaligned,  // PRP1 8 bytes into its page
+  Zero,        // PRP2 = 0
+  Same,        // PRP2 = PRP1
+  Outside,     // PRP2 = the first page past the driver's memory region
+};
+
 struct DriverConfig {
   uint16_t io_queues = 1;              // I/O queue pairs to create (qid 1..io_queues)
   uint32_t io_queue_entries = 1024;    // wished entries per I/O queue (clamped to CAP.MQES+1)
@@ -41,6 +51,7 @@ struct DriverConfig {
   // I/O queues are created, where Linux issues it (nvme_dev_add ->
   // nvme_dbbuf_set).
   bool dbbuf_config_after_queues = false;
+  DbbufConfigFault dbbuf_config_fault = DbbufConfigFault::None;
   // Interrupt Coalescing (Set Features 0x08) sent at bring-up when either is
   // non-zero: aggregation threshold in CQEs (1..256) and time in 100 us units.
   uint16_t irq_coalescing_threshold = 0;

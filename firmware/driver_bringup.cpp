@@ -136,6 +136,15 @@ bool Driver::configure_dbbuf(BringUpResult& r) {
   c.opcode = op;
   c.prp1 = layout_.shadow;
   c.prp2 = layout_.eventidx;
+  switch (config_.dbbuf_config_fault) {
+    case DbbufConfigFault::None: break;
+    case DbbufConfigFault::Misaligned: c.prp1 += 8; break;
+    case DbbufConfigFault::Zero: c.prp2 = 0; break;
+    case DbbufConfigFault::Same: c.prp2 = c.prp1; break;
+    case DbbufConfigFault::Outside:
+      c.prp2 = (config_.memory_base + config_.memory_bytes + PAGE - 1) / PAGE * PAGE;
+      break;
+  }
   uint16_t st = 0;
   uint32_t dw0 = 0;
   if (!admin_command(c, "Doorbell Buffer Config", &st, &dw0)) return false;

@@ -103,6 +103,8 @@ void NvmeControllerModel::end_of_elaboration() {
   p.set_command(tlm::TLM_READ_COMMAND);
   if (dma_initiator->get_direct_mem_ptr(p, dmi) && dmi.is_read_write_allowed()) {
     dmi_base_ = dmi.get_dmi_ptr();
+    dmi_read_latency_ = dmi.get_read_latency();
+    dmi_write_latency_ = dmi.get_write_latency();
     dmi_start_ = dmi.get_start_address();
     dmi_end_ = dmi.get_end_address();
   }
@@ -240,6 +242,7 @@ bool NvmeControllerModel::timer_due(std::vector<sc_time>& deadline, uint16_t qid
 void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
   ctx.in_emulation = true;
   local_ = &local;
+  running_ = &ctx;
   const unsigned trace_id = ctx.thread->params().trace_id;
   const bool timers = params_.notify == NotifyMode::Timer;
   bool progress = true;
@@ -258,9 +261,11 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
       const uint16_t qid = ctx.sq_list[i];
       if (!timer_due(sq_deadline_, qid)) continue;  // its timer has not fired yet
       sq_marked_[qid] = 0;
+      // cmd_cost and cqe_cost are charged as each command is fetched and each
+      // CQE posted (on_command_fetched / on_completion_posting).
       const unsigned n = firmware_->process_sq(qid, params_.sq_budget);
       local_ = &local;  // another thread may have run during a barrier
-      local += ctx.thread->cpu(sc_time::from_value(params_.cmd_cost.value() * n));
+      running_ = &ctx;
       commands += n;
       if (n) {
         progress = true;
@@ -304,7 +309,7 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
       posted_before_ = firmware_->counters().completions_posted;
       const unsigned n = firmware_->post_completions(cqid);
       local_ = &local;
-      local += ctx.thread->cpu(sc_time::from_value(params_.cqe_cost.value() * n));
+      running_ = &ctx;
       completions += n;
       if (n) progress = true;
     }
@@ -318,6 +323,7 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
   }
   if (timers) rearm_thread_timer(ctx);
   local_ = nullptr;
+  running_ = nullptr;
   ctx.in_emulation = false;
 }
 
@@ -329,7 +335,9 @@ bool NvmeControllerModel::dma_read(uint64_t addr, void* dst, uint32_t len) {
   const uint64_t last = addr + len - 1;
   if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
     std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
-    if (local_) *local_ += len < small_read_time_.size() ? small_read_time_[len] : link_.read_time(len);
+    if (local_)
+      *local_ += dmi_read_latency_ +
+                 (len < small_read_time_.size() ? small_read_time_[len] : link_.read_time(len));
     return true;
   }
   tlm::tlm_generic_payload p;
@@ -351,8 +359,20 @@ bool NvmeControllerModel::dma_write(uint64_t addr, const void* src, uint32_t len
   counters_.dma_write_bytes += len;
   const uint64_t last = addr + len - 1;
   if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
+    if (local_) {
+      *local_ += dmi_write_latency_ +
+                 (len < small_write_time_.size() ? small_write_time_[len] : link_.write_time(len));
+      // The write lands when its time has passed: a polling guest must not
+      // see it earlier.
+      if (sc_get_current_process_handle().proc_kind() == SC_THREAD_PROC_) {
+        sc_time* mine = local_;
+        Context* ctx = running_;
+        HostThread::sync(*mine);
+        local_ = mine;
+        running_ = ctx;
+      }
+    }
     std::memcpy(dmi_base_ + (addr - dmi_start_), src, len);
-    if (local_) *local_ += len < small_write_time_.size() ? small_write_time_[len] : link_.write_time(len);
     if (len == 4) trace_eventidx_write(addr, src);
     return true;
   }
@@ -387,8 +407,10 @@ void NvmeControllerModel::device_barrier() {
   // time spent so far pass, so the host can act in between.
   if (local_ && sc_get_current_process_handle().proc_kind() == SC_THREAD_PROC_) {
     sc_time* mine = local_;
+    Context* ctx = running_;
     HostThread::sync(*mine);
     local_ = mine;  // another emulation thread may have run meanwhile
+    running_ = ctx;
   }
 }
 
@@ -454,6 +476,16 @@ void NvmeControllerModel::send_msix(uint16_t vector) {
   p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   dma_initiator->b_transport(p, t);
   if (local_) *local_ = t;
+}
+
+void NvmeControllerModel::on_command_fetched() {
+  if (!local_) return;
+  *local_ += running_ ? running_->thread->cpu(params_.cmd_cost) : params_.cmd_cost;
+}
+
+void NvmeControllerModel::on_completion_posting() {
+  if (!local_) return;
+  *local_ += running_ ? running_->thread->cpu(params_.cqe_cost) : params_.cqe_cost;
 }
 
 void NvmeControllerModel::backend_submit(const fw::IoRequest& req) {

@@ -84,6 +84,8 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
   void device_barrier() override;
   void msix(uint16_t vector) override;
   void backend_submit(const fw::IoRequest& req) override;
+  void on_command_fetched() override;
+  void on_completion_posting() override;
 
  private:
   void bar0_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
@@ -99,6 +101,7 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
   void request_processing(uint16_t qid, bool sq, sc_core::sc_time& delay);
   void mark_sq(uint16_t qid);
   void mark_cq(uint16_t qid);
+  Context* running_ = nullptr;  // the context whose emulation is running (for its thread's CPU share)
   Context& context_of(uint16_t qid) { return ctx_[qid < queue_ctx_.size() ? queue_ctx_[qid] : 0]; }
   void arm_queue_timer(uint16_t qid, bool sq, const sc_core::sc_time& delay);
   void rearm_thread_timer(Context& ctx);
@@ -130,6 +133,7 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
 
   // Guest memory through DMI.
   uint8_t* dmi_base_ = nullptr;
+  sc_core::sc_time dmi_read_latency_, dmi_write_latency_;  // guest memory's access latency
   uint64_t dmi_start_ = 0, dmi_end_ = 0;  // inclusive end
 
   // Work the emulation has to look at; fixed-size, no allocation per I/O.

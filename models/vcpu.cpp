@@ -135,6 +135,7 @@ void Vcpu::full_barrier() {
     // mfence stalls until the store buffer has drained.
     const sc_time last = store_buffer_.back().visible_at;
     if (last > sc_time_stamp()) {
+      results_.guest_time += last - sc_time_stamp();  // the vCPU stalls in mfence
       wait(last - sc_time_stamp());
       guest_.set_current(this);
     }

@@ -253,7 +253,7 @@ void write_fio_json_plus(const RunResults& r, const Config& config, const FioJob
   w.close(']');
   std::ostringstream own;
   write_json(r, own, "  ");
-  o << ",\n  " << quoted("nvmesim") << " :\n" << own.str() << "\n}\n";
+  o << ",\n  " << quoted("nvmesim") << " : " << own.str().substr(2) << "\n}\n";
 }
 
 }  // namespace nvmesim::platform

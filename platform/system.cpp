@@ -114,6 +114,13 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
                       std::to_string(mdts_bytes) + " bytes; raise nvme.mdts)");
   if (c.size_bytes("size") > c.size_bytes("nvme.capacity"))
     throw ConfigError("--size: larger than nvme.capacity");
+  // Each doorbell-buffer page holds an SQ tail and a CQ head per queue id.
+  const int64_t max_q = c.integer("nvme.max_io_queues"), dstrd = c.integer("nvme.dstrd");
+  if (dbbuf != "off" && fw::dbbuf_bytes_needed(uint16_t(max_q), uint32_t(dstrd)) > 4096)
+    throw ConfigError("--nvme.max_io_queues: " + std::to_string(max_q) + " queues do not fit " +
+                      "one 4 KiB doorbell-buffer page at nvme.dstrd " + std::to_string(dstrd) +
+                      " (allowed 1.." + std::to_string(4096 / (8 << dstrd) - 1) +
+                      " with nvme.dbbuf " + dbbuf + ")");
 
   // PCIe link.
   PcieLinkParams lp;
@@ -231,6 +238,14 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   dc.io_queues = uint16_t(numjobs);
   dc.io_queue_entries = entries;
   dc.io_cq_entries = uint32_t(io_cq_entries);
+  {
+    const std::string f = c.choice("guest.dbbuf_fault");
+    dc.dbbuf_config_fault = f == "misaligned" ? fw::DbbufConfigFault::Misaligned
+                            : f == "zero"     ? fw::DbbufConfigFault::Zero
+                            : f == "same"     ? fw::DbbufConfigFault::Same
+                            : f == "outside"  ? fw::DbbufConfigFault::Outside
+                                              : fw::DbbufConfigFault::None;
+  }
   dc.max_outstanding_per_queue = iodepth;
   dc.max_transfer_bytes = bs;
   dc.use_dbbuf = dbbuf != "off";
@@ -249,6 +264,24 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   }
   dc.memory_base = 1u << 20;  // the first MiB stays the firmware's / kernel's
   dc.memory_bytes = c.size_bytes("mem.size") - dc.memory_base;
+  {
+    // The driver's queues and per-tag data buffers must fit guest RAM;
+    // otherwise bring-up would fail in the middle of the run.
+    const uint64_t need = dc.memory_base + fw::Driver::memory_needed(dc, fc.mqes, fc.dstrd);
+    if (need > c.size_bytes("mem.size")) {
+      const uint64_t mib = (need + (1u << 20) - 1) >> 20;
+      const std::string what = " is too small for the driver's queues and buffers (numjobs " +
+                               std::to_string(numjobs) + ", iodepth " + std::to_string(iodepth) +
+                               ", bs " + format_size(bs) + " need ";
+      const double max_mem = c.registry().find("mem.size")->max;
+      throw ConfigError("--mem.size: " + c.text("mem.size") + what + std::to_string(mib) + "m" +
+                        (double(need) > max_mem ? "; more than mem.size allows, " +
+                                                      format_size(uint64_t(max_mem)) +
+                                                      ": lower numjobs, iodepth or bs)"
+                                                : "; allowed " + std::to_string(mib) + "m.." +
+                                                      format_size(uint64_t(max_mem)) + ")"));
+    }
+  }
   guest_ = std::make_unique<Guest>("guest", dc, *memory_, *hypervisor_);
   guest_->set_doorbell_stride(fc.dstrd);
 

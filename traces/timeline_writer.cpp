@@ -1,6 +1,7 @@
 #include "traces/timeline_writer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <systemc>
 
 namespace nvmesim::traces {
@@ -74,7 +75,7 @@ void TimelineWriter::begin(unsigned vcpus, unsigned queues, unsigned host_thread
   }
   for (unsigned h = 0; h < host_threads; ++h) {
     const std::string n = "host" + std::to_string(h);
-    sel_[host_tid(h)] = pick(n, "burst", kBurst) | pick(n, "working", kWorking);
+    sel_[host_tid(h)] = pick(n, "burst", kBurst) | pick(n, "working", kWorking) | pick(n, "polling", kPolling);
     metadata(host_tid(h), "thread_name", n, host_tid(h));
   }
   for (unsigned q = 1; q <= queues; ++q) {
@@ -219,7 +220,8 @@ void TimelineWriter::emit(const Event& e) {
       if (stopped_) break;
       const uint64_t key = e.ph == Ph::Begin ? e.id : e.id | (1ull << 63);
       auto it = open_.find(key);
-      if (it != open_.end() && it->second.written)  // unbalanced input: close the old one
+      if (it != open_.end() && std::strcmp(it->second.begin.name, e.name) == 0) break;  // goes on
+      if (it != open_.end() && it->second.written)  // a new state: the old one ends
         write(it->second.begin, e.ph == Ph::Begin ? Ph::End : Ph::AsyncEnd, e.t, 0);
       open_[key] = Open{e, inside};
       if (inside) write(e, e.ph, e.t, 0);
@@ -292,10 +294,15 @@ void TimelineWriter::doorbell_update(uint16_t qid, bool sq, uint64_t t_ps, uint1
              uint8_t(via_shadow ? kDoorbellShadow : kDoorbellDirect)});
 }
 
+// One B/E span per working or polling period; a new state ends the last.
 void TimelineWriter::thread_state(unsigned thread, uint64_t t_ps, ThreadState state) {
   const uint32_t tid = host_tid(thread);
-  if (thread >= threads_ || !on(tid, kWorking)) return;
-  push(Event{t_ps, 0, state == ThreadState::Working ? Ph::Begin : Ph::End, tid, "working", "host", 0,
+  if (thread >= threads_) return;
+  if (state == ThreadState::Sleeping || !on(tid, state == ThreadState::Working ? kWorking : kPolling)) {
+    push(Event{t_ps, 0, Ph::End, tid, "", "host", 0, tid, 0, 0, kNoArgs});
+    return;
+  }
+  push(Event{t_ps, 0, Ph::Begin, tid, state == ThreadState::Working ? "working" : "polling", "host", 0,
              tid, 0, 0, kNoArgs});
 }
 

@@ -5,15 +5,15 @@
 // thread ("host<N>") and per I/O queue ("q<N>"):
 //   vcpu<N>  X spans for VM exits (name = exit kind), B/E "idle" (HLT),
 //            i "interrupt"
-//   host<N>  B/E "working" (a dispatch), X "burst" (one emulation pass; args
-//            commands, completions)
+//   host<N>  B/E "working" (a dispatch) and "polling" (adaptive busy polling),
+//            X "burst" (one emulation pass; args commands, completions)
 //   q<N>     i "sq_doorbell_mmio", "cq_doorbell_mmio", "sq_suppressed",
 //            "cq_suppressed" (args value, eventidx), i "msix" (vector N);
 //            every I/O as an async span b/e named "q<N> read" / "q<N> write",
 //            id = qid << 16 | tag (I/Os overlap on a queue; ids keep the pairs)
 // ts and dur are microseconds with six decimals (exact picoseconds).
 // --trace-signals names: vcpu<N>.exit, .idle, .interrupt; host<N>.burst,
-// .working; q<N>.io, .sq_doorbell_mmio, .cq_doorbell_mmio, .sq_suppressed,
+// .working, .polling; q<N>.io, .sq_doorbell_mmio, .cq_doorbell_mmio, .sq_suppressed,
 // .cq_suppressed, .msix. --trace-start/--trace-stop clip spans to the window.
 //
 // Streaming: a min-heap reorders events (as in VcdWriter) and writes them in
@@ -79,7 +79,7 @@ class TimelineWriter : public Tracer {
   // Per-track selection bits (--trace-signals).
   enum Sel : uint16_t {
     kExit = 1, kIdle = 2, kIrq = 4, kBurst = 8, kWorking = 16, kIo = 32, kSqMmio = 64,
-    kCqMmio = 128, kSqSupp = 256, kCqSupp = 512, kMsix = 1024
+    kCqMmio = 128, kSqSupp = 256, kCqSupp = 512, kMsix = 1024, kPolling = 2048
   };
 
   bool on(uint32_t tid, uint16_t bit) const { return tid < sel_.size() && (sel_[tid] & bit); }

@@ -5,6 +5,7 @@
 // exact (picosecond) event times.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -217,7 +218,7 @@ TEST_CASE("vcpu: polled completions take no interrupt exits", "[vcpu]") {
 }
 
 TEST_CASE("vcpu: a polled completion is seen at the first poll after the CQE is written",
-          "[vcpu][.bug]") {
+          "[vcpu]") {
   RecordingTracer tracer;
   traces::set_active(&tracer);
   const Config c = make_config(base_settings(), {{"guest.completion", "poll"},
@@ -312,7 +313,7 @@ TEST_CASE("vcpu: guest + exits + idle account for the measured interval (buffer 
 }
 
 TEST_CASE("vcpu: the full barrier's store-buffer stall counts as guest time",
-          "[vcpu][dbbuf][.bug]") {
+          "[vcpu][dbbuf]") {
   const Config c = make_config(base_settings(), {{"nvme.dbbuf", "spec"},
                                                  {"guest.store_visibility", "300ns"},
                                                  {"iodepth", "1"},

@@ -301,6 +301,7 @@ struct Timeline {
   std::map<uint64_t, std::vector<Span>> x_spans;
   std::map<uint64_t, uint64_t> events_per_tid;
   uint64_t io_spans = 0, instants = 0, bursts = 0;
+  std::map<std::string, uint64_t> begins;  // B spans by name
   uint64_t min_ts = UINT64_MAX, max_ts = 0;  // including span ends
 };
 
@@ -354,6 +355,7 @@ Timeline check_timeline(const std::string& text) {
       }
     } else if (p == "B") {
       be_stack[t].push_back(e.get("name")->text);
+      ++tl.begins[e.get("name")->text];
     } else if (p == "E") {
       REQUIRE(!be_stack[t].empty());
       be_stack[t].pop_back();
@@ -500,6 +502,26 @@ TEST_CASE("traces: the device thread's timeline with processing inside the exit"
   parse_vcd(slurp(vcd));
   std::remove(path.c_str());
   std::remove(vcd.c_str());
+}
+
+TEST_CASE("traces: iothreads with adaptive polling", "[traces]") {
+  const std::string path = temp_path("k.json"), vcd_path = temp_path("k.vcd");
+  const auto r = run_nvmesim("--number_ios=200 --numjobs=2 --hv.device_thread=iothread --hv.iothreads=2 "
+                             "--nvme.dbbuf=spec --timeline " + path + " --vcd " + vcd_path);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("warning") == std::string::npos);
+  const Timeline tl = check_timeline(slurp(path));
+  CHECK(tl.io_spans == 400);
+  CHECK(tl.begins.count("working"));
+  CHECK(tl.begins.count("polling"));
+  std::set<std::string> names;
+  for (const auto& [tid, n] : tl.track_names) names.insert(n);
+  CHECK(names == std::set<std::string>{"vcpu0", "vcpu1", "host0", "host1", "host2", "q1", "q2"});
+  Vcd vcd = parse_vcd(slurp(vcd_path));
+  CHECK(vcd.by_name("host1.state").changes > 0);  // iothread0
+  CHECK(vcd.by_name("host2.state").changes > 0);  // iothread1
+  std::remove(path.c_str());
+  std::remove(vcd_path.c_str());
 }
 
 TEST_CASE("traces: --trace-start and --trace-stop bound both files", "[traces]") {

@@ -1,0 +1,241 @@
+// fio job files in (platform/fio_job.h): parsing, fio's semantics, the
+// seeds' job files, ignored / unknown options, and the binary's exit codes.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "platform/cli.h"
+#include "platform/fio_job.h"
+#include "platform/system.h"
+#include "run_binary.h"
+
+using namespace nvmesim;
+using namespace nvmesim::platform;
+
+namespace {
+
+const std::string kRamdisk = std::string(NVMESIM_SOURCE_DIR) + "/workloads/seed-ramdisk.fio";
+const std::string kRealNvme = std::string(NVMESIM_SOURCE_DIR) + "/workloads/seed-real-nvme.fio";
+
+struct TempJob {
+  std::string path;
+  explicit TempJob(const std::string& content) {
+    char name[] = "/tmp/nvmesim_job_XXXXXX";
+    const int fd = mkstemp(name);
+    REQUIRE(fd >= 0);
+    close(fd);
+    path = name;
+    std::ofstream(path) << content;
+  }
+  ~TempJob() { std::remove(path.c_str()); }
+};
+
+FioJobs resolve(const std::string& text, bool strict = false,
+                std::vector<std::pair<std::string, std::string>> cli = {}) {
+  std::istringstream in(text);
+  return resolve_fio_jobs(parse_fio_job_file(in, "t.fio"), Config(), cli, strict);
+}
+
+std::string error_of(const std::string& text, bool strict = false) {
+  try {
+    resolve(text, strict);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+CliResult parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "nvmesim");
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  return parse_command_line(int(args.size()), argv.data());
+}
+
+using Options = std::vector<std::pair<std::string, std::string>>;
+
+}  // namespace
+
+TEST_CASE("fio job: the seeds' ram-disk job file parses to one job of 2, rw=read, 120 s", "[fio]") {
+  const FioJobFile f = load_fio_job_file(kRamdisk);
+  REQUIRE(f.jobs.size() == 1);
+  CHECK(f.jobs[0].name == "job1");
+  // [global] as written: bare time_based, norandommap, group_reporting.
+  std::vector<std::string> global;
+  for (const FioOption& o : f.global) global.push_back(o.name + (o.has_value ? "=" + o.value : ""));
+  CHECK(global == std::vector<std::string>{"bs=4k", "ioengine=libaio", "iodepth=64", "direct=1",
+                                           "runtime=120", "time_based", "rw=randread",
+                                           "norandommap", "group_reporting", "gtod_reduce=1",
+                                           "numjobs=2"});
+  // The commented-out filenames are comments.
+  CHECK(f.jobs[0].options.size() == 2);
+
+  const FioJobs jobs = resolve_fio_jobs(f, Config(), {}, false);
+  REQUIRE(jobs.jobs.size() == 1);
+  const FioJob& j = jobs.jobs[0];
+  CHECK(j.name == "job1");
+  CHECK(j.numjobs == 2);
+  CHECK(j.options == Options{{"filename", "/dev/nvme0n1"}, {"rw", "read"}});
+  CHECK(j.config.choice("rw") == "read");  // the section overrides [global]'s randread
+  CHECK(j.config.size_bytes("bs") == 4096);
+  CHECK(j.config.integer("iodepth") == 64);
+  CHECK(j.config.time_ns("runtime") == 120e9);  // fio's bare runtime is seconds
+  CHECK(j.config.integer("number_ios") == 0);   // time_based: the runtime ends the job
+  CHECK(jobs.config.integer("numjobs") == 2);
+  CHECK_FALSE(jobs.per_vcpu_workloads);
+  CHECK(jobs.vcpu_job == std::vector<unsigned>{0, 0});
+  CHECK(jobs.group_reporting);
+  CHECK(jobs.warnings.empty());
+  CHECK(jobs.global_options == Options{{"bs", "4k"}, {"ioengine", "libaio"}, {"iodepth", "64"},
+                                       {"direct", "1"}, {"runtime", "120"}, {"rw", "randread"},
+                                       {"gtod_reduce", "1"}, {"numjobs", "2"}});
+  CHECK(fio_notices(jobs) ==
+        std::vector<std::string>{"nvmesim: ignored fio options (no effect on the simulation): "
+                                 "ioengine, direct, norandommap, group_reporting, gtod_reduce, "
+                                 "filename"});
+}
+
+TEST_CASE("fio job: the seeds' real-NVMe job file parses to one job of 8, rw=read, 60 s", "[fio]") {
+  const FioJobs jobs = resolve_fio_jobs(load_fio_job_file(kRealNvme), Config(), {}, false);
+  REQUIRE(jobs.jobs.size() == 1);
+  const FioJob& j = jobs.jobs[0];
+  CHECK(j.name == "job1");
+  CHECK(j.numjobs == 8);
+  CHECK(j.options == Options{{"filename", "/dev/nvme0n1"}, {"rw", "read"}});
+  CHECK(j.config.choice("rw") == "read");
+  CHECK(j.config.size_bytes("bs") == 4096);
+  CHECK(j.config.integer("iodepth") == 64);
+  CHECK(j.config.time_ns("runtime") == 60e9);
+  CHECK(j.config.integer("number_ios") == 0);
+  CHECK(jobs.config.integer("numjobs") == 8);
+  CHECK(jobs.vcpu_job == std::vector<unsigned>(8, 0));
+  CHECK(jobs.ignored == std::vector<std::string>{"ioengine", "direct", "norandommap",
+                                                 "group_reporting", "gtod_reduce", "filename"});
+}
+
+TEST_CASE("fio job: command-line options override the file", "[fio][cli]") {
+  const CliResult r = parse({"--job", kRamdisk, "--runtime=2ms", "--iodepth", "8"});
+  REQUIRE(r.action == CliResult::Run);
+  CHECK(r.config.time_ns("runtime") == 2e6);
+  CHECK(r.config.integer("iodepth") == 8);
+  CHECK(r.config.integer("numjobs") == 2);
+  CHECK(r.config.choice("rw") == "read");
+  CHECK(r.config.integer("number_ios") == 0);
+  CHECK_FALSE(r.options.default_experiment);
+  REQUIRE(r.options.fio);
+  CHECK(r.options.notices.size() == 1);
+}
+
+TEST_CASE("fio job: value syntax: sizes, times, booleans, aliases", "[fio]") {
+  CHECK(fio_time_to_param("30") == "30s");
+  CHECK(fio_time_to_param("500ms") == "500ms");
+  CHECK(fio_time_to_param("2m") == "120s");
+  CHECK(fio_time_to_param("1h") == "3600s");
+  CHECK(fio_time_to_param("250usec") == "250us");
+  CHECK(fio_time_to_param("10x").empty());
+  CHECK(fio_time_to_param("s").empty());
+
+  const FioJobs a = resolve(
+      "[a]\nblocksize=4KiB\nreadwrite=randrw\nrwmixwrite=30\nrandseed=7\niodepth_batch=4\n"
+      "size=1m\ntimeout=2\n");
+  const Config& c = a.jobs[0].config;
+  CHECK(c.size_bytes("bs") == 4096);
+  CHECK(c.choice("rw") == "randrw");
+  CHECK(c.integer("rwmixread") == 70);
+  CHECK(c.integer("seed") == 7);
+  CHECK(c.integer("iodepth_batch_submit") == 4);
+  CHECK(c.time_ns("runtime") == 2e9);
+  // Not time_based: the job does `size` bytes, as fio: 1 MiB / 4 KiB.
+  CHECK(c.integer("number_ios") == 256);
+
+  CHECK(resolve("[a]\nbs=4K\nsize=64k\ntime_based=0\nruntime=1\n").jobs[0].config.integer(
+            "number_ios") == 16);
+  CHECK(resolve("[a]\ntime_based=1\nruntime=1\n").jobs[0].config.integer("number_ios") == 0);
+  CHECK(resolve("[a]\ntime_based\nruntime=1\nnumber_ios=10\n").jobs[0].config.integer(
+            "number_ios") == 10);
+  CHECK(resolve("[a]\nverify=pattern\n").jobs[0].config.choice("verify") == "pattern");
+}
+
+TEST_CASE("fio job: values nvmesim cannot simulate are one-line errors", "[fio]") {
+  CHECK(error_of("[a]\nrw=rw\n") ==
+        "--job t.fio line 2: rw=rw: not supported (nvmesim runs read, write, randread, randwrite, randrw)");
+  CHECK(error_of("[a]\nbs=4k,8k\n") ==
+        "--job t.fio line 2: bs=4k,8k: per-direction or ranged block sizes are not supported (one size)");
+  CHECK(error_of("[a]\nverify=md5\n") ==
+        "--job t.fio line 2: verify=md5: not supported (nvmesim supports verify=pattern or 0)");
+  CHECK(error_of("[a]\nruntime=5y\n") ==
+        "--job t.fio line 2: runtime=5y: not a time (seconds, or with us, ms, s, m, h, d as fio)");
+  CHECK(error_of("[a]\niodepth=0\n") == "--job t.fio line 2: iodepth: 0 is out of range (1..4095)");
+  CHECK(error_of("bs=4k\n[a]\n") == "--job t.fio line 1: option 'bs=4k' before the first [section]");
+  CHECK(error_of("[global]\nbs=4k\n") == "--job t.fio: no job section (only [global])");
+  CHECK(error_of("[global]\nnumjobs=40\n[a]\n[b]\n") ==
+        "--job t.fio: its job sections add up to 80 jobs: --numjobs: 80 is out of range (1..64)");
+}
+
+TEST_CASE("fio job: unknown options warn once per line, or fail with --strict", "[fio]") {
+  const std::string text = "[global]\nstonewall\nseed=3\ndirect=1\n[a]\ndirect=1\n[b]\n";
+  const FioJobs jobs = resolve(text);
+  CHECK(jobs.jobs.size() == 2);
+  CHECK(jobs.warnings ==
+        std::vector<std::string>{
+            "t.fio line 2: unknown fio option 'stonewall', not simulated (--strict makes it an error)",
+            "t.fio line 3: unknown fio option 'seed' (fio's name is randseed), not simulated "
+            "(--strict makes it an error)"});
+  CHECK(jobs.ignored == std::vector<std::string>{"direct"});
+  CHECK(error_of(text, true) == "--job t.fio line 2: unknown fio option 'stonewall'");
+}
+
+TEST_CASE("fio job: through the binary: --strict exits 2 with one line, else warnings once",
+          "[fio][binary]") {
+  TempJob job("[global]\ndirect=1\nfoo=1\nnumber_ios=50\niodepth=4\n[a]\nfilename=/dev/x\n[b]\n");
+  const auto strict = test::run_nvmesim("--job " + job.path + " --strict");
+  CHECK(strict.exit_code == 2);
+  CHECK(strict.err == "nvmesim: error: --job " + job.path + " line 3: unknown fio option 'foo'\n");
+  CHECK(strict.out.empty());
+
+  const auto lax = test::run_nvmesim("--job " + job.path + " --output-format=json");
+  CHECK(lax.exit_code == 0);
+  CHECK(lax.err == "nvmesim: ignored fio options (no effect on the simulation): direct, filename\n"
+                   "nvmesim: warning: " + job.path +
+                   " line 3: unknown fio option 'foo', not simulated (--strict makes it an error)\n");
+  // Two identical sections: one workload, numjobs 2, 50 I/Os each.
+  CHECK(test::json_number(lax.out, "ios") == 100);
+
+  const auto missing = test::run_nvmesim("--job /nonexistent/x.fio");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err == "nvmesim: error: --job /nonexistent/x.fio: cannot open (No such file or directory)\n");
+}
+
+TEST_CASE("fio job: sections with different workloads get a vCPU each", "[fio][e2e]") {
+  const FioJobs jobs = resolve(
+      "[global]\nbs=4k\nnumber_ios=300\n[reader]\nrw=randread\niodepth=8\n"
+      "[writer]\nrw=write\nbs=8k\niodepth=2\nnumjobs=2\n");
+  REQUIRE(jobs.per_vcpu_workloads);
+  CHECK(jobs.vcpu_job == std::vector<unsigned>{0, 1, 1});
+  CHECK(jobs.config.integer("numjobs") == 3);
+  std::vector<const Config*> per_vcpu;
+  for (unsigned j : jobs.vcpu_job) per_vcpu.push_back(&jobs.jobs[j].config);
+  System system(jobs.config, per_vcpu);
+  REQUIRE(system.vcpus().size() == 3);
+  const RunResults r = system.run();
+  REQUIRE(r.bringup_ok);
+  REQUIRE(r.vcpus.size() == 3);
+  CHECK(r.vcpus[0].read.ios == 300);
+  CHECK(r.vcpus[0].write.ios == 0);
+  CHECK(r.vcpus[0].read.bytes == 300u * 4096);
+  for (unsigned v : {1u, 2u}) {
+    CHECK(r.vcpus[v].read.ios == 0);
+    CHECK(r.vcpus[v].write.ios == 300);
+    CHECK(r.vcpus[v].write.bytes == 300u * 8192);
+  }
+  CHECK(r.read_ios == 300);
+  CHECK(r.write_ios == 600);
+  CHECK(r.read.lat.count() == 300);
+  CHECK(r.write.lat.count() == 600);
+  CHECK(r.lat.count() == 900);
+}

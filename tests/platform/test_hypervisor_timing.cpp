@@ -1,0 +1,199 @@
+// Timing rules of the hypervisor and host-thread models, on small whole runs
+// (issue: hypervisor timing). Pairs of runs differ in one parameter; each
+// run simulates in a child process (SystemC elaborates once per process).
+#include <catch2/catch.hpp>
+
+#include "models/vm_exit.h"
+#include "platform/params.h"
+#include "platform/presets.h"
+#include "platform/run.h"
+#include "platform/system.h"
+#include "run_binary.h"
+
+using namespace nvmesim;
+using namespace nvmesim::platform;
+using models::ExitKind;
+
+namespace {
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+std::string run_json(const Settings& settings) {
+  Config c;
+  for (const auto& [k, v] : settings) c.set(k, v);
+  c.validate_all();
+  RunSummary s{};
+  std::string json, error;
+  REQUIRE(run_in_child(c, false, s, json, error));
+  REQUIRE_FALSE(s.stalled);
+  return json;
+}
+
+double num(const std::string& json, const std::string& key) { return test::json_number(json, key); }
+
+// Latency keys: the first "min" / "max" in the results are lat_ns's.
+Settings base(Settings more) {
+  Settings s = {{"iodepth", "1"}, {"number_ios", "200"}, {"nvme.backend", "null"}};
+  s.insert(s.end(), more.begin(), more.end());
+  return s;
+}
+}  // namespace
+
+TEST_CASE("timing: an ioeventfd exit costs hv.exit_ioeventfd and carries no value", "[timing]") {
+  Config c;
+  for (const auto& [k, v] : base({{"nvme.dbbuf", "spec"}, {"hv.notify", "ioeventfd"},
+                                  {"hv.exit_ioeventfd", "777ns"}}))
+    c.set(k, v);
+  System s(c);
+  const RunResults r = s.run();
+  REQUIRE(r.ios == 200);
+  // Every doorbell write of an I/O queue went to the ioeventfd; none trapped to the device.
+  const uint64_t n = r.exits.count[unsigned(ExitKind::Ioeventfd)];
+  CHECK(n == r.sq.mmio + r.cq.mmio);
+  CHECK(r.sq.mmio == 200);  // iodepth 1 with echo: every SQ update rings
+  CHECK(r.exits.count[unsigned(ExitKind::MmioDoorbell)] == 0);
+  CHECK(r.exits.time[unsigned(ExitKind::Ioeventfd)].value() == n * 777000);  // ps
+}
+
+TEST_CASE("timing: the device starts the dispatch latency after the doorbell", "[timing]") {
+  // iodepth 1: each I/O waits for one wake-up of the sleeping main loop; the
+  // CQ doorbell of the previous I/O does not keep it awake.
+  const Settings common = {{"nvme.dbbuf", "off"}, {"hv.notify", "deferred"}};
+  Settings a = base(common), b = base(common);
+  a.push_back({"hv.dispatch_latency", "2us"});
+  b.push_back({"hv.dispatch_latency", "7us"});
+  const std::string ja = run_json(a), jb = run_json(b);
+  CHECK(num(jb, "min") - num(ja, "min") == 5000);
+  CHECK(num(jb, "max") - num(ja, "max") == 5000);
+}
+
+TEST_CASE("timing: polling iothreads avoid the wake-up latency", "[timing]") {
+  const Settings common = {{"nvme.dbbuf", "off"}, {"hv.device_thread", "iothread"},
+                           {"hv.dispatch_latency", "5us"}};
+  Settings sleepy = base(common), polling = base(common);
+  sleepy.push_back({"hv.poll_max_ns", "0"});
+  polling.push_back({"hv.poll_max_ns", "32768"});
+  const std::string js = run_json(sleepy), jp = run_json(polling);
+  // Without polling every request pays the 5 us wake-up; with it, after the
+  // window has grown, requests arrive while the thread polls.
+  const std::string is = js.substr(js.find("\"iothread0\"")), ip = jp.substr(jp.find("\"iothread0\""));
+  CHECK(num(is, "wakeups_while_polling") == 0);
+  CHECK(num(ip, "wakeups_while_polling") > 150);
+  CHECK(num(js, "min") - num(jp, "min") == 5000);
+  CHECK(num(ip, "polling") > 0);  // the iothread's busy share includes polling
+}
+
+TEST_CASE("timing: timers defer SQ and CQ processing by their delay", "[timing]") {
+  const Settings common = {{"nvme.dbbuf", "off"}, {"hv.notify", "timer"}};
+  Settings a = base(common), b = base(common);
+  a.push_back({"hv.timer_delay", "500ns"});
+  b.push_back({"hv.timer_delay", "3500ns"});
+  const std::string ja = run_json(a), jb = run_json(b);
+  // One SQ timer and one CQ timer per I/O at iodepth 1: 2 x 3000 ns.
+  CHECK(num(jb, "min") - num(ja, "min") == 6000);
+}
+
+TEST_CASE("timing: posted interrupts remove the injection exit", "[timing]") {
+  const std::string off = run_json(base({{"hv.posted_interrupts", "off"}}));
+  const std::string on = run_json(base({{"hv.posted_interrupts", "on"}}));
+  CHECK(num(off, "interrupt") == 200);
+  CHECK(num(on, "interrupt") == 0);
+  CHECK(num(off, "min") - num(on, "min") == Approx(1000));  // hv.inject = 1us
+}
+
+TEST_CASE("timing: the EOI exit goes away with APIC virtualization", "[timing]") {
+  const std::string off = run_json(base({{"hv.apicv", "off"}}));
+  const std::string on = run_json(base({{"hv.apicv", "on"}}));
+  CHECK(num(off, "eoi") == 200);
+  CHECK(num(on, "eoi") == 0);
+}
+
+TEST_CASE("timing: interrupt coalescing lowers interrupts per I/O", "[timing]") {
+  const Settings common = {{"iodepth", "32"}, {"number_ios", "4000"}, {"nvme.backend", "latency"},
+                           {"nvme.backend_latency", "20us"}, {"nvme.dbbuf", "off"}};
+  Settings plain = common, coalesced = common;
+  coalesced.push_back({"guest.irq_coalescing_thr", "8"});
+  coalesced.push_back({"guest.irq_coalescing_time", "100us"});
+  const std::string jp = run_json(plain), jc = run_json(coalesced);
+  const double per_io_plain = num(jp.substr(jp.find("\"per_io\"")), "interrupts");
+  const double per_io_coal = num(jc.substr(jc.find("\"per_io\"")), "interrupts");
+  CHECK(per_io_plain >= 0.4);
+  // At most one interrupt per 8 completions, plus the time-outs.
+  CHECK(per_io_coal <= 1.0 / 8 + 0.01);
+  CHECK(num(jc, "coalesced_completions") > 0);
+}
+
+TEST_CASE("timing: hv.fault=eventfd_not_cleared loses wake-ups; the watchdog names the queue",
+          "[timing]") {
+  Config c;
+  for (const auto& [k, v] : Settings{{"iodepth", "4"}, {"number_ios", "500"},
+                                     {"nvme.dbbuf", "spec"}, {"hv.notify", "ioeventfd"},
+                                     {"hv.fault", "eventfd_not_cleared"}, {"sim.stall_timeout", "1ms"}})
+    c.set(k, v);
+  System s(c);
+  const RunResults r = s.run();
+  REQUIRE(r.stalled);
+  CHECK(r.lost_notifications > 0);
+  CHECK(r.stall_report.find("queue 1") != std::string::npos);
+  CHECK(r.ios < 500);
+}
+
+TEST_CASE("timing: the same run without the fault completes", "[timing]") {
+  Config c;
+  for (const auto& [k, v] : Settings{{"iodepth", "4"}, {"number_ios", "500"},
+                                     {"nvme.dbbuf", "spec"}, {"hv.notify", "ioeventfd"},
+                                     {"sim.stall_timeout", "1ms"}})
+    c.set(k, v);
+  System s(c);
+  const RunResults r = s.run();
+  CHECK_FALSE(r.stalled);
+  CHECK(r.ios == 500);
+  CHECK(r.lost_notifications == 0);
+}
+
+TEST_CASE("timing: fewer host cores than busy threads slow everyone down", "[timing]") {
+  const Settings common = {{"numjobs", "2"}, {"iodepth", "16"}, {"number_ios", "2000"},
+                           {"hv.device_thread", "iothread"}, {"hv.iothreads", "2"}};
+  Settings many = common, one = common;
+  one.push_back({"host.cores", "1"});
+  const std::string jm = run_json(many), jo = run_json(one);
+  CHECK(num(jm, "overcommitted") == 0);
+  CHECK(num(jo, "overcommitted") > 0.5);
+  CHECK(num(jo, "iops") < 0.7 * num(jm, "iops"));
+}
+
+TEST_CASE("timing: QEMU's global lock makes MMIO handlers and the main loop wait", "[timing]") {
+  const Settings common = {{"iodepth", "32"}, {"number_ios", "3000"}, {"nvme.dbbuf", "off"},
+                           {"nvme.cmd_cost", "3us"}};
+  Settings free_ = common, locked = common;
+  locked.push_back({"hv.bql", "on"});
+  locked.push_back({"hv.bql_hold", "3us"});
+  CHECK(num(run_json(locked), "iops") < num(run_json(free_), "iops"));
+}
+
+TEST_CASE("presets: apply the seeds' machines and later options override them", "[presets]") {
+  Config c;
+  apply_preset("ivybridge-i7", c);
+  CHECK(c.text("hv.exit_mmio") == "7000cyc");
+  CHECK(c.text("hv.exit_ioeventfd") == "3000cyc");
+  CHECK(c.text("hv.exit_pio") == "4100cyc");
+  CHECK(c.text("hv.exit_pio_ioeventfd") == "1800cyc");
+  CHECK_THROWS_WITH(apply_preset("pentium", c),
+                    "--preset: 'pentium' is not one of haswell-ep, ivybridge-i7");
+  const auto r = test::run_nvmesim(
+      "--preset haswell-ep --hv.exit_mmio=100ns --number_ios=100 --output-format=json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"hv.exit_mmio\": \"100ns\"") != std::string::npos);
+  CHECK(r.out.find("\"hv.exit_ioeventfd\": \"2250cyc\"") != std::string::npos);
+  const auto list = test::run_nvmesim("--list-presets");
+  CHECK(list.exit_code == 0);
+  CHECK(list.out.find("haswell-ep") != std::string::npos);
+  CHECK(list.out.find("source:") != std::string::npos);
+}
+
+TEST_CASE("timing: port I/O doorbells cost the port I/O exit", "[timing]") {
+  const std::string j = run_json(base({{"nvme.dbbuf", "off"}, {"hv.doorbell_access", "pio"},
+                                       {"hv.exit_pio", "1234ns"}, {"pcie.emulated_access", "0ns"}}));
+  CHECK(num(j, "pio") == 400);  // SQ + CQ doorbell per I/O
+  CHECK(num(j, "mmio_doorbell") == 0);
+  CHECK(num(j.substr(j.find("\"time_ns\"")), "pio") == Approx(400 * 1234.0));
+}
