@@ -135,8 +135,10 @@ class Controller {
   // writes: SqDoorbell(qid) for every accepted SQ tail write (also when the
   // value is ignored because the buffer is on and mmio_doorbell_value is
   // Ignore); CqDoorbell(qid) only when completions wait on that CQ, else
-  // None. Writes to missing queues or bad values raise an asynchronous event
-  // and return None; writes while not ready are ignored. CC.EN 1 -> 0 with
+  // None. Writes to missing queues or bad values (>= the queue size, a CQ
+  // head beyond the posted entries, an SQ tail behind the fetch head, i.e.
+  // more new entries than free ones) raise an asynchronous event and return
+  // None; writes while not ready are ignored. CC.EN 1 -> 0 with
   // CC.SHN set in the same write returns Reset (CSTS.SHST shows the shutdown).
   Bar0WriteEffect bar0_write(uint32_t offset, uint64_t value, unsigned size);
   // CC.EN 0 -> 1 finishes: CSTS.RDY = 1 (admin queue from AQA/ASQ/ACQ).
@@ -151,7 +153,8 @@ class Controller {
   // doorbell buffer on it reads the shadow tail first and applies the SQ
   // EventIdx policy after each command (echo: EventIdx = consumed tail,
   // device_barrier(), re-read the shadow tail). Returns commands consumed.
-  // A shadow value >= the queue size is not trusted: ignored, with an
+  // A shadow value >= the queue size or behind the fetch head (as for the
+  // MMIO doorbell) is not trusted: ignored, with an
   // Invalid Doorbell Write Value event. The buffer covers every queue in
   // Spec mode (the admin queue too, as QEMU: its MMIO values are always
   // used and mirrored into the shadow, since Linux never writes the admin

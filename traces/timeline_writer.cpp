@@ -90,6 +90,7 @@ void TimelineWriter::begin(unsigned vcpus, unsigned queues, unsigned host_thread
 }
 
 void TimelineWriter::push(Event e) {
+  if (stopped_) return;  // past --trace-stop: spans are closed, nothing more to write
   if (e.t < emitted_) {  // would go back in time: keep the file ordered
     ++late_;
     e.t = emitted_;

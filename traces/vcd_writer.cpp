@@ -118,7 +118,7 @@ void VcdWriter::begin(unsigned vcpus, unsigned queues, unsigned host_threads) {
 }
 
 void VcdWriter::push(uint64_t t, uint32_t var, Op op, uint32_t value, const char* text) {
-  if (var == kNone) return;
+  if (var == kNone || stopped_) return;  // past --trace-stop: nothing more to write
   if (t < emitted_) {  // would go back in time: keep the file ordered
     ++late_;
     t = emitted_;

@@ -4,7 +4,8 @@
 // test_controller_*.cpp (missing-queue doorbells, doorbell values >= size,
 // Create SQ on a missing CQ, duplicate qids, unknown CNS and opcodes, a
 // doorbell buffer outside memory, an SQ shadow value >= size) are not
-// repeated here.
+// repeated here. The last case drives a whole SystemC platform (its own
+// process, as every TEST_CASE).
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <systemc>
 #include <tlm>
@@ -458,7 +459,7 @@ TEST_CASE("hostile: bad doorbell writes in a running SystemC platform", "[hostil
       p.set_data_length(4);
       p.set_streaming_width(4);
       sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-      model.bar0_target->b_transport(p, delay);
+      model.bar0_target.get_base_interface().b_transport(p, delay);
       CHECK(p.get_response_status() == tlm::TLM_OK_RESPONSE);
     }
   });

@@ -43,7 +43,7 @@ struct TempIni {
 
 }  // namespace
 
-TEST_CASE("bad config: values out of range, without units or malformed", "[cli][bad_config]") {
+TEST_CASE("bad config: numbers out of range or malformed", "[cli][bad_config]") {
   const std::vector<Bad> table = {
       {"--numjobs=65", "--numjobs: 65 is out of range (1..64)"},
       {"--numjobs=0", "--numjobs: 0 is out of range (1..64)"},
@@ -54,6 +54,12 @@ TEST_CASE("bad config: values out of range, without units or malformed", "[cli][
       {"--iodepth", "--iodepth: missing value"},
       {"--number_ios=1e3", "--number_ios: '1e3' is not an integer"},
       {"--seed=-1", "--seed: -1 is out of range (0..9223372036854775807)"},
+  };
+  for (const Bad& b : table) check_bad(b);
+}
+
+TEST_CASE("bad config: sizes, times, choices and syntax", "[cli][bad_config]") {
+  const std::vector<Bad> table = {
       {"--bs=", "--bs: empty value after '='"},
       {"--bs=4q", "--bs: '4q' has an unknown size suffix 'q' (k, m, g, t; also KiB, MiB, GiB, TiB)"},
       {"--size=-1",

@@ -114,7 +114,7 @@ TEST_CASE("cli: bad argument lists give one-line errors and exit code 2", "[cli]
       {{"--guest.admin_shadow", "maybe"},
        "--guest.admin_shadow: 'maybe' is not a boolean (on/off, true/false, yes/no, 1/0)"},
       {{"--hv.cpu_ghz", "0"}, "--hv.cpu_ghz: 0 is out of range (0.1..10)"},
-      {{"--output-format", "xml"}, "--output-format: 'xml' is not one of normal, json"},
+      {{"--output-format", "xml"}, "--output-format: 'xml' is not one of normal, json, json+"},
       {{"--output", ""}, "--output: empty file name"},
       {{"--config", "/nonexistent/run.ini"},
        "config file /nonexistent/run.ini: cannot open (No such file or directory)"},
