@@ -5,7 +5,9 @@
 //
 // Options: the generic ones (--help/-h, --version, --list-params,
 // --config FILE, --output-format normal|json|json+, --output FILE, --host-stats,
-// --job FILE, --strict) and one long option per registered parameter,
+// --job FILE, --strict; traces: --vcd FILE, --timeline FILE, --trace-start
+// TIME, --trace-stop TIME, --trace-signals LIST, see traces/README.md; a trace
+// makes it one run, not the default comparison) and one long option per registered parameter,
 // `--name=value` or `--name value`. Config files are applied first, in the
 // order given, then a --job file (platform/fio_job.h), then
 // the parameter options (so the command line overrides the files); a

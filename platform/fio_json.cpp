@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <ostream>
+
+#include "platform/json_text.h"
 #include <sstream>
 
 #include "platform/fio_job.h"
@@ -20,20 +22,7 @@ using models::LatencyHistogram;
 
 namespace {
 
-std::string quoted(const std::string& s) {
-  std::string o = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') o += '\\';
-    if (static_cast<unsigned char>(ch) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-      o += buf;
-      continue;
-    }
-    o += ch;
-  }
-  return o + "\"";
-}
+std::string quoted(const std::string& s) { return json_quoted(s); }
 
 std::string num(uint64_t v) { return std::to_string(v); }
 std::string flt(double v) {  // fio prints floats with %f

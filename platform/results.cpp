@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ostream>
 
+#include "platform/json_text.h"
+
 namespace nvmesim::platform {
 
 using models::ExitKind;
@@ -18,20 +20,7 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-std::string quoted(const std::string& s) {
-  std::string o = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') o += '\\';
-    if (static_cast<unsigned char>(ch) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-      o += buf;
-      continue;
-    }
-    o += ch;
-  }
-  return o + "\"";
-}
+std::string quoted(const std::string& s) { return json_quoted(s); }
 
 std::string rate_or_null(double r) { return r < 0 ? "null" : fixed(r, 6); }
 

@@ -101,10 +101,8 @@ void TimelineWriter::push(Event e) {
 }
 
 void TimelineWriter::flush_ready() {
-  const uint64_t now = sc_core::sc_time_stamp().value();
-  uint64_t horizon = now > options_.quantum_ps ? now - options_.quantum_ps : 0;
-  if (open_holds_)
-    for (uint64_t h : holds_) horizon = std::min(horizon, h);
+  const uint64_t horizon =
+      flush_horizon(sc_core::sc_time_stamp().value(), options_.quantum_ps, open_holds_, holds_);
   if (!heap_.empty() && heap_.top().t < horizon) flush(horizon);
 }
 

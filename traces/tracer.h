@@ -68,6 +68,17 @@ class Tracer {
 };
 
 // What the user asked to trace: --trace-start, --trace-stop, --trace-signals.
+// How far a writer may flush its reorder buffer: nothing is reported dated
+// before the kernel's time except inside an open hold, and a vCPU runs at
+// most one quantum ahead.
+inline uint64_t flush_horizon(uint64_t now_ps, uint64_t quantum_ps, unsigned open_holds,
+                              const std::vector<uint64_t>& holds) {
+  uint64_t horizon = now_ps > quantum_ps ? now_ps - quantum_ps : 0;
+  if (open_holds)
+    for (uint64_t h : holds) horizon = h < horizon ? h : horizon;
+  return horizon;
+}
+
 struct TraceOptions {
   uint64_t start_ps = 0;
   uint64_t stop_ps = UINT64_MAX;

@@ -130,10 +130,8 @@ void VcdWriter::push(uint64_t t, uint32_t var, Op op, uint32_t value, const char
 // Nothing is reported dated before the kernel's time except inside a hold;
 // one quantum of slack on top of that.
 void VcdWriter::flush_ready() {
-  const uint64_t now = sc_core::sc_time_stamp().value();
-  uint64_t horizon = now > options_.quantum_ps ? now - options_.quantum_ps : 0;
-  if (open_holds_)
-    for (uint64_t h : holds_) horizon = std::min(horizon, h);
+  const uint64_t horizon =
+      flush_horizon(sc_core::sc_time_stamp().value(), options_.quantum_ps, open_holds_, holds_);
   if (!heap_.empty() && heap_.top().t < horizon) flush(horizon);
 }
 
