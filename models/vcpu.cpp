@@ -103,13 +103,15 @@ void Vcpu::mmio_write64(uint32_t offset, uint64_t value) {
 // other addresses may pass it (x86 store->load reordering) unless a full
 // barrier drains it first.
 void Vcpu::store_shadow(uint64_t gpa, uint32_t value) {
-  sync_local();
   if (params_.store_visibility == SC_ZERO_TIME) {
+    sync_local();  // visible at once: at the vCPU's own time
     std::memcpy(guest_.guest_memory(gpa, 4), &value, 4);
     guest_.trace_shadow_store(gpa, value);
     return;
   }
-  const sc_time at = sc_time_stamp() + params_.store_visibility;
+  // The store enters the store buffer at the vCPU's local time and becomes
+  // visible store_visibility later; no need to synchronise to buffer it.
+  const sc_time at = now() + params_.store_visibility;
   if (store_head_ == store_buffer_.size()) {
     store_buffer_.clear();
     store_head_ = 0;
@@ -130,21 +132,24 @@ void Vcpu::commit_stores() {
 }
 
 void Vcpu::full_barrier() {
-  sync_local();
   if (store_head_ < store_buffer_.size()) {
-    // mfence stalls until the store buffer has drained.
+    // mfence stalls until the store buffer has drained: one wait to then.
     const sc_time last = store_buffer_.back().visible_at;
-    if (last > sc_time_stamp()) {
-      results_.guest_time += last - sc_time_stamp();  // the vCPU stalls in mfence
-      wait(last - sc_time_stamp());
-      guest_.set_current(this);
+    const sc_time t = now();
+    if (last > t) {
+      results_.guest_time += last - t;  // the vCPU stalls in mfence
+      qk_.set(last - sc_time_stamp());
     }
+    sync_local();
     commit_stores();
+    return;
   }
+  sync_local();
 }
 
+// Only this vCPU writes its queue's shadow entries (the device writes them
+// only at configuration), so reading them needs no synchronisation.
 uint32_t Vcpu::load_shadow(uint64_t gpa) {
-  sync_local();
   // Store-to-load forwarding: our own buffered store is seen first.
   for (size_t i = store_buffer_.size(); i > store_head_; --i)
     if (store_buffer_[i - 1].gpa == gpa) return store_buffer_[i - 1].value;
