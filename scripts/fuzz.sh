@@ -27,13 +27,35 @@ clang++ "${flags[@]}" "${objs[@]}" -o "$out/fuzz_controller"
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 if [[ ${1:-} == merge ]]; then
-  # Keep only inputs that add coverage: committed corpus + work corpus.
-  fresh=$(mktemp -d)
-  "$out/fuzz_controller" -merge=1 "$fresh" tests/fuzz/corpus "$out/corpus" "$out/artifacts"
+  # libFuzzer's -merge=1 keeps every input that adds a feature (over a
+  # thousand); the committed corpus keeps at most $max inputs, chosen greedily
+  # for new coverage edges (feature / 8) from the merge's control file.
+  max=${FUZZ_CORPUS_MAX:-50}
+  tmp=$(mktemp -d)
+  mkdir "$tmp/out"
+  "$out/fuzz_controller" -merge=1 -merge_control_file="$tmp/control" "$tmp/out" \
+    tests/fuzz/corpus "$out/corpus" "$out/artifacts" > "$tmp/merge.log" 2>&1
+  python3 - "$tmp/control" "$max" > "$tmp/keep" <<'PY'
+import os, sys
+lines = open(sys.argv[1]).read().split("\n")
+n = int(lines[0]); files = lines[2:2 + n]
+edges = {}
+for l in lines[2 + n:]:
+    p = l.split()
+    if p and p[0] == "FT": edges[int(p[1])] = {int(x) // 8 for x in p[2:]}
+seen, keep = set(), []
+while len(keep) < int(sys.argv[2]):
+    best = max(edges, key=lambda i: (len(edges[i] - seen), -os.path.getsize(files[i])))
+    if not edges[best] - seen: break
+    keep.append(files[best]); seen |= edges.pop(best)
+print("\n".join(keep))
+PY
+  mkdir "$tmp/keepdir"
+  xargs -a "$tmp/keep" cp -t "$tmp/keepdir"
   rm -f tests/fuzz/corpus/*
-  cp "$fresh"/* tests/fuzz/corpus/
-  rm -rf "$fresh"
-  echo "tests/fuzz/corpus: $(ls tests/fuzz/corpus | wc -l) files, $(du -sk tests/fuzz/corpus | cut -f1) KiB"
+  for f in "$tmp"/keepdir/*; do cp "$f" "tests/fuzz/corpus/$(sha1sum < "$f" | cut -c1-40)"; done
+  rm -rf "$tmp"
+  echo "tests/fuzz/corpus: $(ls tests/fuzz/corpus | wc -l) files, $(cat tests/fuzz/corpus/* | wc -c) bytes"
   exit 0
 fi
 
