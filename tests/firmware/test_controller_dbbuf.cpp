@@ -78,7 +78,7 @@ TEST_CASE("dbbuf: Invalid Field cases", "[controller][dbbuf]") {
   check_invalid_field(h3.admin(dbbuf_cmd(0x600000, 0x603000)));  // not 8 KiB aligned
 }
 
-TEST_CASE("dbbuf: a second config replaces the first; reset forgets", "[controller][dbbuf]") {
+TEST_CASE("dbbuf: a second config replaces the first, reset forgets", "[controller][dbbuf]") {
   Harness h;
   h.enable();
   h.create_pair(1, 16, 16);

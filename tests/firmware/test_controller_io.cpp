@@ -64,7 +64,7 @@ TEST_CASE("controller: phase tag flips over two laps", "[controller]") {
   CHECK(h.ctrl.cq_state(1).tail == 0);
 }
 
-TEST_CASE("controller: one MSI-X per post_completions batch; SQ head in CQEs", "[controller]") {
+TEST_CASE("controller: one MSI-X per post_completions batch, SQ head in CQEs", "[controller]") {
   Harness h;
   h.enable();
   h.create_pair(1, 16, 16, 1);

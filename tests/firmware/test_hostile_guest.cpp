@@ -186,7 +186,7 @@ TEST_CASE("hostile: queue sizes at the edges of the 16-bit QSIZE field", "[contr
   CHECK(h2.ctrl.sq_state(1).tail == 65535);
 }
 
-TEST_CASE("hostile: an admin queue of one entry is a controller fatal status; reset recovers",
+TEST_CASE("hostile: an admin queue of one entry is a controller fatal status, reset recovers",
           "[controller][hostile]") {
   Harness h;
   for (uint32_t aqa : {nvme::aqa::make(1, 16), nvme::aqa::make(16, 1)}) {

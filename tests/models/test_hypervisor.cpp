@@ -102,7 +102,7 @@ TEST_CASE("hypervisor: an ioeventfd takes the doorbell without its value", "[hyp
   CHECK(hv.exits(0).count[unsigned(ExitKind::MmioDoorbell)] == 1);
 }
 
-TEST_CASE("hypervisor: MSI goes to its vCPU; injection and EOI exits", "[hypervisor]") {
+TEST_CASE("hypervisor: MSI goes to its vCPU, injection and EOI exits", "[hypervisor]") {
   Hypervisor hv("hv", params(), 2);
   Irq a, b;
   hv.attach_vcpu(0, a);

@@ -241,7 +241,7 @@ TEST_CASE("dbbuf platform: a rejected Doorbell Buffer Config falls back to MMIO 
   CHECK(r.exits.count[unsigned(models::ExitKind::MmioDoorbell)] == r.sq.mmio + r.cq.mmio);
 }
 
-TEST_CASE("dbbuf platform: each bad PRP is refused with Invalid Field; the JSON shows it",
+TEST_CASE("dbbuf platform: each bad PRP is refused with Invalid Field, the JSON shows it",
           "[dbbuf][cli]") {
   for (const char* args : {"--guest.dbbuf_fault=zero", "--guest.dbbuf_fault=same",
                            "--guest.dbbuf_fault=outside",

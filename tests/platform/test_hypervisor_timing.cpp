@@ -122,7 +122,7 @@ TEST_CASE("timing: interrupt coalescing lowers interrupts per I/O", "[timing]") 
   CHECK(num(jc, "coalesced_completions") > 0);
 }
 
-TEST_CASE("timing: hv.fault=eventfd_not_cleared loses wake-ups; the watchdog names the queue",
+TEST_CASE("timing: hv.fault=eventfd_not_cleared loses wake-ups, the watchdog names the queue",
           "[timing]") {
   Config c;
   for (const auto& [k, v] : Settings{{"iodepth", "4"}, {"number_ios", "500"},

@@ -62,7 +62,7 @@ std::string ini_error(Config& cfg, const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("time units convert to ns; cyc uses hv.cpu_ghz", "[params]") {
+TEST_CASE("time units convert to ns, cyc uses hv.cpu_ghz", "[params]") {
   struct Row { const char* text; double ghz; double ns; };
   const Row rows[] = {
       {"1500ns", 2.3, 1500},  {"1.5us", 2.3, 1500},     {"0.5ms", 2.3, 5e5},
