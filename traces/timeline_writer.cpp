@@ -60,7 +60,7 @@ void TimelineWriter::begin(unsigned vcpus, unsigned queues, unsigned host_thread
   vcpus_ = vcpus;
   threads_ = host_threads;
   queues_ = queues;
-  holds_.assign(vcpus + host_threads, UINT64_MAX);
+  holds_.reset(vcpus, host_threads);
   sel_.assign(1 + vcpus + host_threads + queues, 0);
   names_.reserve(2 * queues);
   auto pick = [&](const std::string& track, const char* what, uint16_t bit) {
@@ -102,7 +102,7 @@ void TimelineWriter::push(Event e) {
 
 void TimelineWriter::flush_ready() {
   const uint64_t horizon =
-      flush_horizon(sc_core::sc_time_stamp().value(), options_.quantum_ps, open_holds_, holds_);
+      holds_.flush_horizon(sc_core::sc_time_stamp().value(), options_.quantum_ps);
   if (!heap_.empty() && heap_.top().t < horizon) flush(horizon);
 }
 
@@ -325,18 +325,11 @@ void TimelineWriter::interrupt(unsigned vcpu, uint64_t t_ps) {
 }
 
 void TimelineWriter::hold_begin(Hold hold, unsigned index, uint64_t t_ps) {
-  const size_t i = hold == Hold::VcpuExit ? index : vcpus_ + index;
-  if (i >= holds_.size()) return;
-  if (holds_[i] == UINT64_MAX) ++open_holds_;
-  holds_[i] = t_ps;
+  holds_.begin(hold, index, t_ps);
 }
 
 void TimelineWriter::hold_end(Hold hold, unsigned index) {
-  const size_t i = hold == Hold::VcpuExit ? index : vcpus_ + index;
-  if (i >= holds_.size() || holds_[i] == UINT64_MAX) return;
-  holds_[i] = UINT64_MAX;
-  --open_holds_;
-  flush_ready();
+  if (holds_.end(hold, index)) flush_ready();
 }
 
 }  // namespace nvmesim::traces

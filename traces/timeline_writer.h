@@ -103,8 +103,7 @@ class TimelineWriter : public Tracer {
   std::unordered_map<uint64_t, Open> open_;  // B/E by tid, b/e by id | 1 << 63
   uint64_t seq_ = 0, emitted_ = 0, late_ = 0;
   bool started_ = false, stopped_ = false, first_ = true;
-  std::vector<uint64_t> holds_;
-  unsigned open_holds_ = 0;
+  OpenHolds holds_;
   std::string line_;
 };
 

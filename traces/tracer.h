@@ -68,16 +68,45 @@ class Tracer {
 };
 
 // What the user asked to trace: --trace-start, --trace-stop, --trace-signals.
-// How far a writer may flush its reorder buffer: nothing is reported dated
-// before the kernel's time except inside an open hold, and a vCPU runs at
-// most one quantum ahead.
-inline uint64_t flush_horizon(uint64_t now_ps, uint64_t quantum_ps, unsigned open_holds,
-                              const std::vector<uint64_t>& holds) {
-  uint64_t horizon = now_ps > quantum_ps ? now_ps - quantum_ps : 0;
-  if (open_holds)
-    for (uint64_t h : holds) horizon = h < horizon ? h : horizon;
-  return horizon;
-}
+// The open holds of a trace writer (VM exits with device work inside, device
+// bursts), one slot per vCPU then per host thread, and how far the writer may
+// flush its reorder buffer: nothing is reported dated before the kernel's
+// time except inside an open hold, and a vCPU runs at most one quantum ahead.
+class OpenHolds {
+ public:
+  void reset(unsigned vcpus, unsigned host_threads) {
+    vcpus_ = vcpus;
+    start_.assign(vcpus + host_threads, UINT64_MAX);
+    open_ = 0;
+  }
+  void begin(Hold hold, unsigned index, uint64_t t_ps) {
+    const size_t i = slot(hold, index);
+    if (i >= start_.size()) return;
+    if (start_[i] == UINT64_MAX) ++open_;
+    start_[i] = t_ps;
+  }
+  // True when a hold closed (the writer may flush further).
+  bool end(Hold hold, unsigned index) {
+    const size_t i = slot(hold, index);
+    if (i >= start_.size() || start_[i] == UINT64_MAX) return false;
+    start_[i] = UINT64_MAX;
+    --open_;
+    return true;
+  }
+  uint64_t flush_horizon(uint64_t now_ps, uint64_t quantum_ps) const {
+    uint64_t horizon = now_ps > quantum_ps ? now_ps - quantum_ps : 0;
+    if (open_)
+      for (uint64_t h : start_) horizon = h < horizon ? h : horizon;
+    return horizon;
+  }
+
+ private:
+  size_t slot(Hold hold, unsigned index) const {
+    return hold == Hold::VcpuExit ? index : size_t(vcpus_) + index;
+  }
+  unsigned vcpus_ = 0, open_ = 0;
+  std::vector<uint64_t> start_;
+};
 
 struct TraceOptions {
   uint64_t start_ps = 0;

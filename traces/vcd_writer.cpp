@@ -69,7 +69,7 @@ void VcdWriter::begin(unsigned vcpus, unsigned queues, unsigned host_threads) {
   vcpus_ = vcpus;
   threads_ = host_threads;
   queues_ = queues;
-  holds_.assign(vcpus + host_threads, UINT64_MAX);
+  holds_.reset(vcpus, host_threads);
   // Initial values: rings empty, vCPUs in guest code, host threads asleep.
   for (unsigned q = 1; q <= queues; ++q) {
     const std::string s = "q" + std::to_string(q);
@@ -131,7 +131,7 @@ void VcdWriter::push(uint64_t t, uint32_t var, Op op, uint32_t value, const char
 // one quantum of slack on top of that.
 void VcdWriter::flush_ready() {
   const uint64_t horizon =
-      flush_horizon(sc_core::sc_time_stamp().value(), options_.quantum_ps, open_holds_, holds_);
+      holds_.flush_horizon(sc_core::sc_time_stamp().value(), options_.quantum_ps);
   if (!heap_.empty() && heap_.top().t < horizon) flush(horizon);
 }
 
@@ -296,18 +296,11 @@ void VcdWriter::interrupt(unsigned vcpu, uint64_t t_ps) {
 }
 
 void VcdWriter::hold_begin(Hold hold, unsigned index, uint64_t t_ps) {
-  const size_t i = hold == Hold::VcpuExit ? index : vcpus_ + index;
-  if (i >= holds_.size()) return;
-  if (holds_[i] == UINT64_MAX) ++open_holds_;
-  holds_[i] = t_ps;
+  holds_.begin(hold, index, t_ps);
 }
 
 void VcdWriter::hold_end(Hold hold, unsigned index) {
-  const size_t i = hold == Hold::VcpuExit ? index : vcpus_ + index;
-  if (i >= holds_.size() || holds_[i] == UINT64_MAX) return;
-  holds_[i] = UINT64_MAX;
-  --open_holds_;
-  flush_ready();
+  if (holds_.end(hold, index)) flush_ready();
 }
 
 }  // namespace nvmesim::traces

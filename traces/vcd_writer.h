@@ -109,8 +109,7 @@ class VcdWriter : public Tracer {
   bool dumped_ = false;   // $dumpvars written
   bool stopped_ = false;  // past --trace-stop
   uint64_t late_ = 0;
-  std::vector<uint64_t> holds_;  // per (kind, index): start, or UINT64_MAX
-  unsigned open_holds_ = 0;
+  OpenHolds holds_;
   unsigned vcpus_ = 0, threads_ = 0;
   std::vector<uint32_t> dirty_;
 };

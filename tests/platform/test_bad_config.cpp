@@ -3,6 +3,8 @@
 // and the allowed values or range, nothing on standard output, exit code 2.
 #include <catch2/catch.hpp>
 
+#include "temp_file.h"
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -28,18 +30,7 @@ void check_bad(const Bad& b) {
   CHECK(r.out.empty());
 }
 
-struct TempIni {
-  std::string path;
-  explicit TempIni(const std::string& content) {
-    char name[] = "/tmp/nvmesim_badcfg_XXXXXX";
-    const int fd = mkstemp(name);
-    REQUIRE(fd >= 0);
-    close(fd);
-    path = name;
-    std::ofstream(path) << content;
-  }
-  ~TempIni() { std::remove(path.c_str()); }
-};
+using TempIni = nvmesim::test::TempFile;
 
 }  // namespace
 

@@ -2,6 +2,8 @@
 // nvmesim binary itself is not run here.
 #include <catch2/catch.hpp>
 
+#include "temp_file.h"
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -29,18 +31,7 @@ std::string join(const std::vector<std::string>& args) {
   return s;
 }
 
-struct TempIni {
-  std::string path;
-  explicit TempIni(const std::string& content) {
-    char name[] = "/tmp/nvmesim_cli_XXXXXX";
-    int fd = mkstemp(name);
-    REQUIRE(fd >= 0);
-    close(fd);
-    path = name;
-    std::ofstream(path) << content;
-  }
-  ~TempIni() { std::remove(path.c_str()); }
-};
+using TempIni = nvmesim::test::TempFile;
 
 }  // namespace
 

@@ -1,6 +1,8 @@
 // Parameter registry, typed Config, unit parsing and INI files.
 #include <catch2/catch.hpp>
 
+#include "temp_file.h"
+
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -38,18 +40,7 @@ std::string validate_error(const Config& cfg) {
 }
 
 // A temporary file that removes itself.
-struct TempFile {
-  std::string path;
-  explicit TempFile(const std::string& content) {
-    char name[] = "/tmp/nvmesim_params_XXXXXX";
-    int fd = mkstemp(name);
-    REQUIRE(fd >= 0);
-    close(fd);
-    path = name;
-    std::ofstream(path) << content;
-  }
-  ~TempFile() { std::remove(path.c_str()); }
-};
+using TempFile = nvmesim::test::TempFile;
 
 std::string ini_error(Config& cfg, const std::string& path) {
   try {
