@@ -1,4 +1,4 @@
-// nvmesim scenario --list | NAME [--output-format=normal|json] [--number_ios=N]
+// nvmesim scenario --list | NAME [--output-format=normal|json] [--number_ios=N] [--set K=V]...
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -15,18 +15,24 @@ namespace {
 struct Figure {
   std::string label;
   double reported, simulated, ratio_reported, ratio_simulated, error;
+  bool stalled;  // the run stalled (the watchdog fired): simulated counts as 0
 };
 
 double metric(const Scenario& s, const RunSummary& r) {
   return s.metric == "iops" ? r.iops : r.bw_bytes / 1e6;
 }
 
-bool simulate(const Scenario& s, const std::vector<std::pair<std::string, std::string>>& extra,
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+// Layers, later wins: the scenario's common settings, the user's --set
+// what-ifs, then the run's own settings (so the runs still differ as defined).
+bool simulate(const Scenario& s, const Settings& what_if, const Settings& extra,
               const std::string& calibrated_value, uint64_t number_ios, double& value,
-              std::string& error) {
+              std::string& error, bool* stalled = nullptr) {
   Config c;
   try {
     for (const auto& [k, v] : s.common) c.set(k, v);
+    for (const auto& [k, v] : what_if) c.set(k, v);
     for (const auto& [k, v] : extra) c.set(k, v);
     c.set(s.calibrated, calibrated_value);
     c.set("number_ios", std::to_string(number_ios));
@@ -45,6 +51,7 @@ bool simulate(const Scenario& s, const std::vector<std::pair<std::string, std::s
   }
   // A run that stalls (a calibration probe far too slow) counts as no throughput.
   value = r.stalled ? 0.0 : metric(s, r);
+  if (stalled) *stalled = r.stalled;
   return true;
 }
 
@@ -55,21 +62,23 @@ std::string ns_text(double ns) {
 }
 
 // The metric falls as the calibrated cost rises: bisect on a log scale.
-bool calibrate(const Scenario& s, uint64_t number_ios, double& value_ns, double& achieved,
-               std::string& error) {
+bool calibrate(const Scenario& s, const Settings& what_if, uint64_t number_ios, double& value_ns,
+               double& achieved, std::string& error) {
   double lo = s.calibrate_lo_ns, hi = s.calibrate_hi_ns;
   const double target = s.runs.front().reported;
   for (int i = 0; i < 14; ++i) {
     const double mid = std::sqrt(lo * hi);
     double m = 0;
-    if (!simulate(s, s.runs.front().settings, ns_text(mid), number_ios, m, error)) return false;
+    if (!simulate(s, what_if, s.runs.front().settings, ns_text(mid), number_ios, m, error))
+      return false;
     if (m > target)
       lo = mid;
     else
       hi = mid;
   }
   value_ns = std::sqrt(lo * hi);
-  return simulate(s, s.runs.front().settings, ns_text(value_ns), number_ios, achieved, error);
+  return simulate(s, what_if, s.runs.front().settings, ns_text(value_ns), number_ios, achieved,
+                  error);
 }
 
 std::string num(double v, int d) {
@@ -84,6 +93,8 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   std::string name, format = "normal";
   uint64_t number_ios = 0;
   bool list = false;
+  Settings what_if;
+  std::string calibrate_param;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--list") {
@@ -91,9 +102,15 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
     } else if (a == "--help" || a == "-h") {
       out << "Usage: nvmesim scenario --list\n"
              "       nvmesim scenario NAME [--output-format=normal|json] [--number_ios=N]\n"
+             "                             [--set PARAM=VALUE]... [--calibrate=PARAM]\n"
              "Rebuilds an experiment of the seeds: calibrates one cost on the baseline's\n"
              "reported figure, predicts the others, and prints reported and simulated figures\n"
-             "with their improvement ratios and the ratios' relative error.\n";
+             "with their improvement ratios and the ratios' relative error.\n"
+             "--set changes a parameter in every run of the scenario (a what-if: the\n"
+             "calibration is redone with it); the runs' own settings still apply on top.\n"
+             "--calibrate fits another time parameter on the baseline instead of the\n"
+             "scenario's own choice (searched between 10 ns and 10 ms).\n"
+             "--number_ios (default 20000) is per job.\n";
       return 0;
     } else if (a.rfind("--output-format=", 0) == 0) {
       format = a.substr(16);
@@ -113,6 +130,25 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
             << "' is out of range (100..100000000)\n";
         return 2;
       }
+    } else if (a.rfind("--calibrate=", 0) == 0) {
+      calibrate_param = a.substr(12);
+    } else if (a == "--set" || a.rfind("--set=", 0) == 0) {
+      std::string kv;
+      if (a == "--set") {
+        if (i + 1 >= argc) {
+          err << "nvmesim scenario: error: --set: needs PARAM=VALUE\n";
+          return 2;
+        }
+        kv = argv[++i];
+      } else {
+        kv = a.substr(6);
+      }
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        err << "nvmesim scenario: error: --set: '" << kv << "' is not PARAM=VALUE\n";
+        return 2;
+      }
+      what_if.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     } else if (a.rfind("--", 0) == 0 || !name.empty()) {
       err << "nvmesim scenario: error: unexpected argument '" << a << "' (see --help)\n";
       return 2;
@@ -136,11 +172,40 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
         << " (one of " << names << "; see --list)\n";
     return 2;
   }
+  Scenario chosen = *sc;
+  if (!calibrate_param.empty()) {
+    const ParamSpec* spec = ParamRegistry::builtin().find(calibrate_param);
+    if (!spec || spec->kind != ParamKind::Time) {
+      err << "nvmesim scenario: error: --calibrate: '" << calibrate_param
+          << "' is not a time parameter (see --list-params)\n";
+      return 2;
+    }
+    chosen.calibrated = calibrate_param;
+    chosen.calibrate_lo_ns = 10;
+    chosen.calibrate_hi_ns = 1e7;
+    chosen.calibration_note = "chosen with --calibrate";
+  }
+  sc = &chosen;
   if (!number_ios) number_ios = 20000;
+  for (const auto& [k, v] : what_if) {
+    if (k == sc->calibrated) {
+      err << "nvmesim scenario: error: --set: " << k << " is the parameter scenario " << sc->name
+          << " calibrates; it cannot be set\n";
+      return 2;
+    }
+    try {
+      Config probe;
+      probe.set(k, v);
+      probe.validate_all();
+    } catch (const ConfigError& e) {
+      err << "nvmesim scenario: error: --set: " << e.what() << "\n";
+      return 2;
+    }
+  }
 
   double calibrated_ns = 0, baseline = 0;
   std::string error;
-  if (!calibrate(*sc, number_ios, calibrated_ns, baseline, error)) {
+  if (!calibrate(*sc, what_if, number_ios, calibrated_ns, baseline, error)) {
     err << "nvmesim scenario: error: " << error << "\n";
     return 1;
   }
@@ -148,7 +213,9 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   for (size_t i = 0; i < sc->runs.size(); ++i) {
     const ScenarioRun& run = sc->runs[i];
     double m = baseline;
-    if (i && !simulate(*sc, run.settings, ns_text(calibrated_ns), number_ios, m, error)) {
+    bool stalled = false;
+    if (i && !simulate(*sc, what_if, run.settings, ns_text(calibrated_ns), number_ios, m, error,
+                       &stalled)) {
       err << "nvmesim scenario: error: " << error << "\n";
       return 1;
     }
@@ -159,6 +226,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
     f.ratio_reported = run.reported / sc->runs.front().reported;
     f.ratio_simulated = m / baseline;
     f.error = (f.ratio_simulated - f.ratio_reported) / f.ratio_reported;
+    f.stalled = stalled;
     figures.push_back(f);
   }
 
@@ -167,20 +235,25 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
         << "\",\n  \"metric\": \"" << sc->metric << "\",\n  \"calibration\": {\"parameter\": \""
         << sc->calibrated << "\", \"value_ns\": " << num(calibrated_ns, 3)
         << ", \"baseline_reported\": " << num(sc->runs.front().reported, 3)
-        << ", \"baseline_simulated\": " << num(baseline, 3) << "},\n  \"figures\": [";
+        << ", \"baseline_simulated\": " << num(baseline, 3) << "},\n  \"what_if\": {";
+    for (size_t i = 0; i < what_if.size(); ++i)
+      out << (i ? ", " : "") << "\"" << what_if[i].first << "\": \"" << what_if[i].second << "\"";
+    out << "},\n  \"figures\": [";
     for (size_t i = 0; i < figures.size(); ++i) {
       const Figure& f = figures[i];
       out << (i ? "," : "") << "\n    {\"label\": \"" << f.label << "\", \"reported\": "
           << num(f.reported, 3) << ", \"simulated\": " << num(f.simulated, 3)
           << ", \"ratio_reported\": " << num(f.ratio_reported, 6)
           << ", \"ratio_simulated\": " << num(f.ratio_simulated, 6)
-          << ", \"error\": " << num(f.error, 6) << "}";
+          << ", \"error\": " << num(f.error, 6)
+          << ", \"stalled\": " << (f.stalled ? "true" : "false") << "}";
     }
     out << "\n  ]\n}\n";
     return 0;
   }
   out << "scenario " << sc->name << ": " << sc->title << "\n  source: " << sc->source << "\n";
   for (const auto& [k, why] : sc->cost_sources) out << "  " << k << ": " << why << "\n";
+  for (const auto& [k, v] : what_if) out << "  what-if (--set): " << k << "=" << v << "\n";
   out << "  calibrated on the baseline: " << sc->calibrated << " = " << num(calibrated_ns, 1)
       << " ns (" << sc->calibration_note << ")\n\n";
   char line[256];
@@ -190,11 +263,14 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
                 "error");
   out << line;
   for (const Figure& f : figures) {
-    std::snprintf(line, sizeof line, "  %-34s %12.0f %12.0f %9.2f %9.2f %7.1f%%\n",
-                  f.label.c_str(), f.reported, f.simulated, f.ratio_reported, f.ratio_simulated,
+    char simulated[32];
+    std::snprintf(simulated, sizeof simulated, f.stalled ? "stalled" : "%.0f", f.simulated);
+    std::snprintf(line, sizeof line, "  %-34s %12.0f %12s %9.2f %9.2f %7.1f%%\n",
+                  f.label.c_str(), f.reported, simulated, f.ratio_reported, f.ratio_simulated,
                   100 * f.error);
     out << line;
   }
+  out << "  (error: relative error of the simulated improvement ratio; the band is +-25%)\n";
   return 0;
 }
 

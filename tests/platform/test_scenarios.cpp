@@ -3,6 +3,7 @@
 // relative error; each predicted ratio must lie within +-25% of the
 // reported one (issue 5). Runs are kept small (a few seconds each).
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -75,28 +76,77 @@ TEST_CASE("scenario: an unknown name is refused with the list", "[scenario]") {
   CHECK(r.err.find("qemu-vendor") != std::string::npos);
 }
 
-// Gap: the model predicts 1.36 (stock 200K calibrated via hv.exit_mmio);
-// the vendor run is held back by the SQ doorbells that still ring whenever
-// the polling iothreads have caught up, reported 5.00.
-TEST_CASE("scenario: google-null ratio within 25%", "[scenario][!shouldfail]") {
-  check_band("google-null");
+TEST_CASE("scenario: google-null ratio within 25%", "[scenario]") { check_band("google-null"); }
+
+TEST_CASE("scenario: qemu-vendor ratio within 25%", "[scenario]") { check_band("qemu-vendor"); }
+
+// Figures: 0 baseline, 1 extension, 2 ioeventfd with the eventfd not
+// cleared, 3 ioeventfd with the notifier fixed.
+TEST_CASE("scenario: real-nvme extension and fixed-notifier ratios within 25%", "[scenario]") {
+  const auto r = run_nvmesim("scenario real-nvme --output-format=json" + std::string(kIos));
+  REQUIRE(r.exit_code == 0);
+  const auto fs = figures(r.out);
+  REQUIRE(fs.size() == 4);
+  for (size_t i : {size_t(1), size_t(3)}) {
+    INFO("figure " << i << ": ratio reported " << fs[i].ratio_reported << ", simulated "
+                   << fs[i].ratio_simulated);
+    CHECK(std::abs(fs[i].error) <= 0.25);
+  }
+  // The fault as issue 5 defines it (wake-ups lost until something else
+  // wakes the thread): with every request in flight answered, nothing wakes
+  // the main loop again and the watchdog stops the run.
+  CHECK(r.out.find("\"stalled\": true") != std::string::npos);
+  CHECK(fs[2].simulated == 0);
 }
 
-// Gap: with one job the device catches up between submissions, or falls
-// behind and batches; the predicted ratio lands far from 4.25 (see report).
-TEST_CASE("scenario: qemu-vendor ratio within 25%", "[scenario][!shouldfail]") {
-  check_band("qemu-vendor");
-}
-
-// Gap: the calibrated main-loop cost makes the vendor run batch far more
-// than the seed's 3.45.
+// Gap: with the guest's 47 us per request (virtio-blk, 2 jobs) the vendor
+// device catches up between submissions, so the extension suppresses few
+// doorbells: predicted 1.08 against 3.45. With short submissions (5 us +
+// 42 us) it lands at 3.98, but then real-nvme's extension misses (2.74
+// against 1.30): one guest cannot serve both of Ming Lin's runs.
 TEST_CASE("scenario: ramdisk ratio within 25%", "[scenario][!shouldfail]") {
   check_band("ramdisk");
 }
 
-// Gap: ioeventfd runs reach the backend's limit (ratio ~8 vs 1.76 / 2.72);
-// the eventfd_not_cleared fault (lost wake-ups, issue 5) barely slows a
-// main loop that backend completions wake constantly.
-TEST_CASE("scenario: real-nvme ratios within 25%", "[scenario][!shouldfail]") {
-  check_band("real-nvme");
+// Gap: the seeds' 190 MB/s came from a main loop that spun on a readable
+// eventfd; the fault as issue 5 defines it (lost wake-ups) stalls instead.
+TEST_CASE("scenario: real-nvme eventfd_not_cleared ratio within 25%", "[scenario][!shouldfail]") {
+  const auto r = run_nvmesim("scenario real-nvme --output-format=json" + std::string(kIos));
+  REQUIRE(r.exit_code == 0);
+  const auto fs = figures(r.out);
+  REQUIRE(fs.size() == 4);
+  CHECK(std::abs(fs[2].error) <= 0.25);
+}
+
+TEST_CASE("scenario: --set changes every run and is echoed, the calibrated cost is refused",
+          "[scenario]") {
+  const auto r = run_nvmesim("scenario qemu-vendor --output-format=json --set nvme.cmd_cost=5us" +
+                             std::string(kIos));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"what_if\": {\"nvme.cmd_cost\": \"5us\"}") != std::string::npos);
+  const auto fs = figures(r.out);
+  REQUIRE(fs.size() == 2);
+  // A cheaper main loop per request lets the extension run further ahead.
+  CHECK(fs[1].ratio_simulated > 4.0);
+  const auto own = run_nvmesim("scenario qemu-vendor --set hv.bql_hold=1us");
+  CHECK(own.exit_code == 2);
+  CHECK(own.err.find("hv.bql_hold is the parameter scenario qemu-vendor calibrates") !=
+        std::string::npos);
+  const auto bad = run_nvmesim("scenario qemu-vendor --set nvme.cmd_cost=fast");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("nvme.cmd_cost") != std::string::npos);
+  const auto form = run_nvmesim("scenario qemu-vendor --set nvme.cmd_cost");
+  CHECK(form.exit_code == 2);
+  CHECK(form.err.find("is not PARAM=VALUE") != std::string::npos);
+}
+
+TEST_CASE("scenario: --calibrate takes a time parameter only", "[scenario]") {
+  const auto r = run_nvmesim("scenario qemu-vendor --calibrate=numjobs");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("'numjobs' is not a time parameter") != std::string::npos);
+  const auto ok = run_nvmesim("scenario qemu-vendor --output-format=json --calibrate=hv.exit_mmio" +
+                              std::string(kIos));
+  REQUIRE(ok.exit_code == 0);
+  CHECK(ok.out.find("\"parameter\": \"hv.exit_mmio\"") != std::string::npos);
+  CHECK(figures(ok.out).at(0).simulated == Approx(20000).epsilon(0.05));
 }
