@@ -516,9 +516,14 @@ RunResults System::run() {
       r.cq.suppressed_with_dbbuf += cq.suppressed;
     }
   }
-  // A stalled run's measured interval lasts until the stall was detected:
-  // the time it spent stalled counts (IOPS and utilisation over it).
-  if (stall_ && sc_time_stamp() > end) end = sc_time_stamp();
+  // A stalled run's measured interval lasts until the stall was detected
+  // (or a vCPU's own time, which runs ahead by its local offset): the time
+  // it spent stalled counts, in IOPS and utilisation.
+  if (stall_) {
+    if (sc_time_stamp() > end) end = sc_time_stamp();
+    for (const auto& v : vcpus_)
+      if (v->current_time() > end) end = v->current_time();
+  }
   r.sim_time_ns = double((end - start).value()) / 1000.0;
 
   for (size_t k = 0; k < host_threads_.size(); ++k) {

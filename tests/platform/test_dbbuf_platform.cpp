@@ -104,6 +104,29 @@ TEST_CASE("dbbuf platform: CQ EventIdx never with a CQ smaller than the I/Os in 
   CHECK(r.cq.updates == r.cq.mmio + r.cq.suppressed);
 }
 
+// The same stall with a vCPU that polls its CQ: it stays busy until the
+// watchdog stops the run. The measured interval lasts until then (at least
+// one sim.stall_timeout after the last completion), so the stalled time
+// counts and the vCPU is busy 100% of it, not more.
+TEST_CASE("dbbuf platform: a stalled run is measured until the stall and is busy at most 100%",
+          "[dbbuf][stall]") {
+  const Config c = make_config(with(kTiming, {{"nvme.cq_eventidx", "never"},
+                                              {"guest.io_cq_entries", "4"},
+                                              {"iodepth", "16"},
+                                              {"number_ios", "500"},
+                                              {"guest.completion", "poll"}}));
+  System s(c);
+  const RunResults r = s.run();
+  REQUIRE(r.stalled);
+  REQUIRE(r.vcpus.size() == 1);
+  CHECK(r.sim_time_ns >= 200000.0);
+  const double vcpu_busy = r.vcpus[0].guest_ns + r.vcpus[0].exit_ns;
+  CHECK(vcpu_busy <= r.sim_time_ns);
+  CHECK(vcpu_busy >= 0.99 * r.sim_time_ns);  // it polled all along
+  for (const auto& t : r.device_threads) CHECK(t.busy_ns + t.poll_ns <= r.sim_time_ns);
+  CHECK(r.iops() == Approx(double(r.ios) * 1e9 / r.sim_time_ns));
+}
+
 TEST_CASE("dbbuf platform: the same small-CQ run completes with CQ EventIdx echo",
           "[dbbuf][stall]") {
   const Config c = make_config(with(kTiming, {{"nvme.cq_eventidx", "echo"},

@@ -118,7 +118,7 @@ TEST_CASE("scenario: real-nvme eventfd_not_cleared ratio within 25%", "[scenario
   CHECK(std::abs(fs[2].error) <= 0.25);
 }
 
-TEST_CASE("scenario: --set changes every run and is echoed, the calibrated cost is refused",
+TEST_CASE("scenario: --set changes every run and is echoed and the calibrated cost is refused",
           "[scenario]") {
   const auto r = run_nvmesim("scenario qemu-vendor --output-format=json --set nvme.cmd_cost=5us" +
                              std::string(kIos));
