@@ -77,7 +77,8 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
     bool finished = false;
   };
   const Results& results() const { return results_; }
-  // Its own present: global time plus its local offset (less than a quantum).
+  // Its own present: global time plus its local offset (which can pass the
+  // quantum by the last increment before it syncs).
   sc_core::sc_time current_time() const { return qk_.current_time(); }
   const LatencyHistogram& latency() const { return latency_; }
   const LatencyHistogram& latency(bool write) const { return latency_dir_[write ? 1 : 0]; }

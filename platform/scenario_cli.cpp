@@ -6,6 +6,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "platform/json_text.h"
 #include "platform/params.h"
 #include "platform/run.h"
 #include "platform/scenarios.h"
@@ -26,20 +27,28 @@ double metric(const Scenario& s, const RunSummary& r) {
 
 using Settings = std::vector<std::pair<std::string, std::string>>;
 
-// Layers, later wins: the scenario's common settings, the user's --set
-// what-ifs, then the run's own settings (so the runs still differ as defined).
+// Layers, later wins: the scenario's common settings and the runner's
+// watchdog, the user's --set what-ifs, the run's own settings (so the runs
+// still differ as defined), the calibrated value, then --number_ios.
+Config layered(const Scenario& s, const Settings& what_if, const Settings& extra,
+               const std::string& calibrated_value, uint64_t number_ios) {
+  Config c;
+  for (const auto& [k, v] : s.common) c.set(k, v);
+  c.set("sim.stall_timeout", "1s");  // a slow calibration probe is not a stall
+  for (const auto& [k, v] : what_if) c.set(k, v);
+  for (const auto& [k, v] : extra) c.set(k, v);
+  c.set(s.calibrated, calibrated_value);
+  c.set("number_ios", std::to_string(number_ios));
+  c.validate_all();
+  return c;
+}
+
 bool simulate(const Scenario& s, const Settings& what_if, const Settings& extra,
               const std::string& calibrated_value, uint64_t number_ios, double& value,
               std::string& error, bool* stalled = nullptr) {
   Config c;
   try {
-    for (const auto& [k, v] : s.common) c.set(k, v);
-    for (const auto& [k, v] : what_if) c.set(k, v);
-    for (const auto& [k, v] : extra) c.set(k, v);
-    c.set(s.calibrated, calibrated_value);
-    c.set("number_ios", std::to_string(number_ios));
-    c.set("sim.stall_timeout", "1s");
-    c.validate_all();
+    c = layered(s, what_if, extra, calibrated_value, number_ios);
   } catch (const ConfigError& e) {
     error = std::string("scenario ") + s.name + ": " + e.what();
     return false;
@@ -65,7 +74,7 @@ std::string ns_text(double ns) {
 
 // The metric falls as the calibrated cost rises: bisect on a log scale.
 bool calibrate(const Scenario& s, const Settings& what_if, uint64_t number_ios, double& value_ns,
-               double& achieved, std::string& error) {
+               double& achieved, bool& stalled, std::string& error) {
   double lo = s.calibrate_lo_ns, hi = s.calibrate_hi_ns;
   const double target = s.runs.front().reported;
   for (int i = 0; i < 14; ++i) {
@@ -80,7 +89,7 @@ bool calibrate(const Scenario& s, const Settings& what_if, uint64_t number_ios, 
   }
   value_ns = std::sqrt(lo * hi);
   return simulate(s, what_if, s.runs.front().settings, ns_text(value_ns), number_ios, achieved,
-                  error);
+                  error, &stalled);
 }
 
 std::string num(double v, int d) {
@@ -136,6 +145,10 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
       }
     } else if (a.rfind("--calibrate=", 0) == 0) {
       calibrate_param = a.substr(12);
+      if (calibrate_param.empty()) {
+        err << "nvmesim scenario: error: --calibrate: needs a time parameter (see --list-params)\n";
+        return 2;
+      }
     } else if (a == "--set" || a.rfind("--set=", 0) == 0) {
       std::string kv;
       if (a == "--set") {
@@ -152,7 +165,16 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
         err << "nvmesim scenario: error: --set: '" << kv << "' is not PARAM=VALUE\n";
         return 2;
       }
-      what_if.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+      const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+      if (key == "number_ios") {
+        err << "nvmesim scenario: error: --set: number_ios is set with --number_ios\n";
+        return 2;
+      }
+      // A repeated key: the last one wins, as on nvmesim's command line.
+      const auto same = std::find_if(what_if.begin(), what_if.end(),
+                                     [&](const auto& kv2) { return kv2.first == key; });
+      if (same != what_if.end()) what_if.erase(same);
+      what_if.emplace_back(key, value);
     } else if (a.rfind("--", 0) == 0 || !name.empty()) {
       err << "nvmesim scenario: error: unexpected argument '" << a << "' (see --help)\n";
       return 2;
@@ -187,7 +209,8 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
     chosen.calibrated = calibrate_param;
     chosen.calibrate_lo_ns = std::max(10.0, spec->min);
     chosen.calibrate_hi_ns = std::min(1e7, spec->max);
-    chosen.calibration_note = "chosen with --calibrate";
+    chosen.calibration_note = "chosen with --calibrate, instead of " + sc->calibrated +
+                              ", which keeps its default";
   }
   sc = &chosen;
   if (!number_ios) number_ios = 20000;
@@ -197,10 +220,12 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
           << " calibrates; it cannot be set\n";
       return 2;
     }
+  }
+  // The what-ifs are checked together, in the scenario's own context (its
+  // clock for cycles, its sizes), with every run's settings on top.
+  for (const ScenarioRun& run : sc->runs) {
     try {
-      Config probe;
-      probe.set(k, v);
-      probe.validate_all();
+      layered(*sc, what_if, run.settings, ns_text(sc->calibrate_lo_ns), number_ios);
     } catch (const ConfigError& e) {
       err << "nvmesim scenario: error: --set: " << e.what() << "\n";
       return 2;
@@ -208,9 +233,16 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   }
 
   double calibrated_ns = 0, baseline = 0;
+  bool baseline_stalled = false;
   std::string error;
-  if (!calibrate(*sc, what_if, number_ios, calibrated_ns, baseline, error)) {
+  if (!calibrate(*sc, what_if, number_ios, calibrated_ns, baseline, baseline_stalled, error)) {
     err << "nvmesim scenario: error: " << error << "\n";
+    return 1;
+  }
+  if (baseline_stalled || baseline <= 0) {
+    err << "nvmesim scenario: error: scenario " << sc->name << ": the baseline run stalls at "
+        << sc->calibrated << " = " << ns_text(calibrated_ns)
+        << ", so there is no ratio to predict (run it alone to see the watchdog's report)\n";
     return 1;
   }
   const double target = sc->runs.front().reported;
@@ -237,18 +269,19 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   }
 
   if (format == "json") {
-    out << "{\n  \"scenario\": \"" << sc->name << "\",\n  \"title\": \"" << sc->title
-        << "\",\n  \"metric\": \"" << sc->metric << "\",\n  \"calibration\": {\"parameter\": \""
-        << sc->calibrated << "\", \"value_ns\": " << num(calibrated_ns, 3)
+    out << "{\n  \"scenario\": " << json_quoted(sc->name) << ",\n  \"title\": " << json_quoted(sc->title)
+        << ",\n  \"metric\": " << json_quoted(sc->metric) << ",\n  \"calibration\": {\"parameter\": "
+        << json_quoted(sc->calibrated) << ", \"value_ns\": " << num(calibrated_ns, 3)
         << ", \"baseline_reported\": " << num(sc->runs.front().reported, 3)
         << ", \"baseline_simulated\": " << num(baseline, 3)
-        << ", \"converged\": " << (converged ? "true" : "false") << "},\n  \"what_if\": {";
+        << ", \"converged\": " << (converged ? "true" : "false")
+        << ", \"note\": " << json_quoted(sc->calibration_note) << "},\n  \"what_if\": {";
     for (size_t i = 0; i < what_if.size(); ++i)
-      out << (i ? ", " : "") << "\"" << what_if[i].first << "\": \"" << what_if[i].second << "\"";
+      out << (i ? ", " : "") << json_quoted(what_if[i].first) << ": " << json_quoted(what_if[i].second);
     out << "},\n  \"figures\": [";
     for (size_t i = 0; i < figures.size(); ++i) {
       const Figure& f = figures[i];
-      out << (i ? "," : "") << "\n    {\"label\": \"" << f.label << "\", \"reported\": "
+      out << (i ? "," : "") << "\n    {\"label\": " << json_quoted(f.label) << ", \"reported\": "
           << num(f.reported, 3) << ", \"simulated\": " << num(f.simulated, 3)
           << ", \"ratio_reported\": " << num(f.ratio_reported, 6)
           << ", \"ratio_simulated\": " << num(f.ratio_simulated, 6)

@@ -518,11 +518,13 @@ RunResults System::run() {
   }
   // A stalled run's measured interval lasts until the stall was detected
   // (or a vCPU's own time, which runs ahead by its local offset): the time
-  // it spent stalled counts, in IOPS and utilisation.
+  // it spent stalled counts, in IOPS and utilisation, for the run and for
+  // each job.
   if (stall_) {
     if (sc_time_stamp() > end) end = sc_time_stamp();
     for (const auto& v : vcpus_)
       if (v->current_time() > end) end = v->current_time();
+    for (VcpuFigures& f : r.vcpus) f.sim_time_ns = double((end - start).value()) / 1000.0;
   }
   r.sim_time_ns = double((end - start).value()) / 1000.0;
 

@@ -120,14 +120,22 @@ TEST_CASE("scenario: real-nvme eventfd_not_cleared ratio within 25%", "[scenario
 
 TEST_CASE("scenario: --set changes every run and is echoed and the calibrated cost is refused",
           "[scenario]") {
-  const auto r = run_nvmesim("scenario qemu-vendor --output-format=json --set nvme.cmd_cost=5us" +
-                             std::string(kIos));
+  const auto plain = run_nvmesim("scenario qemu-vendor --output-format=json" + std::string(kIos));
+  const auto r = run_nvmesim("scenario qemu-vendor --output-format=json --set nvme.cmd_cost=9us" +
+                             std::string(" --set nvme.cmd_cost=5us") + kIos);
+  REQUIRE(plain.exit_code == 0);
   REQUIRE(r.exit_code == 0);
+  // A repeated key: the last one wins and is echoed once.
   CHECK(r.out.find("\"what_if\": {\"nvme.cmd_cost\": \"5us\"}") != std::string::npos);
-  const auto fs = figures(r.out);
+  CHECK(plain.out.find("\"what_if\": {}") != std::string::npos);
+  const auto fs = figures(r.out), base = figures(plain.out);
   REQUIRE(fs.size() == 2);
-  // A cheaper main loop per request lets the extension run further ahead.
-  CHECK(fs[1].ratio_simulated > 4.0);
+  REQUIRE(base.size() == 2);
+  // A cheaper main loop per request (5 us instead of 11.6) lets the
+  // extension run further ahead of the recalibrated baseline.
+  CHECK(fs[0].simulated == Approx(20000).epsilon(0.05));
+  CHECK(fs[1].ratio_simulated > base[1].ratio_simulated * 1.2);
+
   const auto own = run_nvmesim("scenario qemu-vendor --set hv.bql_hold=1us");
   CHECK(own.exit_code == 2);
   CHECK(own.err.find("hv.bql_hold is the parameter scenario qemu-vendor calibrates") !=
@@ -138,20 +146,41 @@ TEST_CASE("scenario: --set changes every run and is echoed and the calibrated co
   const auto form = run_nvmesim("scenario qemu-vendor --set nvme.cmd_cost");
   CHECK(form.exit_code == 2);
   CHECK(form.err.find("is not PARAM=VALUE") != std::string::npos);
+  const auto ios = run_nvmesim("scenario qemu-vendor --set number_ios=5");
+  CHECK(ios.exit_code == 2);
+  CHECK(ios.err.find("number_ios is set with --number_ios") != std::string::npos);
+  // Cycles are checked at the scenario's clock (3.2 GHz): 4e6 cycles are
+  // 1.25 ms, past hv.exit_pio's 1 ms.
+  const auto cyc = run_nvmesim("scenario qemu-vendor --set hv.exit_pio=4000000cyc");
+  CHECK(cyc.exit_code == 2);
+  CHECK(cyc.err.find("at hv.cpu_ghz 3.2") != std::string::npos);
+}
+
+TEST_CASE("scenario: a baseline that stalls gives no ratio and exits 1", "[scenario]") {
+  // A 10 us watchdog fires between two completions of a 20k IOPS baseline.
+  const auto r = run_nvmesim("scenario qemu-vendor --set sim.stall_timeout=10us --number_ios=1000");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("the baseline run stalls") != std::string::npos);
 }
 
 TEST_CASE("scenario: --calibrate takes a time parameter only", "[scenario]") {
   const auto r = run_nvmesim("scenario qemu-vendor --calibrate=numjobs");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("'numjobs' is not a time parameter") != std::string::npos);
+  const auto empty = run_nvmesim("scenario qemu-vendor --calibrate=");
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.err.find("--calibrate: needs a time parameter") != std::string::npos);
   const auto ok = run_nvmesim("scenario qemu-vendor --output-format=json --calibrate=hv.exit_mmio" +
                               std::string(kIos));
   REQUIRE(ok.exit_code == 0);
   CHECK(ok.out.find("\"parameter\": \"hv.exit_mmio\"") != std::string::npos);
   CHECK(figures(ok.out).at(0).simulated == Approx(20000).epsilon(0.05));
   CHECK(ok.out.find("\"converged\": true") != std::string::npos);
-  // Port I/O exits do not occur with MMIO doorbells: no value reaches the
-  // baseline, and the fit says so.
+  CHECK(ok.out.find("instead of hv.bql_hold, which keeps its default") != std::string::npos);
+  // Port I/O exits do not occur with MMIO doorbells: whatever their cost the
+  // baseline stays where hv.bql_hold's default puts it (about 66k IOPS, far
+  // from 20k), and the fit says so.
   const auto miss = run_nvmesim("scenario qemu-vendor --calibrate=hv.exit_pio --number_ios=2000");
   REQUIRE(miss.exit_code == 0);
   CHECK(miss.out.find("warning: the calibration reached") != std::string::npos);
