@@ -148,6 +148,9 @@ uint16_t Controller::admin_features(const SubmissionEntry& cmd, bool set, uint32
   switch (fid) {
     case feature::NUMBER_OF_QUEUES:
       if (set) {
+        // Only before any I/O queue exists (NVMe 1.4, 5.21.1.7).
+        for (uint16_t q = 1; q <= config_.max_io_queues; ++q)
+          if (sqs_[q].exists || cqs_[q].exists) return status_generic(sc::COMMAND_SEQUENCE_ERROR);
         const uint16_t nsqr = uint16_t(cmd.cdw11 & 0xFFFF);
         const uint16_t ncqr = uint16_t(cmd.cdw11 >> 16);
         if (nsqr == 0xFFFF || ncqr == 0xFFFF) return status_generic(sc::INVALID_FIELD);
@@ -173,7 +176,8 @@ uint16_t Controller::admin_create_cq(const SubmissionEntry& cmd) {
   const uint16_t qid = create_queue::qid(cmd.cdw10);
   const uint32_t entries = create_queue::entries(cmd.cdw10);
   const uint16_t vector = create_queue::cq_vector(cmd.cdw11);
-  if (qid == 0 || qid > config_.max_io_queues || cqs_[qid].exists)
+  // Beyond the queues Number of Queues allocated (0's based) is out of range.
+  if (qid == 0 || qid > uint32_t(ncq_allocated_) + 1 || cqs_[qid].exists)
     return status_specific(sc_specific::INVALID_QUEUE_IDENTIFIER);
   if (entries < 2 || entries > uint32_t(config_.mqes) + 1)
     return status_specific(sc_specific::INVALID_QUEUE_SIZE);
@@ -196,7 +200,7 @@ uint16_t Controller::admin_create_sq(const SubmissionEntry& cmd) {
   const uint16_t qid = create_queue::qid(cmd.cdw10);
   const uint32_t entries = create_queue::entries(cmd.cdw10);
   const uint16_t cqid = create_queue::sq_cqid(cmd.cdw11);
-  if (qid == 0 || qid > config_.max_io_queues || sqs_[qid].exists)
+  if (qid == 0 || qid > uint32_t(nsq_allocated_) + 1 || sqs_[qid].exists)
     return status_specific(sc_specific::INVALID_QUEUE_IDENTIFIER);
   if (cqid == 0 || cqid > config_.max_io_queues || !cqs_[cqid].exists)
     return status_specific(sc_specific::COMPLETION_QUEUE_INVALID);

@@ -120,6 +120,36 @@ TEST_CASE("controller: Set/Get Features", "[controller]") {
   check_status(h.admin(features(true, 0x0B, 0)), 0, 0x02, true);
 }
 
+// NVMe 1.4, 5.21.1.7: Number of Queues may be set only before any I/O
+// queue is created (else Command Sequence Error, 0x0C); queues are created
+// only up to the number allocated (else Invalid Queue Identifier).
+TEST_CASE("controller: Number of Queues bounds creation and is refused once queues exist",
+          "[controller]") {
+  ControllerConfig c;
+  c.max_io_queues = 8;
+  c.mqes = 255;
+  c.msix_vectors = 9;
+  Harness h(c);
+  h.enable();
+  auto e = h.admin(features(true, 0x07, (1u << 16) | 1u));  // 2 SQs and 2 CQs, 0's based
+  REQUIRE(field(e.status) == 0);
+  CHECK(e.dw0 == 0x00010001u);
+  check_status(h.admin(Harness::create_cq_cmd(3, 16, Harness::io_cq_base(3), 3)), 1, 0x01, true);
+  REQUIRE(field(h.admin(Harness::create_cq_cmd(2, 16, Harness::io_cq_base(2), 2)).status) == 0);
+  check_status(h.admin(Harness::create_sq_cmd(3, 16, Harness::io_sq_base(3), 2)), 1, 0x01, true);
+  REQUIRE(field(h.admin(Harness::create_sq_cmd(2, 16, Harness::io_sq_base(2), 2)).status) == 0);
+  // Queues exist now: the feature cannot change, nor can it be read back changed.
+  check_status(h.admin(features(true, 0x07, (7u << 16) | 7u)), 0, 0x0C, true);
+  CHECK(h.admin(features(false, 0x07, 0)).dw0 == 0x00010001u);
+  // Deleting them all makes it settable again.
+  REQUIRE(field(h.admin(delete_q(admin::DELETE_IO_SQ, 2)).status) == 0);
+  check_status(h.admin(features(true, 0x07, (7u << 16) | 7u)), 0, 0x0C, true);  // CQ 2 remains
+  REQUIRE(field(h.admin(delete_q(admin::DELETE_IO_CQ, 2)).status) == 0);
+  e = h.admin(features(true, 0x07, (7u << 16) | 7u));
+  REQUIRE(field(e.status) == 0);
+  CHECK(e.dw0 == 0x00070007u);
+}
+
 TEST_CASE("controller: Create I/O CQ errors", "[controller]") {
   ControllerConfig c;
   c.max_io_queues = 4;
