@@ -1,6 +1,8 @@
 #include "models/host_thread.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "models/big_lock.h"
 #include "models/host_cpus.h"
@@ -19,9 +21,16 @@ HostThread::HostThread(sc_module_name name, const Params& params, HostCpus* cpus
 
 sc_time HostThread::cpu(const sc_time& t) const { return cpus_ ? cpus_->stretch(t) : t; }
 
+void HostThread::set_spinning(bool on) {
+  if (on && params_.dispatch_cost == SC_ZERO_TIME)
+    throw std::logic_error(std::string(name()) + ": a spinning thread needs a non-zero dispatch cost");
+  spinning_ = on;
+  if (on) kick_event_.notify(SC_ZERO_TIME);  // a sleeping thread starts spinning now
+}
+
 void HostThread::kick(const sc_time& delay) {
   sc_time at = sc_time_stamp() + delay;
-  if (!busy_ && !polling_) at += params_.dispatch_latency;
+  if (!busy_ && !polling_ && !spinning_) at += params_.dispatch_latency;
   if (!has_request_ || at < request_time_) {
     has_request_ = true;
     request_time_ = at;
@@ -71,7 +80,7 @@ void HostThread::wait_for_request() {
     if (timer_armed_ && (!any || timer_time_ < at)) { at = timer_time_; any = true; }
     return any;
   };
-  if (due()) return;
+  if (due() || spinning_) return;  // spinning: poll() returned at once
   const sc_time start = sc_time_stamp();
   // Busy-poll first: a request during the window is served at once.
   if (poll_ns_ != SC_ZERO_TIME) {
@@ -98,7 +107,7 @@ void HostThread::wait_for_request() {
   if (cpus_) cpus_->set_runnable(cpu_id_, false);
   if (auto* t = traces::active())
     t->thread_state(params_.trace_id, sc_time_stamp().value(), traces::ThreadState::Sleeping);
-  while (!due()) {
+  while (!due() && !spinning_) {
     sc_time at;
     if (next_deadline(at))
       wait(at - sc_time_stamp(), kick_event_);
@@ -127,11 +136,12 @@ void HostThread::run() {
     if (params_.bql) params_.bql->release_mainloop();
     busy_time_ += sc_time_stamp() - start;
     busy_ = false;
-    if (cpus_ && poll_ns_ == SC_ZERO_TIME) cpus_->set_runnable(cpu_id_, false);
+    if (cpus_ && poll_ns_ == SC_ZERO_TIME && !spinning_) cpus_->set_runnable(cpu_id_, false);
     if (auto* t = traces::active())
       t->thread_state(params_.trace_id, sc_time_stamp().value(),
-                      poll_ns_ != SC_ZERO_TIME ? traces::ThreadState::Polling
-                                               : traces::ThreadState::Sleeping);
+                      spinning_                   ? traces::ThreadState::Working
+                      : poll_ns_ != SC_ZERO_TIME ? traces::ThreadState::Polling
+                                                 : traces::ThreadState::Sleeping);
   }
 }
 

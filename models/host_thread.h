@@ -40,6 +40,11 @@ class HostThread : public sc_core::sc_module {
   // later arming replaces an earlier one. The thread sleeps in its poll
   // until the deadline, so no dispatch latency is added.
   void arm_timer(const sc_core::sc_time& delay);
+  // A thread whose poll always finds a readable fd (the seeds' uncleared
+  // eventfd): it never sleeps, each loop iteration is a dispatch (its cost
+  // must not be zero) and it keeps its core. Cleared by a controller reset.
+  void set_spinning(bool on);
+  bool spinning() const { return spinning_; }
   // Bring `local` to zero by letting simulated time pass (an ordering point).
   static void sync(sc_core::sc_time& local);
 
@@ -69,7 +74,7 @@ class HostThread : public sc_core::sc_module {
   sc_core::sc_time request_time_;  // absolute
   bool timer_armed_ = false;
   sc_core::sc_time timer_time_;    // absolute
-  bool busy_ = false, polling_ = false;
+  bool busy_ = false, polling_ = false, spinning_ = false;
   sc_core::sc_time poll_ns_;        // the current adaptive polling window
   uint64_t dispatches_ = 0, sleep_wakeups_ = 0, poll_hits_ = 0;
   sc_core::sc_time busy_time_, poll_time_;

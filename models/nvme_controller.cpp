@@ -148,6 +148,10 @@ void NvmeControllerModel::bar0_b_transport(tlm::tlm_generic_payload& p, sc_time&
       std::fill(sq_marked_.begin(), sq_marked_.end(), 0);
       std::fill(cq_marked_.begin(), cq_marked_.end(), 0);
       std::fill(eventfd_set_.begin(), eventfd_set_.end(), 0);
+      for (Context& c : ctx_) {
+        c.stuck_eventfds.clear();  // the eventfds are torn down with the queues
+        c.thread->set_spinning(false);
+      }
       break;
     case fw::Bar0WriteEffect::None:
     case fw::Bar0WriteEffect::Shutdown:
@@ -170,14 +174,24 @@ bool NvmeControllerModel::ioeventfd_notify(uint32_t offset, const sc_time& delay
   } else {
     mark_cq(qid);
   }
-  // The seeds' bug: the handler never read (cleared) the eventfd, so once
-  // set, later writes did not make it readable again: the work waits until
-  // something else wakes the thread.
-  if (params_.fault_eventfd_not_cleared && eventfd_set_[index]) {
-    ++counters_.lost_notifications;
-    return true;
+  using Fault = Params::EventfdFault;
+  // The seeds' bug: the handler never read (cleared) the eventfd.
+  if (params_.eventfd_fault == Fault::LostWakeups) {
+    // Issue 5's reading: once set, later writes do not make it readable
+    // again, so the work waits until something else wakes the thread.
+    if (eventfd_set_[index]) {
+      ++counters_.lost_notifications;
+      return true;
+    }
+    eventfd_set_[index] = 1;
+  } else if (params_.eventfd_fault == Fault::Spin && !eventfd_set_[index]) {
+    // QEMU's reading: the fd stays readable, so every loop iteration of
+    // its thread runs the handler again and the thread never sleeps.
+    eventfd_set_[index] = 1;
+    Context& ctx = context_of(qid);
+    ctx.stuck_eventfds.push_back(index);
+    ctx.thread->set_spinning(true);
   }
-  if (params_.fault_eventfd_not_cleared) eventfd_set_[index] = 1;
   context_of(qid).thread->kick(delay);
   return true;
 }
@@ -245,6 +259,14 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
   running_ = &ctx;
   const unsigned trace_id = ctx.thread->params().trace_id;
   const bool timers = params_.notify == NotifyMode::Timer;
+  // A still-readable eventfd: its handler runs again on this iteration.
+  for (const uint32_t index : ctx.stuck_eventfds) {
+    ++counters_.stuck_handler_runs;
+    if (index % 2 == 0)
+      mark_sq(uint16_t(index / 2));
+    else
+      mark_cq(uint16_t(index / 2));
+  }
   bool progress = true;
   while (progress) {
     progress = false;

@@ -42,7 +42,12 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
     unsigned sq_budget = 64;          // commands per SQ per pass (fairness between queues)
     uint16_t pci_device_id = 0x5845;
     sc_core::sc_time timer_delay;     // NotifyMode::Timer: timer_mod(now + delay) per doorbell / completion
-    bool fault_eventfd_not_cleared = false;  // the seeds' bug: notifications lost once the eventfd is set
+    // The seeds' bug, an ioeventfd handler that never reads (clears) its
+    // eventfd, in two readings: LostWakeups (issue 5's: later signals wake
+    // nobody) or Spin (QEMU's level-triggered poll: the fd stays readable,
+    // so the thread never sleeps and re-runs the handler every iteration).
+    enum class EventfdFault : uint8_t { None, LostWakeups, Spin };
+    EventfdFault eventfd_fault = EventfdFault::None;
     // Host thread of each queue id (0: the main loop, which always owns the
     // admin queue); empty: everything on thread 0.
     std::vector<uint8_t> queue_thread;
@@ -74,6 +79,7 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
     uint64_t bursts = 0;  // emulation passes that found work
     uint64_t ioeventfd_notifications = 0;
     uint64_t lost_notifications = 0;     // ioeventfd signals that woke nobody (fault)
+    uint64_t stuck_handler_runs = 0;     // handlers re-run for a still-readable eventfd (Spin)
     uint64_t coalesced_completions = 0;  // completions whose interrupt was held back
   };
   const Counters& counters() const { return counters_; }
@@ -117,6 +123,7 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
     HostThread* thread = nullptr;
     bool in_emulation = false;
     std::vector<uint16_t> sq_list;  // SQs rung or still holding work
+    std::vector<uint32_t> stuck_eventfds;  // doorbell indexes whose eventfd stays readable (Spin)
     std::vector<Done> done;         // backend completions to hand to the firmware
     size_t done_count = 0;
   };

@@ -147,8 +147,9 @@ void register_builtin_params(ParamRegistry& r) {
                "what the guest writes a doorbell with: MMIO (NVMe) or port I/O (what-if)"));
   r.add(time("hv.exit_pio", "3800cyc", 0, 1 * MS, "port I/O exit (hv.doorbell_access=pio)"));
   r.add(time("hv.exit_pio_ioeventfd", "1150cyc", 0, 1 * MS, "port I/O exit through an ioeventfd"));
-  r.add(choice("hv.fault", "none", {"none", "eventfd_not_cleared"}, "",
-               "inject a seeds' bug: eventfd_not_cleared loses ioeventfd wake-ups once set"));
+  r.add(choice("hv.fault", "none", {"none", "eventfd_not_cleared", "eventfd_spin"}, "",
+               "inject the seeds' uncleared ioeventfd: eventfd_not_cleared loses later wake-ups, "
+               "eventfd_spin keeps the fd readable so its thread spins (as QEMU's poll saw it)"));
   r.add(integer("hv.iothreads", "1", "threads", 1, 64,
                 "hv.device_thread=iothread: iothreads; I/O queues are spread round robin"));
   r.add(integer("hv.poll_max_ns", "32768", "ns", 0, 1e9,

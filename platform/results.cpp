@@ -119,7 +119,8 @@ void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
     << ", \"dma_reads\": " << r.dma_reads << ", \"dma_writes\": " << r.dma_writes
     << ", \"async_events\": " << r.async_events << ", \"cq_full_waits\": " << r.cq_full_waits
     << ", \"coalesced_completions\": " << r.coalesced_completions
-    << ", \"lost_notifications\": " << r.lost_notifications << "},\n";
+    << ", \"lost_notifications\": " << r.lost_notifications
+    << ", \"stuck_handler_runs\": " << r.stuck_handler_runs << "},\n";
   o << i1 << "\"utilization\": {\n" << i2 << "\"vcpu\": [";
   const double span = r.sim_time_ns > 0 ? r.sim_time_ns : 1;
   for (size_t k = 0; k < r.vcpus.size(); ++k) {
@@ -231,6 +232,8 @@ void write_normal(const RunResults& r, std::ostream& o) {
     o << "  host: " << r.host_cores << " cores, overcommitted "
       << fixed(100 * r.overcommitted_ns / span, 1) << "% of the time\n";
   if (r.lost_notifications) o << "  lost ioeventfd notifications: " << r.lost_notifications << "\n";
+  if (r.stuck_handler_runs)
+    o << "  ioeventfd handlers re-run on a still-readable eventfd: " << r.stuck_handler_runs << "\n";
   o << "bring-up (apart): " << fixed(r.bringup_ns / 1000.0, 1) << " us, "
     << r.bringup_exits.total_count_excluding_hlt() << " exits\n";
   if (r.dbbuf_opcode && r.dbbuf_status) {

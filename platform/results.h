@@ -66,7 +66,8 @@ struct RunResults {
   std::vector<DeviceThreadFigures> device_threads;
   unsigned host_cores = 0;        // 0: one core per thread
   double overcommitted_ns = 0;    // time with more runnable threads than cores
-  uint64_t lost_notifications = 0;     // ioeventfd wake-ups lost (hv.fault)
+  uint64_t lost_notifications = 0;     // ioeventfd wake-ups lost (hv.fault=eventfd_not_cleared)
+  uint64_t stuck_handler_runs = 0;     // handlers re-run on a readable eventfd (hv.fault=eventfd_spin)
   uint64_t coalesced_completions = 0;  // completions whose interrupt was held back
   // Controller side, measured phase.
   uint64_t shadow_reads = 0, eventidx_writes = 0, interrupts_sent = 0, commands = 0;

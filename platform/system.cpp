@@ -206,7 +206,13 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   cp.cqe_cost = ns(c.time_ns("nvme.cqe_cost"));
   cp.enable_latency = ns(c.time_ns("nvme.enable_latency"));
   cp.timer_delay = ns(c.time_ns("hv.timer_delay"));
-  cp.fault_eventfd_not_cleared = c.choice("hv.fault") == "eventfd_not_cleared";
+  const std::string fault = c.choice("hv.fault");
+  cp.eventfd_fault = fault == "eventfd_not_cleared" ? NvmeControllerModel::Params::EventfdFault::LostWakeups
+                     : fault == "eventfd_spin"      ? NvmeControllerModel::Params::EventfdFault::Spin
+                                                    : NvmeControllerModel::Params::EventfdFault::None;
+  if (cp.eventfd_fault == NvmeControllerModel::Params::EventfdFault::Spin &&
+      c.time_ns("hv.dispatch_cost") <= 0)
+    throw ConfigError("--hv.fault: eventfd_spin needs hv.dispatch_cost > 0 (each spin of the loop costs a dispatch)");
   cp.queue_thread = queue_thread;
   std::vector<HostThread*> threads;
   for (auto& t : host_threads_) threads.push_back(t.get());
@@ -543,6 +549,7 @@ RunResults System::run() {
   r.host_cores = host_cpus_->cores();
   r.overcommitted_ns = double((host_cpus_->overcommitted_time() - at_start_->overcommitted).value()) / 1000.0;
   r.lost_notifications = controller_->counters().lost_notifications - at_start_->model.lost_notifications;
+  r.stuck_handler_runs = controller_->counters().stuck_handler_runs - at_start_->model.stuck_handler_runs;
   r.coalesced_completions =
       controller_->counters().coalesced_completions - at_start_->model.coalesced_completions;
 

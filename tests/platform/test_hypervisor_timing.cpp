@@ -150,6 +150,44 @@ TEST_CASE("timing: the same run without the fault completes", "[timing]") {
   CHECK(r.lost_notifications == 0);
 }
 
+// QEMU's reading of the same bug: the eventfd stays readable, so the main
+// loop's poll returns at once. Nothing is lost: the run completes, the
+// thread never sleeps again, and every loop iteration is a dispatch that
+// re-runs the stuck handlers.
+TEST_CASE("timing: hv.fault=eventfd_spin keeps the thread spinning and loses nothing", "[timing]") {
+  Config c;
+  for (const auto& [k, v] : Settings{{"iodepth", "4"}, {"number_ios", "500"},
+                                     {"nvme.dbbuf", "spec"}, {"hv.notify", "ioeventfd"},
+                                     {"hv.fault", "eventfd_spin"}, {"hv.dispatch_cost", "500ns"},
+                                     {"sim.stall_timeout", "1ms"}})
+    c.set(k, v);
+  System s(c);
+  const RunResults r = s.run();
+  CHECK_FALSE(r.stalled);
+  CHECK(r.ios == 500);
+  CHECK(r.lost_notifications == 0);
+  REQUIRE(r.device_threads.size() == 1);
+  const auto& loop = r.device_threads[0];
+  // Busy the whole measured interval: the first doorbell woke it from
+  // sleep, and it never slept again.
+  CHECK(loop.busy_ns >= 0.999 * r.sim_time_ns);
+  CHECK(loop.sleep_wakeups == 1);
+  // Each iteration costs at least hv.dispatch_cost and re-runs the stuck
+  // handlers: the SQ's from the first SQ doorbell, the CQ's too from the
+  // first CQ doorbell on (a few iterations later).
+  CHECK(loop.dispatches <= uint64_t(r.sim_time_ns / 500.0) + 1);
+  CHECK(loop.dispatches >= uint64_t(0.5 * r.sim_time_ns / 500.0));
+  CHECK(r.stuck_handler_runs <= 2 * loop.dispatches);
+  CHECK(r.stuck_handler_runs + 100 >= 2 * loop.dispatches);
+}
+
+TEST_CASE("timing: hv.fault=eventfd_spin needs a dispatch cost", "[timing][cli]") {
+  const auto r = test::run_nvmesim(
+      "--nvme.dbbuf=spec --hv.notify=ioeventfd --hv.fault=eventfd_spin --hv.dispatch_cost=0ns");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("eventfd_spin needs hv.dispatch_cost > 0") != std::string::npos);
+}
+
 TEST_CASE("timing: fewer host cores than busy threads slow everyone down", "[timing]") {
   const Settings common = {{"numjobs", "2"}, {"iodepth", "16"}, {"number_ios", "2000"},
                            {"hv.device_thread", "iothread"}, {"hv.iothreads", "2"}};

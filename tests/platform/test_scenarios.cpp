@@ -92,11 +92,11 @@ TEST_CASE("scenario: real-nvme extension and fixed-notifier ratios within 25%", 
                    << fs[i].ratio_simulated);
     CHECK(std::abs(fs[i].error) <= 0.25);
   }
-  // The fault as issue 5 defines it (wake-ups lost until something else
-  // wakes the thread): with every request in flight answered, nothing wakes
-  // the main loop again and the watchdog stops the run.
-  CHECK(r.out.find("\"stalled\": true") != std::string::npos);
-  CHECK(fs[2].simulated == 0);
+  // The uncleared eventfd as that QEMU ran it (hv.fault=eventfd_spin): the
+  // main loop spins, but in this model spinning only burns CPU the main loop
+  // had spare, so the run lands within 5% of the fixed one.
+  CHECK(r.out.find("\"stalled\": true") == std::string::npos);
+  CHECK(fs[2].simulated == Approx(fs[3].simulated).epsilon(0.05));
 }
 
 // Gap: with the guest's 47 us per request (virtio-blk, 2 jobs) the vendor
@@ -109,7 +109,9 @@ TEST_CASE("scenario: ramdisk ratio within 25%", "[scenario][!shouldfail]") {
 }
 
 // Gap: the seeds' 190 MB/s came from a main loop that spun on a readable
-// eventfd; the fault as issue 5 defines it (lost wake-ups) stalls instead.
+// eventfd. Modelled so (hv.fault=eventfd_spin) it predicts about the fixed
+// run's 2.73 (+55%); issue 5's lost-wake-up reading stalls instead. What
+// cost the real spin a third of the throughput is not in the seeds.
 TEST_CASE("scenario: real-nvme eventfd_not_cleared ratio within 25%", "[scenario][!shouldfail]") {
   const auto r = run_nvmesim("scenario real-nvme --output-format=json" + std::string(kIos));
   REQUIRE(r.exit_code == 0);
