@@ -6,15 +6,6 @@ using namespace ctltest;
 namespace admin = nvmesim::nvme::admin;
 
 namespace {
-nvme::SubmissionEntry identify(uint8_t cns, uint32_t nsid, uint64_t prp1, uint64_t prp2 = 0) {
-  nvme::SubmissionEntry c{};
-  c.opcode = admin::IDENTIFY;
-  c.nsid = nsid;
-  c.prp1 = prp1;
-  c.prp2 = prp2;
-  c.cdw10 = cns;
-  return c;
-}
 nvme::SubmissionEntry features(bool set, uint8_t fid, uint32_t cdw11) {
   nvme::SubmissionEntry c{};
   c.opcode = set ? admin::SET_FEATURES : admin::GET_FEATURES;
@@ -27,11 +18,6 @@ nvme::SubmissionEntry delete_q(uint8_t opcode, uint16_t qid) {
   c.opcode = opcode;
   c.cdw10 = qid;
   return c;
-}
-void check_status(const nvme::CompletionEntry& e, uint8_t want_sct, uint8_t want_sc, bool want_dnr) {
-  CHECK(sct(e.status) == want_sct);
-  CHECK(scode(e.status) == want_sc);
-  CHECK(dnr(e.status) == want_dnr);
 }
 }  // namespace
 

@@ -64,6 +64,27 @@ inline uint16_t field(uint16_t status_word) { return uint16_t(status_word >> 1);
 inline uint8_t sct(uint16_t status_word) { return uint8_t((status_word >> 9) & 7); }
 inline uint8_t scode(uint16_t status_word) { return uint8_t((status_word >> 1) & 0xFF); }
 inline bool dnr(uint16_t status_word) { return (status_word >> 15) & 1; }
+inline void check_status(uint16_t status_word, uint8_t want_sct, uint8_t want_sc, bool want_dnr) {
+  CHECK(sct(status_word) == want_sct);
+  CHECK(scode(status_word) == want_sc);
+  CHECK(dnr(status_word) == want_dnr);
+}
+inline void check_status(const nvme::CompletionEntry& e, uint8_t want_sct, uint8_t want_sc,
+                         bool want_dnr) {
+  check_status(e.status, want_sct, want_sc, want_dnr);
+}
+
+// An Identify command (CNS in CDW10).
+inline nvme::SubmissionEntry identify(uint8_t cns, uint32_t nsid, uint64_t prp1,
+                                      uint64_t prp2 = 0) {
+  nvme::SubmissionEntry c{};
+  c.opcode = nvme::admin::IDENTIFY;
+  c.nsid = nsid;
+  c.prp1 = prp1;
+  c.prp2 = prp2;
+  c.cdw10 = cns;
+  return c;
+}
 
 // Guest-physical layout used by the tests (all page aligned, 4 KiB pages).
 constexpr uint64_t ASQ = 0x10000;

@@ -220,9 +220,7 @@ TEST_CASE("controller: doorbell faults raise asynchronous events", "[controller]
     nvme::SubmissionEntry aer{};
     aer.opcode = nvme::admin::ASYNC_EVENT_REQUEST;
     auto e = h.admin(aer);
-    CHECK(sct(e.status) == 1);
-    CHECK(scode(e.status) == 0x05);
-    CHECK(!dnr(e.status));
+    check_status(e, 1, 0x05, false);
   }
 }
 

@@ -27,12 +27,6 @@ constexpr uint64_t EVENTIDX = 0x601000;
 // Asynchronous event DW0 (NVMe 1.3 figure 146): type Error (0), info, log page 01h.
 constexpr uint32_t AE_INVALID_DOORBELL_VALUE = 0x00010100u;
 
-void check_status(uint16_t status_word, uint8_t want_sct, uint8_t want_sc, bool want_dnr) {
-  CHECK(sct(status_word) == want_sct);
-  CHECK(scode(status_word) == want_sc);
-  CHECK(dnr(status_word) == want_dnr);
-}
-
 // The CQE most recently posted on I/O CQ qid.
 nvme::CompletionEntry last_cqe(const Harness& h, uint16_t qid) {
   const auto cq = h.ctrl.cq_state(qid);
@@ -211,11 +205,7 @@ TEST_CASE("hostile: PRP offsets where none is allowed", "[controller][hostile][p
   h.create_pair(1, 16, 16);
   // Identify: PRP1 at offset 0x800, the second half in PRP2, which must be
   // page aligned.
-  nvme::SubmissionEntry id{};
-  id.opcode = nvme::admin::IDENTIFY;
-  id.cdw10 = nvme::cns::CONTROLLER;
-  id.prp1 = DATA + 0x800;
-  id.prp2 = DATA + 0x2010;
+  nvme::SubmissionEntry id = identify(nvme::cns::CONTROLLER, 0, DATA + 0x800, DATA + 0x2010);
   check_status(h.admin(id).status, 0, 0x13, true);
   id.prp2 = DATA + 0x2000;
   CHECK(field(h.admin(id).status) == 0);
@@ -291,10 +281,7 @@ TEST_CASE("hostile: data buffers outside guest memory", "[controller][hostile]")
   h.ctrl.complete_io(h.env.submitted[0].tag, 0);
   h.ctrl.post_completions(1);
   // Identify into memory that is not there: Data Transfer Error too.
-  nvme::SubmissionEntry id{};
-  id.opcode = nvme::admin::IDENTIFY;
-  id.cdw10 = nvme::cns::CONTROLLER;
-  id.prp1 = MEM;
+  nvme::SubmissionEntry id = identify(nvme::cns::CONTROLLER, 0, MEM);
   check_status(h.admin(id).status, 0, 0x04, true);
   check_io_works(h, 1);
 }
@@ -303,10 +290,7 @@ TEST_CASE("hostile: fused operations and SGLs are refused", "[controller][hostil
   Harness h;
   h.enable();
   h.create_pair(1, 16, 16);
-  nvme::SubmissionEntry id{};
-  id.opcode = nvme::admin::IDENTIFY;
-  id.cdw10 = nvme::cns::CONTROLLER;
-  id.prp1 = DATA;
+  nvme::SubmissionEntry id = identify(nvme::cns::CONTROLLER, 0, DATA);
   id.flags = 0x40;  // PSDT 01b: SGL
   check_status(h.admin(id).status, 0, 0x02, true);
   id.flags = 0x01;  // FUSE 01b: first of a fused pair
@@ -326,10 +310,7 @@ TEST_CASE("hostile: fused operations and SGLs are refused", "[controller][hostil
 TEST_CASE("hostile: admin doorbells while CC.EN = 0 or before CSTS.RDY are ignored",
           "[controller][hostile]") {
   Harness h;
-  nvme::SubmissionEntry id{};
-  id.opcode = nvme::admin::IDENTIFY;
-  id.cdw10 = nvme::cns::CONTROLLER;
-  id.prp1 = DATA;
+  nvme::SubmissionEntry id = identify(nvme::cns::CONTROLLER, 0, DATA);
   std::memcpy(h.env.mem.data() + ASQ, &id, 64);
   h.ctrl.bar0_write(reg::AQA, nvme::aqa::make(ADMIN_ENTRIES, ADMIN_ENTRIES), 4);
   h.ctrl.bar0_write(reg::ASQ, ASQ, 8);
