@@ -7,6 +7,8 @@
 #include <string>
 #include <sys/wait.h>
 
+#include <catch2/catch.hpp>
+
 namespace nvmesim::test {
 
 struct ProcessResult {
@@ -35,6 +37,16 @@ inline ProcessResult run_nvmesim(const std::string& args) {
   }
   std::remove(err_file.c_str());
   return r;
+}
+
+// A refused command line: exit code 2, exactly `error_line` on standard
+// error (one line), nothing on standard output.
+inline void check_refused(const std::string& args, const std::string& error_line) {
+  INFO("nvmesim " << args);
+  const ProcessResult r = run_nvmesim(args);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == error_line + "\n");
+  CHECK(r.out.empty());
 }
 
 // The number after the first occurrence of "key": in a JSON text.

@@ -9,6 +9,7 @@
 
 #include "run_binary.h"
 
+using nvmesim::test::check_refused;
 using nvmesim::test::json_number;
 using nvmesim::test::run_nvmesim;
 
@@ -71,9 +72,8 @@ TEST_CASE("scenario: the JSON gives reported, simulated, both ratios and the err
 }
 
 TEST_CASE("scenario: an unknown name is refused with the list", "[scenario]") {
-  const auto r = run_nvmesim("scenario nosuch");
-  CHECK(r.exit_code == 2);
-  CHECK(r.err.find("qemu-vendor") != std::string::npos);
+  check_refused("scenario nosuch", "nvmesim scenario: error: 'nosuch' is not a scenario (one of google-null, "
+                                   "qemu-vendor, ramdisk, real-nvme; see --list)");
 }
 
 TEST_CASE("scenario: google-null ratio within 25%", "[scenario]") { check_band("google-null"); }
@@ -138,24 +138,21 @@ TEST_CASE("scenario: --set changes every run and is echoed and the calibrated co
   CHECK(fs[0].simulated == Approx(20000).epsilon(0.05));
   CHECK(fs[1].ratio_simulated > base[1].ratio_simulated * 1.2);
 
-  const auto own = run_nvmesim("scenario qemu-vendor --set hv.bql_hold=1us");
-  CHECK(own.exit_code == 2);
-  CHECK(own.err.find("hv.bql_hold is the parameter scenario qemu-vendor calibrates") !=
-        std::string::npos);
-  const auto bad = run_nvmesim("scenario qemu-vendor --set nvme.cmd_cost=fast");
-  CHECK(bad.exit_code == 2);
-  CHECK(bad.err.find("nvme.cmd_cost") != std::string::npos);
-  const auto form = run_nvmesim("scenario qemu-vendor --set nvme.cmd_cost");
-  CHECK(form.exit_code == 2);
-  CHECK(form.err.find("is not PARAM=VALUE") != std::string::npos);
-  const auto ios = run_nvmesim("scenario qemu-vendor --set number_ios=5");
-  CHECK(ios.exit_code == 2);
-  CHECK(ios.err.find("number_ios is set with --number_ios") != std::string::npos);
+  check_refused("scenario qemu-vendor --set hv.bql_hold=1us",
+                "nvmesim scenario: error: --set: hv.bql_hold is the parameter scenario qemu-vendor calibrates; it "
+                "cannot be set");
+  check_refused("scenario qemu-vendor --set nvme.cmd_cost=fast",
+                "nvmesim scenario: error: --set: --nvme.cmd_cost: 'fast' is not a time (a number with a unit: ns, us, "
+                "ms, s or cyc)");
+  check_refused("scenario qemu-vendor --set nvme.cmd_cost",
+                "nvmesim scenario: error: --set: 'nvme.cmd_cost' is not PARAM=VALUE");
+  check_refused("scenario qemu-vendor --set number_ios=5",
+                "nvmesim scenario: error: --set: number_ios is set with --number_ios");
   // Cycles are checked at the scenario's clock (3.2 GHz): 4e6 cycles are
   // 1.25 ms, past hv.exit_pio's 1 ms.
-  const auto cyc = run_nvmesim("scenario qemu-vendor --set hv.exit_pio=4000000cyc");
-  CHECK(cyc.exit_code == 2);
-  CHECK(cyc.err.find("at hv.cpu_ghz 3.2") != std::string::npos);
+  check_refused("scenario qemu-vendor --set hv.exit_pio=4000000cyc",
+                "nvmesim scenario: error: --set: --hv.exit_pio: 4000000cyc (1.25ms at hv.cpu_ghz 3.2) is out of range "
+                "(0ns..1ms)");
 }
 
 TEST_CASE("scenario: a baseline that stalls gives no ratio and exits 1", "[scenario]") {
@@ -167,12 +164,10 @@ TEST_CASE("scenario: a baseline that stalls gives no ratio and exits 1", "[scena
 }
 
 TEST_CASE("scenario: --calibrate takes a time parameter only", "[scenario]") {
-  const auto r = run_nvmesim("scenario qemu-vendor --calibrate=numjobs");
-  CHECK(r.exit_code == 2);
-  CHECK(r.err.find("'numjobs' is not a time parameter") != std::string::npos);
-  const auto empty = run_nvmesim("scenario qemu-vendor --calibrate=");
-  CHECK(empty.exit_code == 2);
-  CHECK(empty.err.find("--calibrate: needs a time parameter") != std::string::npos);
+  check_refused("scenario qemu-vendor --calibrate=numjobs",
+                "nvmesim scenario: error: --calibrate: 'numjobs' is not a time parameter (see --list-params)");
+  check_refused("scenario qemu-vendor --calibrate=",
+                "nvmesim scenario: error: --calibrate: needs a time parameter (see --list-params)");
   const auto ok = run_nvmesim("scenario qemu-vendor --output-format=json --calibrate=hv.exit_mmio" +
                               std::string(kIos));
   REQUIRE(ok.exit_code == 0);
