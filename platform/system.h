@@ -34,6 +34,8 @@ class System {
   // workload (rw, bs, iodepth, ...) of *job_configs[j], one vCPU per entry;
   // empty: numjobs vCPUs with the flat options of `config`.
   explicit System(const Config& config, std::vector<const Config*> job_configs = {});
+  // The system keeps a reference to its configuration: a temporary would dangle.
+  explicit System(const Config&& config, std::vector<const Config*> job_configs = {}) = delete;
   ~System();
 
   // Simulates until every job is done (or a stall is detected) and returns

@@ -17,10 +17,20 @@ using models::ExitKind;
 namespace {
 using Settings = std::vector<std::pair<std::string, std::string>>;
 
-std::string run_json(const Settings& settings) {
+Config config_of(const Settings& settings) {
   Config c;
   for (const auto& [k, v] : settings) c.set(k, v);
   c.validate_all();
+  return c;
+}
+
+Settings with(Settings settings, const Settings& more) {
+  settings.insert(settings.end(), more.begin(), more.end());
+  return settings;
+}
+
+std::string run_json(const Settings& settings) {
+  const Config c = config_of(settings);
   RunSummary s{};
   std::string json, error;
   REQUIRE(run_in_child(c, false, s, json, error));
@@ -39,10 +49,8 @@ Settings base(Settings more) {
 }  // namespace
 
 TEST_CASE("timing: an ioeventfd exit costs hv.exit_ioeventfd and carries no value", "[timing]") {
-  Config c;
-  for (const auto& [k, v] : base({{"nvme.dbbuf", "spec"}, {"hv.notify", "ioeventfd"},
-                                  {"hv.exit_ioeventfd", "777ns"}}))
-    c.set(k, v);
+  const Config c = config_of(
+      base({{"nvme.dbbuf", "spec"}, {"hv.notify", "ioeventfd"}, {"hv.exit_ioeventfd", "777ns"}}));
   System s(c);
   const RunResults r = s.run();
   REQUIRE(r.ios == 200);
@@ -58,10 +66,8 @@ TEST_CASE("timing: the device starts the dispatch latency after the doorbell", "
   // iodepth 1: each I/O waits for one wake-up of the sleeping main loop; the
   // CQ doorbell of the previous I/O does not keep it awake.
   const Settings common = {{"nvme.dbbuf", "off"}, {"hv.notify", "deferred"}};
-  Settings a = base(common), b = base(common);
-  a.push_back({"hv.dispatch_latency", "2us"});
-  b.push_back({"hv.dispatch_latency", "7us"});
-  const std::string ja = run_json(a), jb = run_json(b);
+  const std::string ja = run_json(with(base(common), {{"hv.dispatch_latency", "2us"}}));
+  const std::string jb = run_json(with(base(common), {{"hv.dispatch_latency", "7us"}}));
   CHECK(num(jb, "min") - num(ja, "min") == 5000);
   CHECK(num(jb, "max") - num(ja, "max") == 5000);
 }
@@ -69,10 +75,8 @@ TEST_CASE("timing: the device starts the dispatch latency after the doorbell", "
 TEST_CASE("timing: polling iothreads avoid the wake-up latency", "[timing]") {
   const Settings common = {{"nvme.dbbuf", "off"}, {"hv.device_thread", "iothread"},
                            {"hv.dispatch_latency", "5us"}};
-  Settings sleepy = base(common), polling = base(common);
-  sleepy.push_back({"hv.poll_max_ns", "0"});
-  polling.push_back({"hv.poll_max_ns", "32768"});
-  const std::string js = run_json(sleepy), jp = run_json(polling);
+  const std::string js = run_json(with(base(common), {{"hv.poll_max_ns", "0"}}));
+  const std::string jp = run_json(with(base(common), {{"hv.poll_max_ns", "32768"}}));
   // Without polling every request pays the 5 us wake-up; with it, after the
   // window has grown, requests arrive while the thread polls.
   const std::string is = js.substr(js.find("\"iothread0\"")), ip = jp.substr(jp.find("\"iothread0\""));
@@ -84,10 +88,8 @@ TEST_CASE("timing: polling iothreads avoid the wake-up latency", "[timing]") {
 
 TEST_CASE("timing: timers defer SQ and CQ processing by their delay", "[timing]") {
   const Settings common = {{"nvme.dbbuf", "off"}, {"hv.notify", "timer"}};
-  Settings a = base(common), b = base(common);
-  a.push_back({"hv.timer_delay", "500ns"});
-  b.push_back({"hv.timer_delay", "3500ns"});
-  const std::string ja = run_json(a), jb = run_json(b);
+  const std::string ja = run_json(with(base(common), {{"hv.timer_delay", "500ns"}}));
+  const std::string jb = run_json(with(base(common), {{"hv.timer_delay", "3500ns"}}));
   // One SQ timer and one CQ timer per I/O at iodepth 1: 2 x 3000 ns.
   CHECK(num(jb, "min") - num(ja, "min") == 6000);
 }
@@ -110,10 +112,9 @@ TEST_CASE("timing: the EOI exit goes away with APIC virtualization", "[timing]")
 TEST_CASE("timing: interrupt coalescing lowers interrupts per I/O", "[timing]") {
   const Settings common = {{"iodepth", "32"}, {"number_ios", "4000"}, {"nvme.backend", "latency"},
                            {"nvme.backend_latency", "20us"}, {"nvme.dbbuf", "off"}};
-  Settings plain = common, coalesced = common;
-  coalesced.push_back({"guest.irq_coalescing_thr", "8"});
-  coalesced.push_back({"guest.irq_coalescing_time", "100us"});
-  const std::string jp = run_json(plain), jc = run_json(coalesced);
+  const std::string jp = run_json(common);
+  const std::string jc = run_json(
+      with(common, {{"guest.irq_coalescing_thr", "8"}, {"guest.irq_coalescing_time", "100us"}}));
   const double per_io_plain = num(jp.substr(jp.find("\"per_io\"")), "interrupts");
   const double per_io_coal = num(jc.substr(jc.find("\"per_io\"")), "interrupts");
   CHECK(per_io_plain >= 0.4);
@@ -122,13 +123,14 @@ TEST_CASE("timing: interrupt coalescing lowers interrupts per I/O", "[timing]") 
   CHECK(num(jc, "coalesced_completions") > 0);
 }
 
+// The seeds' uncleared ioeventfd, in both readings, and without it.
+const Settings kIoeventfdRun = {{"iodepth", "4"},        {"number_ios", "500"},
+                                {"nvme.dbbuf", "spec"},  {"hv.notify", "ioeventfd"},
+                                {"sim.stall_timeout", "1ms"}};
+
 TEST_CASE("timing: hv.fault=eventfd_not_cleared loses wake-ups, the watchdog names the queue",
           "[timing]") {
-  Config c;
-  for (const auto& [k, v] : Settings{{"iodepth", "4"}, {"number_ios", "500"},
-                                     {"nvme.dbbuf", "spec"}, {"hv.notify", "ioeventfd"},
-                                     {"hv.fault", "eventfd_not_cleared"}, {"sim.stall_timeout", "1ms"}})
-    c.set(k, v);
+  const Config c = config_of(with(kIoeventfdRun, {{"hv.fault", "eventfd_not_cleared"}}));
   System s(c);
   const RunResults r = s.run();
   REQUIRE(r.stalled);
@@ -138,11 +140,7 @@ TEST_CASE("timing: hv.fault=eventfd_not_cleared loses wake-ups, the watchdog nam
 }
 
 TEST_CASE("timing: the same run without the fault completes", "[timing]") {
-  Config c;
-  for (const auto& [k, v] : Settings{{"iodepth", "4"}, {"number_ios", "500"},
-                                     {"nvme.dbbuf", "spec"}, {"hv.notify", "ioeventfd"},
-                                     {"sim.stall_timeout", "1ms"}})
-    c.set(k, v);
+  const Config c = config_of(kIoeventfdRun);
   System s(c);
   const RunResults r = s.run();
   CHECK_FALSE(r.stalled);
@@ -155,12 +153,8 @@ TEST_CASE("timing: the same run without the fault completes", "[timing]") {
 // thread never sleeps again, and every loop iteration is a dispatch that
 // re-runs the stuck handlers.
 TEST_CASE("timing: hv.fault=eventfd_spin keeps the thread spinning and loses nothing", "[timing]") {
-  Config c;
-  for (const auto& [k, v] : Settings{{"iodepth", "4"}, {"number_ios", "500"},
-                                     {"nvme.dbbuf", "spec"}, {"hv.notify", "ioeventfd"},
-                                     {"hv.fault", "eventfd_spin"}, {"hv.dispatch_cost", "500ns"},
-                                     {"sim.stall_timeout", "1ms"}})
-    c.set(k, v);
+  const Config c = config_of(
+      with(kIoeventfdRun, {{"hv.fault", "eventfd_spin"}, {"hv.dispatch_cost", "500ns"}}));
   System s(c);
   const RunResults r = s.run();
   CHECK_FALSE(r.stalled);
@@ -191,9 +185,7 @@ TEST_CASE("timing: hv.fault=eventfd_spin needs a dispatch cost", "[timing][cli]"
 TEST_CASE("timing: fewer host cores than busy threads slow everyone down", "[timing]") {
   const Settings common = {{"numjobs", "2"}, {"iodepth", "16"}, {"number_ios", "2000"},
                            {"hv.device_thread", "iothread"}, {"hv.iothreads", "2"}};
-  Settings many = common, one = common;
-  one.push_back({"host.cores", "1"});
-  const std::string jm = run_json(many), jo = run_json(one);
+  const std::string jm = run_json(common), jo = run_json(with(common, {{"host.cores", "1"}}));
   CHECK(num(jm, "overcommitted") == 0);
   CHECK(num(jo, "overcommitted") > 0.5);
   CHECK(num(jo, "iops") < 0.7 * num(jm, "iops"));
@@ -202,10 +194,8 @@ TEST_CASE("timing: fewer host cores than busy threads slow everyone down", "[tim
 TEST_CASE("timing: QEMU's global lock makes MMIO handlers and the main loop wait", "[timing]") {
   const Settings common = {{"iodepth", "32"}, {"number_ios", "3000"}, {"nvme.dbbuf", "off"},
                            {"nvme.cmd_cost", "3us"}};
-  Settings free_ = common, locked = common;
-  locked.push_back({"hv.bql", "on"});
-  locked.push_back({"hv.bql_hold", "3us"});
-  CHECK(num(run_json(locked), "iops") < num(run_json(free_), "iops"));
+  const std::string locked = run_json(with(common, {{"hv.bql", "on"}, {"hv.bql_hold", "3us"}}));
+  CHECK(num(locked, "iops") < num(run_json(common), "iops"));
 }
 
 TEST_CASE("presets: apply the seeds' machines and later options override them", "[presets]") {
