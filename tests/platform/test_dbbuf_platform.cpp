@@ -55,6 +55,15 @@ Settings with(Settings base, const Settings& more) {
   return base;
 }
 
+// A 4-entry CQ under 16 commands in flight (the CQ EventIdx runs).
+const Settings kSmallCq = with(kTiming, {{"guest.io_cq_entries", "4"},
+                                         {"iodepth", "16"},
+                                         {"number_ios", "500"}});
+// Shadow stores visible 5 us late, 2 in flight (the barrier runs).
+const Settings kLateStores = with(kTiming, {{"guest.store_visibility", "5us"},
+                                            {"iodepth", "2"},
+                                            {"number_ios", "200"}});
+
 }  // namespace
 
 // ---------------------------------------------------------------- CQ EventIdx never
@@ -66,10 +75,7 @@ Settings with(Settings base, const Settings& more) {
 // leaves the device waiting on a CQ that has room.
 TEST_CASE("dbbuf platform: CQ EventIdx never with a CQ smaller than the I/Os in flight stalls",
           "[dbbuf][stall]") {
-  const Config c = make_config(with(kTiming, {{"nvme.cq_eventidx", "never"},
-                                              {"guest.io_cq_entries", "4"},
-                                              {"iodepth", "16"},
-                                              {"number_ios", "500"}}));
+  const Config c = make_config(with(kSmallCq, {{"nvme.cq_eventidx", "never"}}));
   System s(c);
   const RunResults r = s.run();
   REQUIRE(r.dbbuf_active);
@@ -110,11 +116,8 @@ TEST_CASE("dbbuf platform: CQ EventIdx never with a CQ smaller than the I/Os in 
 // its last completion it was busy over 100%).
 TEST_CASE("dbbuf platform: a stalled run is measured until the stall and is busy at most 100%",
           "[dbbuf][stall]") {
-  const Config c = make_config(with(kTiming, {{"nvme.cq_eventidx", "never"},
-                                              {"guest.io_cq_entries", "4"},
-                                              {"iodepth", "16"},
-                                              {"number_ios", "500"},
-                                              {"guest.completion", "poll"}}));
+  const Config c =
+      make_config(with(kSmallCq, {{"nvme.cq_eventidx", "never"}, {"guest.completion", "poll"}}));
   System s(c);
   const RunResults r = s.run();
   REQUIRE(r.stalled);
@@ -131,10 +134,7 @@ TEST_CASE("dbbuf platform: a stalled run is measured until the stall and is busy
 
 TEST_CASE("dbbuf platform: the same small-CQ run completes with CQ EventIdx echo",
           "[dbbuf][stall]") {
-  const Config c = make_config(with(kTiming, {{"nvme.cq_eventidx", "echo"},
-                                              {"guest.io_cq_entries", "4"},
-                                              {"iodepth", "16"},
-                                              {"number_ios", "500"}}));
+  const Config c = make_config(with(kSmallCq, {{"nvme.cq_eventidx", "echo"}}));
   System s(c);
   const RunResults r = s.run();
   REQUIRE(r.dbbuf_active);
@@ -157,10 +157,7 @@ TEST_CASE("dbbuf platform: the same small-CQ run completes with CQ EventIdx echo
 // off this stalls for hv.dispatch_latency 0..4us at iodepth 2 and 4; with
 // it on, none of those runs stalls.)
 TEST_CASE("dbbuf platform: without the driver's full barrier a wake-up is lost", "[dbbuf][stall]") {
-  const Config c = make_config(with(kTiming, {{"guest.dbbuf_full_barrier", "off"},
-                                              {"guest.store_visibility", "5us"},
-                                              {"iodepth", "2"},
-                                              {"number_ios", "200"}}));
+  const Config c = make_config(with(kLateStores, {{"guest.dbbuf_full_barrier", "off"}}));
   System s(c);
   const RunResults r = s.run();
   REQUIRE(r.dbbuf_active);
@@ -187,10 +184,7 @@ TEST_CASE("dbbuf platform: without the driver's full barrier a wake-up is lost",
 }
 
 TEST_CASE("dbbuf platform: with the full barrier the same run completes", "[dbbuf][stall]") {
-  const Config c = make_config(with(kTiming, {{"guest.dbbuf_full_barrier", "on"},
-                                              {"guest.store_visibility", "5us"},
-                                              {"iodepth", "2"},
-                                              {"number_ios", "200"}}));
+  const Config c = make_config(with(kLateStores, {{"guest.dbbuf_full_barrier", "on"}}));
   System s(c);
   const RunResults r = s.run();
   REQUIRE(r.dbbuf_active);
