@@ -469,6 +469,17 @@ RunResults System::run() {
   r.stall_report = stall_report_;
 
   const sc_time start = guest_->measure_start();
+  // A stalled run's measured interval, for the run and for each job, lasts
+  // until the stall was detected (or a vCPU's own time, which runs ahead by
+  // its local offset): the time spent stalled counts in IOPS and utilisation.
+  sc_time stall_end = SC_ZERO_TIME;
+  if (stall_) {
+    stall_end = std::max(sc_time_stamp(), start);
+    for (const auto& v : vcpus_) stall_end = std::max(stall_end, v->current_time());
+  }
+  auto interval_ns = [&](const sc_time& job_end) {
+    return double(((stall_ ? stall_end : std::max(job_end, start)) - start).value()) / 1000.0;
+  };
   sc_time end = start;
   for (unsigned i = 0; i < vcpus_.size(); ++i) {
     const Vcpu& v = *vcpus_[i];
@@ -502,7 +513,7 @@ RunResults System::run() {
     f.write.bytes = vr.write_bytes;
     f.write.lat = v.latency(true);
     f.write.lat_sum_sq = vr.lat_sum_sq[1];
-    f.sim_time_ns = double((std::max(vr.end, start) - start).value()) / 1000.0;
+    f.sim_time_ns = interval_ns(vr.end);
     r.read.merge(f.read);
     r.write.merge(f.write);
     r.vcpus.push_back(f);
@@ -522,17 +533,7 @@ RunResults System::run() {
       r.cq.suppressed_with_dbbuf += cq.suppressed;
     }
   }
-  // A stalled run's measured interval lasts until the stall was detected
-  // (or a vCPU's own time, which runs ahead by its local offset): the time
-  // it spent stalled counts, in IOPS and utilisation, for the run and for
-  // each job.
-  if (stall_) {
-    if (sc_time_stamp() > end) end = sc_time_stamp();
-    for (const auto& v : vcpus_)
-      if (v->current_time() > end) end = v->current_time();
-    for (VcpuFigures& f : r.vcpus) f.sim_time_ns = double((end - start).value()) / 1000.0;
-  }
-  r.sim_time_ns = double((end - start).value()) / 1000.0;
+  r.sim_time_ns = interval_ns(end);
 
   for (size_t k = 0; k < host_threads_.size(); ++k) {
     const HostThread& h = *host_threads_[k];
