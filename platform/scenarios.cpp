@@ -54,6 +54,11 @@ std::vector<std::pair<std::string, std::string>> with(
   return base;
 }
 
+// Ming Lin's two runs (ram disk, real NVMe) share his host, QEMU and guest.
+const std::vector<std::pair<std::string, std::string>> kMingLinQemu = with(kQemu2015, kMingLinGuest);
+const std::vector<std::pair<std::string, std::string>> kMingLinSources =
+    with(kQemuSources, {kMingLinGuestSource});
+
 }  // namespace
 
 const std::vector<Scenario>& scenarios() {
@@ -99,12 +104,11 @@ const std::vector<Scenario>& scenarios() {
        "seeds: '[RFC PATCH 0/2] Google extension to improve qemu-nvme performance' (Ming Lin): "
        "29 MB/s, 100 MB/s with the extension (virtio-blk 174 MB/s is for a later baseline)",
        "mb_s",
-       with(with(kQemu2015, kMingLinGuest),
+       with(kMingLinQemu,
             {{"numjobs", "2"}, {"iodepth", "64"}, {"rw", "read"}, {"nvme.backend", "ram"},
              {"nvme.capacity", "1g"}}),
-       with(kQemuSources,
-            {kMingLinGuestSource,
-             {"test.job", "bs=4k iodepth=64 numjobs=2; [job1] rw=read overrides the global randread (seed)"}}),
+       with(kMingLinSources,
+            {{"test.job", "bs=4k iodepth=64 numjobs=2; [job1] rw=read overrides the global randread (seed)"}}),
        "hv.bql_hold", 100, 1000000, kBqlHoldNote,
        {{"QEMU nvme (dbbuf off)", {{"nvme.dbbuf", "off"}}, 29},
         {"vendor extension", {{"nvme.dbbuf", "vendor"}}, 100}}},
@@ -113,12 +117,11 @@ const std::vector<Scenario>& scenarios() {
        "seeds: Ming Lin's follow-ups: 108, 140 (extension), 190 (ioeventfd), 294 MB/s "
        "(ioeventfd with the notifier cleared); local NVMe 860 MB/s",
        "mb_s",
-       with(with(kQemu2015, kMingLinGuest),
+       with(kMingLinQemu,
             {{"numjobs", "8"}, {"iodepth", "64"}, {"rw", "read"}, {"nvme.backend", "latency"},
              {"nvme.backend_latency", "300us"}, {"nvme.backend_concurrency", "64"}}),
-       with(kQemuSources,
-            {kMingLinGuestSource,
-             {"nvme.backend=latency 300us x64", "the local NVMe's 860 MB/s (seed): 64 in flight / 300 us"},
+       with(kMingLinSources,
+            {{"nvme.backend=latency 300us x64", "the local NVMe's 860 MB/s (seed): 64 in flight / 300 us"},
              {"hv.fault=eventfd_spin",
               "the seeds' notifier without event_notifier_test_and_clear, as that QEMU ran it: "
               "the fd stayed readable, so the main loop spun and re-ran the handlers "
