@@ -13,6 +13,7 @@
 #include "platform/fio_job.h"
 #include "platform/system.h"
 #include "run_binary.h"
+#include "temp_file.h"
 
 using namespace nvmesim;
 using namespace nvmesim::platform;
@@ -22,18 +23,7 @@ namespace {
 const std::string kRamdisk = std::string(NVMESIM_SOURCE_DIR) + "/workloads/seed-ramdisk.fio";
 const std::string kRealNvme = std::string(NVMESIM_SOURCE_DIR) + "/workloads/seed-real-nvme.fio";
 
-struct TempJob {
-  std::string path;
-  explicit TempJob(const std::string& content) {
-    char name[] = "/tmp/nvmesim_job_XXXXXX";
-    const int fd = mkstemp(name);
-    REQUIRE(fd >= 0);
-    close(fd);
-    path = name;
-    std::ofstream(path) << content;
-  }
-  ~TempJob() { std::remove(path.c_str()); }
-};
+using TempJob = nvmesim::test::TempFile;
 
 FioJobs resolve(const std::string& text, bool strict = false,
                 std::vector<std::pair<std::string, std::string>> cli = {}) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/sweep_json.h"
 #include "run_binary.h"
 
 using nvmesim::test::run_nvmesim;
@@ -164,122 +165,10 @@ Vcd parse_vcd(const std::string& text) {
 }
 
 // ---------------------------------------------------------------- JSON
-// A small strict JSON parser: enough to prove the timeline is valid JSON
-// and to read its events. Numbers keep their text (exact timestamps).
-struct Json {
-  enum Type { Null, Bool, Number, String, Array, Object } type = Null;
-  bool b = false;
-  std::string text;  // Number (as written), String
-  std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
-  const Json* get(const std::string& key) const {
-    for (const auto& [k, v] : members)
-      if (k == key) return &v;
-    return nullptr;
-  }
-};
-
-class JsonParser {
- public:
-  explicit JsonParser(const std::string& s) : s_(s) {}
-  Json parse_document() {
-    Json v = value();
-    ws();
-    if (i_ != s_.size()) fail("trailing characters");
-    return v;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& what) {
-    throw std::runtime_error("JSON: " + what + " at byte " + std::to_string(i_));
-  }
-  void ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
-  }
-  bool eat(char c) {
-    ws();
-    if (i_ < s_.size() && s_[i_] == c) {
-      ++i_;
-      return true;
-    }
-    return false;
-  }
-  void expect(char c) {
-    if (!eat(c)) fail(std::string("expected '") + c + "'");
-  }
-  std::string string() {
-    expect('"');
-    std::string out;
-    while (true) {
-      if (i_ >= s_.size()) fail("unterminated string");
-      const char c = s_[i_++];
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) fail("control character in string");
-      if (c == '\\') {
-        if (i_ >= s_.size()) fail("bad escape");
-        const char e = s_[i_++];
-        if (e == 'u') {
-          if (i_ + 4 > s_.size()) fail("bad \\u");
-          i_ += 4;
-          out += '?';
-        } else if (std::string("\"\\/bfnrt").find(e) != std::string::npos) {
-          out += e;
-        } else {
-          fail("bad escape");
-        }
-      } else {
-        out += c;
-      }
-    }
-  }
-  Json value() {
-    ws();
-    if (i_ >= s_.size()) fail("unexpected end");
-    Json v;
-    const char c = s_[i_];
-    if (c == '{') {
-      ++i_;
-      v.type = Json::Object;
-      if (eat('}')) return v;
-      do {
-        ws();
-        std::string k = string();
-        expect(':');
-        v.members.emplace_back(k, value());
-      } while (eat(','));
-      expect('}');
-    } else if (c == '[') {
-      ++i_;
-      v.type = Json::Array;
-      if (eat(']')) return v;
-      do v.items.push_back(value());
-      while (eat(','));
-      expect(']');
-    } else if (c == '"') {
-      v.type = Json::String;
-      v.text = string();
-    } else if (s_.compare(i_, 4, "true") == 0 || s_.compare(i_, 5, "false") == 0) {
-      v.type = Json::Bool;
-      v.b = s_[i_] == 't';
-      i_ += v.b ? 4 : 5;
-    } else if (s_.compare(i_, 4, "null") == 0) {
-      i_ += 4;
-    } else {
-      const size_t start = i_;
-      if (s_[i_] == '-') ++i_;
-      if (i_ >= s_.size() || !std::isdigit(static_cast<unsigned char>(s_[i_]))) fail("bad value");
-      while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' ||
-                                s_[i_] == 'e' || s_[i_] == 'E' || s_[i_] == '+' || s_[i_] == '-'))
-        ++i_;
-      v.type = Json::Number;
-      v.text = s_.substr(start, i_ - start);
-    }
-    return v;
-  }
-
-  const std::string& s_;
-  size_t i_ = 0;
-};
+// The timeline is read with the sweep's strict JSON reader (numbers keep
+// their text, so timestamps stay exact).
+using nvmesim::platform::sweep::Json;
+using nvmesim::platform::sweep::parse_json;
 
 // "12.345678" microseconds -> picoseconds, exactly.
 uint64_t us_to_ps(const std::string& t) {
@@ -307,36 +196,36 @@ struct Timeline {
 
 Timeline check_timeline(const std::string& text) {
   Json doc;
-  REQUIRE_NOTHROW(doc = JsonParser(text).parse_document());
-  REQUIRE(doc.type == Json::Object);
-  const Json* unit = doc.get("displayTimeUnit");
+  REQUIRE_NOTHROW(doc = parse_json(text));
+  REQUIRE(doc.kind == Json::Object);
+  const Json* unit = doc.find("displayTimeUnit");
   REQUIRE(unit);
   CHECK(unit->text == "ns");
-  const Json* events = doc.get("traceEvents");
+  const Json* events = doc.find("traceEvents");
   REQUIRE(events);
-  REQUIRE(events->type == Json::Array);
+  REQUIRE(events->kind == Json::Array);
   Timeline tl;
   std::map<uint64_t, std::vector<std::string>> be_stack;  // tid -> open B names
   std::map<std::string, std::pair<std::string, uint64_t>> async_open;  // id -> name, ts
   uint64_t last_ts = 0;
   for (const Json& e : events->items) {
-    REQUIRE(e.type == Json::Object);
-    const Json* ph = e.get("ph");
-    const Json* tid = e.get("tid");
-    const Json* pid = e.get("pid");
+    REQUIRE(e.kind == Json::Object);
+    const Json* ph = e.find("ph");
+    const Json* tid = e.find("tid");
+    const Json* pid = e.find("pid");
     REQUIRE(ph);
     REQUIRE(tid);
     REQUIRE(pid);
     const uint64_t t = std::stoull(tid->text);
     if (ph->text == "M") {
-      const Json* name = e.get("name");
+      const Json* name = e.find("name");
       REQUIRE(name);
-      if (name->text == "thread_name") tl.track_names[t] = e.get("args")->get("name")->text;
+      if (name->text == "thread_name") tl.track_names[t] = e.find("args")->find("name")->text;
       continue;
     }
-    REQUIRE(e.get("name"));
-    REQUIRE(e.get("ts"));
-    const uint64_t ts = us_to_ps(e.get("ts")->text);
+    REQUIRE(e.find("name"));
+    REQUIRE(e.find("ts"));
+    const uint64_t ts = us_to_ps(e.find("ts")->text);
     REQUIRE(ts >= last_ts);  // streamed in time order
     last_ts = ts;
     REQUIRE(tl.track_names.count(t));  // every track is named first
@@ -344,30 +233,30 @@ Timeline check_timeline(const std::string& text) {
     uint64_t end = ts;
     const std::string& p = ph->text;
     if (p == "X") {
-      REQUIRE(e.get("dur"));
-      end = ts + us_to_ps(e.get("dur")->text);
+      REQUIRE(e.find("dur"));
+      end = ts + us_to_ps(e.find("dur")->text);
       tl.x_spans[t].push_back({ts, end});
-      if (e.get("name")->text == "burst") {
+      if (e.find("name")->text == "burst") {
         ++tl.bursts;
-        REQUIRE(e.get("args"));
-        REQUIRE(e.get("args")->get("commands"));
-        REQUIRE(e.get("args")->get("completions"));
+        REQUIRE(e.find("args"));
+        REQUIRE(e.find("args")->find("commands"));
+        REQUIRE(e.find("args")->find("completions"));
       }
     } else if (p == "B") {
-      be_stack[t].push_back(e.get("name")->text);
-      ++tl.begins[e.get("name")->text];
+      be_stack[t].push_back(e.find("name")->text);
+      ++tl.begins[e.find("name")->text];
     } else if (p == "E") {
       REQUIRE(!be_stack[t].empty());
       be_stack[t].pop_back();
     } else if (p == "b") {
-      const std::string id = e.get("id")->text;
+      const std::string id = e.find("id")->text;
       REQUIRE(async_open.count(id) == 0);
-      async_open[id] = {e.get("name")->text, ts};
+      async_open[id] = {e.find("name")->text, ts};
       ++tl.io_spans;
     } else if (p == "e") {
-      const std::string id = e.get("id")->text;
+      const std::string id = e.find("id")->text;
       REQUIRE(async_open.count(id) == 1);
-      CHECK(async_open[id].first == e.get("name")->text);
+      CHECK(async_open[id].first == e.find("name")->text);
       REQUIRE(async_open[id].second <= ts);
       async_open.erase(id);
     } else {
