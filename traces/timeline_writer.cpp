@@ -91,28 +91,18 @@ void TimelineWriter::begin(unsigned vcpus, unsigned queues, unsigned host_thread
 
 void TimelineWriter::push(Event e) {
   if (stopped_) return;  // past --trace-stop: spans are closed, nothing more to write
-  if (e.t < emitted_) {  // would go back in time: keep the file ordered
-    ++late_;
-    e.t = emitted_;
-  }
-  e.seq = seq_++;
-  heap_.push(e);
+  buffer_.push(e);
   flush_ready();
 }
 
 void TimelineWriter::flush_ready() {
   const uint64_t horizon =
       holds_.flush_horizon(sc_core::sc_time_stamp().value(), options_.quantum_ps);
-  if (!heap_.empty() && heap_.top().t < horizon) flush(horizon);
+  flush(horizon);
 }
 
 void TimelineWriter::flush(uint64_t horizon) {
-  while (!heap_.empty() && heap_.top().t < horizon) {
-    const Event e = heap_.top();
-    heap_.pop();
-    emitted_ = e.t;
-    emit(e);
-  }
+  buffer_.flush(horizon, [this](const Event& e) { emit(e); });
 }
 
 void TimelineWriter::write(const Event& e, Ph ph, uint64_t ts, uint64_t dur) {
@@ -249,7 +239,7 @@ void TimelineWriter::end(uint64_t t_ps) {
   for (auto& [key, o] : open_)
     if (o.written) spans.push_back(&o);
   std::sort(spans.begin(), spans.end(), [](const Open* a, const Open* b) { return a->begin.seq > b->begin.seq; });
-  const uint64_t last = std::max(std::min(t_ps, options_.stop_ps), emitted_);
+  const uint64_t last = std::max(std::min(t_ps, options_.stop_ps), buffer_.emitted());
   for (Open* o : spans) write(o->begin, o->begin.ph == Ph::Begin ? Ph::End : Ph::AsyncEnd, last, 0);
   open_.clear();
   std::fputs("\n]}\n", out_);

@@ -22,11 +22,11 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "traces/reorder_buffer.h"
 #include "traces/tracer.h"
 
 namespace nvmesim::traces {
@@ -52,7 +52,7 @@ class TimelineWriter : public Tracer {
   void hold_begin(Hold hold, unsigned index, uint64_t t_ps) override;
   void hold_end(Hold hold, unsigned index) override;
 
-  uint64_t late_events() const { return late_; }
+  uint64_t late_events() const { return buffer_.late(); }
 
  private:
   enum class Ph : uint8_t { Complete, Begin, End, AsyncBegin, AsyncEnd, Instant };
@@ -66,11 +66,6 @@ class TimelineWriter : public Tracer {
     uint64_t id;   // async; B/E: the tid
     uint32_t a0, a1;
     uint8_t args;  // which args block (ArgsKind)
-  };
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      return a.t != b.t ? a.t > b.t : a.seq > b.seq;
-    }
   };
   struct Open {
     Event begin;
@@ -99,9 +94,8 @@ class TimelineWriter : public Tracer {
   unsigned vcpus_ = 0, threads_ = 0, queues_ = 0;
   std::vector<uint16_t> sel_;               // by tid
   std::vector<std::string> names_;          // stable storage for track-specific names
-  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  ReorderBuffer<Event> buffer_;
   std::unordered_map<uint64_t, Open> open_;  // B/E by tid, b/e by id | 1 << 63
-  uint64_t seq_ = 0, emitted_ = 0, late_ = 0;
   bool started_ = false, stopped_ = false, first_ = true;
   OpenHolds holds_;
   std::string line_;

@@ -119,11 +119,7 @@ void VcdWriter::begin(unsigned vcpus, unsigned queues, unsigned host_threads) {
 
 void VcdWriter::push(uint64_t t, uint32_t var, Op op, uint32_t value, const char* text) {
   if (var == kNone || stopped_) return;  // past --trace-stop: nothing more to write
-  if (t < emitted_) {  // would go back in time: keep the file ordered
-    ++late_;
-    t = emitted_;
-  }
-  heap_.push(Event{t, seq_++, var, op, value, text});
+  buffer_.push(Event{t, 0, var, op, value, text});
   flush_ready();
 }
 
@@ -132,16 +128,11 @@ void VcdWriter::push(uint64_t t, uint32_t var, Op op, uint32_t value, const char
 void VcdWriter::flush_ready() {
   const uint64_t horizon =
       holds_.flush_horizon(sc_core::sc_time_stamp().value(), options_.quantum_ps);
-  if (!heap_.empty() && heap_.top().t < horizon) flush(horizon);
+  flush(horizon);
 }
 
 void VcdWriter::flush(uint64_t horizon) {
-  while (!heap_.empty() && heap_.top().t < horizon) {
-    const Event e = heap_.top();
-    heap_.pop();
-    emitted_ = e.t;
-    apply(e);
-  }
+  buffer_.flush(horizon, [this](const Event& e) { apply(e); });
 }
 
 void VcdWriter::apply(const Event& e) {
@@ -154,7 +145,7 @@ void VcdWriter::apply(const Event& e) {
     case Op::SetString: v.pending_s = e.text; break;
     case Op::Pulse:
       v.pending = 1;
-      heap_.push(Event{e.t + kPulsePs, seq_++, e.var, Op::Set, 0, nullptr});
+      buffer_.push(Event{e.t + kPulsePs, 0, e.var, Op::Set, 0, nullptr});
       break;
   }
   if (!v.dirty) {

@@ -20,10 +20,10 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <queue>
 #include <string>
 #include <vector>
 
+#include "traces/reorder_buffer.h"
 #include "traces/tracer.h"
 
 namespace nvmesim::traces {
@@ -52,7 +52,7 @@ class VcdWriter : public Tracer {
 
   // Events that arrived after later ones were written (moved forward to keep
   // the file ordered); 0 unless a model reports a past time without a hold.
-  uint64_t late_events() const { return late_; }
+  uint64_t late_events() const { return buffer_.late(); }
   size_t signals() const { return vars_.size(); }
   uint64_t pulse_ps() const { return kPulsePs; }
 
@@ -77,11 +77,6 @@ class VcdWriter : public Tracer {
     uint32_t value;
     const char* text;
   };
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      return a.t != b.t ? a.t > b.t : a.seq > b.seq;
-    }
-  };
 
   uint32_t add_var(const std::string& scope, const std::string& name, unsigned width);
   void push(uint64_t t, uint32_t var, Op op, uint32_t value, const char* text = nullptr);
@@ -101,14 +96,11 @@ class VcdWriter : public Tracer {
   std::vector<uint32_t> host_vars_;   // thread * 2 + {state, state_name}
   std::vector<uint32_t> msix_vars_;   // vector
   unsigned queues_ = 0;
-  std::priority_queue<Event, std::vector<Event>, Later> heap_;
-  uint64_t seq_ = 0;
-  uint64_t emitted_ = 0;  // time of the last event taken from the heap
+  ReorderBuffer<Event> buffer_;
   uint64_t now_ = 0;      // time of the changes being gathered
   bool gathering_ = false;
   bool dumped_ = false;   // $dumpvars written
   bool stopped_ = false;  // past --trace-stop
-  uint64_t late_ = 0;
   OpenHolds holds_;
   unsigned vcpus_ = 0, threads_ = 0;
   std::vector<uint32_t> dirty_;
