@@ -120,6 +120,17 @@ Config make_config(Settings settings, const Settings& extra) {
   return c;
 }
 
+// A whole run with `tracer` receiving every hook (the system is built and
+// torn down inside, so the tracer is never left pointing at a dead run).
+RunResults run_traced(RecordingTracer& tracer, const Settings& extra) {
+  const Config c = make_config(base_settings(), extra);
+  traces::set_active(&tracer);
+  System system(c);
+  const RunResults r = system.run();
+  traces::set_active(nullptr);
+  return r;
+}
+
 // The emulated link of base_settings().
 models::PcieLink emulated_link() {
   models::PcieLinkParams p;
@@ -141,11 +152,7 @@ double total_exit_ns(const models::ExitStats& e) {
 TEST_CASE("vcpu: one I/O at iodepth 1 costs the sum of the path's costs (buffer off)",
           "[vcpu]") {
   RecordingTracer tracer;
-  traces::set_active(&tracer);
-  const Config c = make_config(base_settings(), {});
-  System system(c);
-  const RunResults r = system.run();
-  traces::set_active(nullptr);
+  const RunResults r = run_traced(tracer, {});
   REQUIRE(r.bringup_ok);
   REQUIRE(r.ios == 1);
   REQUIRE(tracer.ios.size() == 1);
@@ -174,11 +181,7 @@ TEST_CASE("vcpu: one I/O at iodepth 1 costs the sum of the path's costs (buffer 
 
 TEST_CASE("vcpu: one I/O at iodepth 1 with the doorbell buffer (spec, echo)", "[vcpu][dbbuf]") {
   RecordingTracer tracer;
-  traces::set_active(&tracer);
-  const Config c = make_config(base_settings(), {{"nvme.dbbuf", "spec"}});
-  System system(c);
-  const RunResults r = system.run();
-  traces::set_active(nullptr);
+  const RunResults r = run_traced(tracer, {{"nvme.dbbuf", "spec"}});
   REQUIRE(r.bringup_ok);
   REQUIRE(r.dbbuf_active);
   REQUIRE(tracer.ios.size() == 1);
@@ -220,12 +223,8 @@ TEST_CASE("vcpu: polled completions take no interrupt exits", "[vcpu]") {
 TEST_CASE("vcpu: a polled completion is seen at the first poll after the CQE is written",
           "[vcpu]") {
   RecordingTracer tracer;
-  traces::set_active(&tracer);
-  const Config c = make_config(base_settings(), {{"guest.completion", "poll"},
-                                                 {"guest.poll_interval", "1000ns"}});
-  System system(c);
-  const RunResults r = system.run();
-  traces::set_active(nullptr);
+  const RunResults r = run_traced(tracer, {{"guest.completion", "poll"},
+                                          {"guest.poll_interval", "1000ns"}});
   REQUIRE(r.ios == 1);
   REQUIRE(tracer.ios.size() == 1);
   const models::PcieLink l = emulated_link();
@@ -241,16 +240,12 @@ TEST_CASE("vcpu: a polled completion is seen at the first poll after the CQE is 
 
 TEST_CASE("vcpu: a shadow store becomes visible store_visibility after it", "[vcpu][dbbuf]") {
   RecordingTracer tracer;
-  traces::set_active(&tracer);
   // No full barrier (Google's older driver): the doorbell decision runs
   // while the store still sits in the store buffer.
-  const Config c = make_config(base_settings(), {{"nvme.dbbuf", "spec"},
-                                                 {"guest.store_visibility", "300ns"},
-                                                 {"guest.dbbuf_full_barrier", "off"},
-                                                 {"number_ios", "3"}});
-  System system(c);
-  const RunResults r = system.run();
-  traces::set_active(nullptr);
+  const RunResults r = run_traced(tracer, {{"nvme.dbbuf", "spec"},
+                                          {"guest.store_visibility", "300ns"},
+                                          {"guest.dbbuf_full_barrier", "off"},
+                                          {"number_ios", "3"}});
   REQUIRE(r.ios == 3);
   REQUIRE(tracer.ios.size() == 3);
   const auto shadow = tracer.of(traces::QueueSignal::ShadowSqTail, 1);
@@ -272,13 +267,9 @@ TEST_CASE("vcpu: a shadow store becomes visible store_visibility after it", "[vc
 
 TEST_CASE("vcpu: with the full barrier the doorbell waits for the shadow store", "[vcpu][dbbuf]") {
   RecordingTracer tracer;
-  traces::set_active(&tracer);
-  const Config c = make_config(base_settings(), {{"nvme.dbbuf", "spec"},
-                                                 {"guest.store_visibility", "300ns"},
-                                                 {"number_ios", "2"}});
-  System system(c);
-  const RunResults r = system.run();
-  traces::set_active(nullptr);
+  const RunResults r = run_traced(tracer, {{"nvme.dbbuf", "spec"},
+                                          {"guest.store_visibility", "300ns"},
+                                          {"number_ios", "2"}});
   REQUIRE(r.ios == 2);
   const auto shadow = tracer.of(traces::QueueSignal::ShadowSqTail, 1);
   REQUIRE(shadow.size() == 2);
