@@ -40,6 +40,7 @@ class HostThread : public sc_core::sc_module {
   // later arming replaces an earlier one. The thread sleeps in its poll
   // until the deadline, so no dispatch latency is added.
   void arm_timer(const sc_core::sc_time& delay);
+  void cancel_timer() { timer_armed_ = false; }  // QEMU timer_del
   // A thread whose poll always finds a readable fd (the seeds' uncleared
   // eventfd): it never sleeps, each loop iteration is a dispatch (its cost
   // must not be zero) and it keeps its core. Cleared by a controller reset.

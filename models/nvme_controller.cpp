@@ -225,8 +225,12 @@ void NvmeControllerModel::request_processing(uint16_t qid, bool sq, sc_time& del
 }
 
 // QEMU's timer_mod: each arming replaces the deadline, even with a later one.
-void NvmeControllerModel::arm_queue_timer(uint16_t qid, bool sq, const sc_time& delay) {
+void NvmeControllerModel::set_queue_deadline(uint16_t qid, bool sq, const sc_time& delay) {
   (sq ? sq_deadline_ : cq_deadline_)[qid] = sc_time_stamp() + delay;
+}
+
+void NvmeControllerModel::arm_queue_timer(uint16_t qid, bool sq, const sc_time& delay) {
+  set_queue_deadline(qid, sq, delay);
   rearm_thread_timer(context_of(qid));
 }
 
@@ -242,7 +246,10 @@ void NvmeControllerModel::rearm_thread_timer(Context& ctx) {
         any = true;
       }
   }
-  if (any) ctx.thread->arm_timer(earliest > sc_time_stamp() ? earliest - sc_time_stamp() : SC_ZERO_TIME);
+  if (any)
+    ctx.thread->arm_timer(earliest > sc_time_stamp() ? earliest - sc_time_stamp() : SC_ZERO_TIME);
+  else
+    ctx.thread->cancel_timer();  // every deadline was served: no empty wake-up
 }
 
 bool NvmeControllerModel::timer_due(std::vector<sc_time>& deadline, uint16_t qid) {
@@ -299,7 +306,8 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
                        firmware_->sq_state(qid).head);
       if (firmware_->sq_has_work(qid)) {
         sq_marked_[qid] = 1;  // keep it in the list
-        if (timers && sq_deadline_[qid] == SC_ZERO_TIME) arm_queue_timer(qid, true, local + params_.timer_delay);
+        if (timers && sq_deadline_[qid] == SC_ZERO_TIME)
+          set_queue_deadline(qid, true, local + params_.timer_delay);
       }
     }
     // Drop the unmarked, keep order (deterministic round robin).
@@ -313,7 +321,7 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
       firmware_->complete_io(ctx.done[i].tag, ctx.done[i].status);
       // The seeds' QEMU posts completions from the CQ's own timer.
       const uint16_t cqid = firmware_->sq_state(slot_sq_[ctx.done[i].tag & 0xFFFFFF]).cqid;
-      if (timers) arm_queue_timer(cqid, false, local + params_.timer_delay);
+      if (timers) set_queue_deadline(cqid, false, local + params_.timer_delay);
     }
     if (ctx.done_count) progress = true;
     ctx.done_count = 0;
@@ -343,7 +351,7 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
     }
     if (auto* t = traces::active()) t->hold_end(traces::Hold::DeviceBurst, trace_id);
   }
-  if (timers) rearm_thread_timer(ctx);
+  if (timers) rearm_thread_timer(ctx);  // once, for every deadline this pass set
   local_ = nullptr;
   running_ = nullptr;
   ctx.in_emulation = false;

@@ -109,6 +109,7 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
   void mark_cq(uint16_t qid);
   Context* running_ = nullptr;  // the context whose emulation is running (for its thread's CPU share)
   Context& context_of(uint16_t qid) { return ctx_[qid < queue_ctx_.size() ? queue_ctx_[qid] : 0]; }
+  void set_queue_deadline(uint16_t qid, bool sq, const sc_core::sc_time& delay);
   void arm_queue_timer(uint16_t qid, bool sq, const sc_core::sc_time& delay);
   void rearm_thread_timer(Context& ctx);
   bool timer_due(std::vector<sc_core::sc_time>& deadline, uint16_t qid);
