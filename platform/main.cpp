@@ -2,6 +2,7 @@
 //
 //   nvmesim eventidx ...   -> run_eventidx_command (platform/eventidx_cli.h)
 //   nvmesim sweep ...      -> run_sweep_command (platform/sweep_cli.h)
+//   nvmesim validate ...   -> run_validate_command (platform/validate/validate.h)
 //   nvmesim [options]      -> parse_command_line (platform/cli.h), then
 //                             help / list / version, or run_experiment.
 // Exit status: 0 success, 1 internal error, 2 usage or configuration error.
@@ -18,6 +19,7 @@
 #include "platform/scenarios.h"
 #include "platform/run.h"
 #include "platform/sweep_cli.h"
+#include "platform/validate/validate.h"
 
 // libsystemc references sc_main (extern "C"); nvmesim has its own main.
 extern "C" int sc_main(int, char**) { return 0; }
@@ -30,6 +32,8 @@ int main(int argc, char** argv) {
       return nvmesim::platform::run_eventidx_command(argc - 1, argv + 1, std::cout, std::cerr);
     if (argc > 1 && std::string(argv[1]) == "scenario")
       return nvmesim::platform::run_scenario_command(argc - 1, argv + 1, std::cout, std::cerr);
+    if (argc > 1 && std::string(argv[1]) == "validate")
+      return nvmesim::platform::run_validate_command(argc - 1, argv + 1, std::cout, std::cerr);
     if (argc > 1 && std::string(argv[1]) == "sweep")
       return nvmesim::platform::run_sweep_command(argc - 1, argv + 1, std::cout, std::cerr);
 

@@ -28,20 +28,65 @@ const std::vector<Preset>& presets() {
         {"hv.exit_ioeventfd", "3000cyc"},
         {"hv.exit_pio", "4100cyc"},
         {"hv.exit_pio_ioeventfd", "1800cyc"}}},
+      // Device mechanisms, as the named QEMU release runs them (docs/mechanisms.md
+      // walks through the code). Exit costs are not part of these: combine
+      // with an exit-cost preset (--preset qemu-7.2,haswell-ep).
+      {"qemu-7.2",
+       "QEMU 7.2 NVMe emulation: a doorbell write is handled in the vCPU's exit, which schedules "
+       "the queue's bottom half in the main loop (under the global lock); the SQ EventIdx is set "
+       "to the tail after each command and the CQ EventIdx to the head before each CQE",
+       "QEMU 7.2 hw/nvme/ctrl.c: nvme_process_db, nvme_process_sq, nvme_post_cqes",
+       {{"hv.notify", "deferred"},
+        {"hv.device_thread", "mainloop"},
+        {"hv.bql", "on"},
+        {"nvme.sq_eventidx", "echo"},
+        {"nvme.cq_eventidx", "echo"},
+        {"nvme.mmio_doorbell_value", "use"}},
+       {"guest.submit_cost"}},
+      {"qemu-7.1",
+       "QEMU 7.1 NVMe emulation, the first release with shadow doorbells: as qemu-7.2, but the "
+       "device never writes the CQ EventIdx, so the guest skips nearly every CQ doorbell",
+       "QEMU 7.1 hw/nvme/ctrl.c: nvme_post_cqes (no CQ EventIdx update; added in 7.2)",
+       {{"hv.notify", "deferred"},
+        {"hv.device_thread", "mainloop"},
+        {"hv.bql", "on"},
+        {"nvme.sq_eventidx", "echo"},
+        {"nvme.cq_eventidx", "never"},
+        {"nvme.mmio_doorbell_value", "use"}},
+       {"guest.submit_cost"}},
   };
   return list;
 }
 
-void apply_preset(const std::string& name, Config& config) {
-  std::string names;
-  for (const Preset& p : presets()) {
-    if (p.name == name) {
-      for (const auto& [k, v] : p.values) config.set(k, v);
-      return;
+void apply_preset(const std::string& names, Config& config) {
+  // "qemu-7.2,haswell-ep": several presets, applied in order (later wins).
+  size_t begin = 0;
+  for (;;) {
+    const size_t comma = names.find(',', begin);
+    const std::string name = names.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    if (name.empty()) throw ConfigError("--preset: empty name (see --list-presets)");
+    const Preset* found = nullptr;
+    std::string known;
+    for (const Preset& p : presets()) {
+      if (p.name == name) found = &p;
+      known += (known.empty() ? "" : ", ") + p.name;
     }
-    names += (names.empty() ? "" : ", ") + p.name;
+    if (!found)
+      throw ConfigError("--preset: '" + name.substr(0, 80) + "' is not one of " + known);
+    for (const auto& [k, v] : found->values) config.set(k, v);
+    if (comma == std::string::npos) return;
+    begin = comma + 1;
   }
-  throw ConfigError("--preset: '" + name + "' is not one of " + names);
+}
+
+std::vector<std::string> preset_calibrations(const std::string& names) {
+  std::vector<std::string> out;
+  std::istringstream list(names);
+  std::string name;
+  while (std::getline(list, name, ','))
+    for (const Preset& p : presets())
+      if (p.name == name) out.insert(out.end(), p.calibrate.begin(), p.calibrate.end());
+  return out;
 }
 
 std::string list_presets_text() {
@@ -49,6 +94,10 @@ std::string list_presets_text() {
   for (const Preset& p : presets()) {
     o << p.name << ": " << p.description << "\n  source: " << p.source << "\n  sets:";
     for (const auto& [k, v] : p.values) o << " " << k << "=" << v;
+    if (!p.calibrate.empty()) {
+      o << "\n  nvmesim validate calibrates:";
+      for (const std::string& c : p.calibrate) o << " " << c;
+    }
     o << "\n";
   }
   o << "(cycles convert at hv.cpu_ghz; later options override a preset)\n";

@@ -116,6 +116,7 @@ Summary summarize(const RunResults& r) {
   s.exits_per_io = r.per_io(r.exits.total_count_excluding_hlt());
   s.sq_per_io = r.per_io(r.sq.mmio);
   s.cq_per_io = r.per_io(r.cq.mmio);
+  s.irq_per_io = r.per_io(r.interrupts_sent);
   s.sq_hit = r.dbbuf_active ? RunResults::hit_rate(r.sq) : -1;
   s.cq_hit = r.dbbuf_active ? RunResults::hit_rate(r.cq) : -1;
   s.ios = r.ios;

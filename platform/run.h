@@ -30,6 +30,7 @@ struct RunOptions {
 // The headline figures of one run.
 struct RunSummary {
   double iops, bw_bytes, sq_per_io, cq_per_io, sq_hit, cq_hit, exits_per_io;
+  double irq_per_io;  // MSI-X messages the controller sent, per I/O
   uint64_t ios, p50, p99;
   bool ok, stalled, dbbuf_active;
 };

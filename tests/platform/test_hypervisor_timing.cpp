@@ -223,7 +223,16 @@ TEST_CASE("presets: apply the seeds' machines and later options override them", 
   CHECK(c.text("hv.exit_pio") == "4100cyc");
   CHECK(c.text("hv.exit_pio_ioeventfd") == "1800cyc");
   CHECK_THROWS_WITH(apply_preset("pentium", c),
-                    "--preset: 'pentium' is not one of haswell-ep, ivybridge-i7");
+                    "--preset: 'pentium' is not one of haswell-ep, ivybridge-i7, qemu-7.2, qemu-7.1");
+  // A device preset combines with an exit-cost preset; later ones win.
+  Config both;
+  apply_preset("qemu-7.1,haswell-ep", both);
+  CHECK(both.text("nvme.cq_eventidx") == "never");
+  CHECK(both.text("hv.exit_mmio") == "5100cyc");
+  apply_preset("qemu-7.2", both);
+  CHECK(both.text("nvme.cq_eventidx") == "echo");
+  CHECK(both.text("hv.exit_mmio") == "5100cyc");
+  CHECK_THROWS_WITH(apply_preset("qemu-7.2,", both), "--preset: empty name (see --list-presets)");
   const auto r = test::run_nvmesim(
       "--preset haswell-ep --hv.exit_mmio=100ns --number_ios=100 --output-format=json");
   REQUIRE(r.exit_code == 0);

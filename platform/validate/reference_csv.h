@@ -1,0 +1,36 @@
+// The real-system reference: validation/qemu/results.csv, one row per
+// configuration of a real QEMU + Linux guest running fio (validation/qemu/README.md
+// defines every column). This reader takes the columns `nvmesim validate`
+// needs and refuses a file that lacks one, naming the file, line and column.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nvmesim::platform {
+
+struct ReferenceRow {
+  unsigned line = 0;  // in the file, for messages
+  // The configuration (columns rw, bs, iodepth, numjobs, dbbuf, ioeventfd).
+  std::string rw;
+  uint64_t bs = 0;
+  unsigned iodepth = 0, numjobs = 0;
+  bool dbbuf = false, ioeventfd = false;
+  std::string accel, qemu_version, linux_version;
+  // The measured figures; NaN where the cell is empty.
+  double iops, sq_mmio, sq_mmio_min, sq_mmio_max, cq_mmio, cq_mmio_min, cq_mmio_max, irq;
+  double sq_updates, cq_updates;
+
+  // "rw=read bs=4096 iodepth=8 numjobs=1 dbbuf=on ioeventfd=off"
+  std::string label() const;
+};
+
+// Reads a reference CSV (comma-separated, first line the column names, no
+// quoted cells). Throws ConfigError "FILE line N: column C: ..." on a
+// missing column, a bad value or a duplicate configuration; "FILE: ..." when
+// it cannot be read or holds no row.
+std::vector<ReferenceRow> read_reference_csv(const std::string& path);
+
+}  // namespace nvmesim::platform

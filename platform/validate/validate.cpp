@@ -1,0 +1,200 @@
+#include "platform/validate/validate.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "platform/params.h"
+#include "platform/presets.h"
+#include "platform/run.h"
+
+namespace nvmesim::platform {
+
+bool doorbell_in_band(double model, double reference, double reference_min, double reference_max) {
+  if (std::abs(model - reference) <= kDoorbellBand + 1e-12) return true;
+  return !std::isnan(reference_min) && !std::isnan(reference_max) && model >= reference_min &&
+         model <= reference_max;
+}
+
+bool iops_ratio_in_band(double model_ratio, double reference_ratio) {
+  return reference_ratio > 0 && std::abs(model_ratio / reference_ratio - 1) <= kIopsRatioBand + 1e-12;
+}
+
+namespace {
+
+std::string ns_text(double ns) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.1fns", ns);
+  return b;
+}
+
+// The row a row's IOPS ratio is taken to: same everything, iodepth 1.
+const ReferenceRow* qd1_row_of(const ReferenceRow& row, const std::vector<ReferenceRow>& rows) {
+  for (const ReferenceRow& r : rows)
+    if (r.iodepth == 1 && r.rw == row.rw && r.bs == row.bs && r.numjobs == row.numjobs &&
+        r.dbbuf == row.dbbuf && r.ioeventfd == row.ioeventfd)
+      return &r;
+  return nullptr;
+}
+
+// "ioeventfd=off,numjobs=1" -> does `row` match? Throws on a bad filter.
+bool filter_matches(const std::string& filter, const ReferenceRow& row) {
+  std::istringstream items(filter);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const auto eq = item.find('=');
+    const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (eq == std::string::npos || value.empty())
+      throw ConfigError("--calibrate: '" + item + "' is not KEY=VALUE (keys: rw, numjobs, dbbuf, ioeventfd)");
+    if (key == "rw") {
+      if (row.rw != value) return false;
+    } else if (key == "numjobs") {
+      if (std::to_string(row.numjobs) != value) return false;
+    } else if (key == "dbbuf" || key == "ioeventfd") {
+      if (value != "on" && value != "off")
+        throw ConfigError("--calibrate: " + key + "='" + value + "' is not one of on, off");
+      if ((key == "dbbuf" ? row.dbbuf : row.ioeventfd) != (value == "on")) return false;
+    } else {
+      throw ConfigError("--calibrate: '" + key + "' is not one of rw, numjobs, dbbuf, ioeventfd");
+    }
+  }
+  return true;
+}
+
+std::vector<const ReferenceRow*> calibration_rows(const Calibration& c,
+                                                  const std::vector<ReferenceRow>& rows) {
+  std::vector<const ReferenceRow*> out;
+  for (const ReferenceRow& r : rows)
+    if (r.iodepth == 1 && filter_matches(c.rows, r)) out.push_back(&r);
+  return out;
+}
+
+RowFigures run_row(const ValidateSetup& setup, const ReferenceRow& row, bool& stalled) {
+  const Config config = row_config(setup, row);
+  RunSummary s{};
+  std::string json, error;
+  if (!run_in_child(config, false, s, json, error))
+    throw std::runtime_error("validate: " + row.label() + ": " + error);
+  if (!s.ok) throw std::runtime_error("validate: " + row.label() + ": the model failed bring-up");
+  stalled = s.stalled;
+  RowFigures f;
+  f.sq_mmio = s.sq_per_io;
+  f.cq_mmio = s.cq_per_io;
+  f.irq = s.irq_per_io;
+  f.iops = s.stalled ? 0 : s.iops;
+  return f;
+}
+
+double model_iops_sum(const ValidateSetup& setup, const std::vector<const ReferenceRow*>& rows) {
+  double sum = 0;
+  bool stalled = false;
+  for (const ReferenceRow* r : rows) sum += run_row(setup, *r, stalled).iops;
+  return sum;
+}
+
+// Model IOPS falls as a cost rises: bisect on a log scale.
+void calibrate(ValidateSetup& setup, size_t k, const std::vector<ReferenceRow>& rows) {
+  Calibration& c = setup.calibrations[k];
+  const std::vector<const ReferenceRow*> matched = calibration_rows(c, rows);
+  c.matched_rows = unsigned(matched.size());
+  c.reference_iops = 0;
+  for (const ReferenceRow* r : matched) c.reference_iops += r->iops;
+  double lo = c.lo_ns, hi = c.hi_ns;
+  for (int i = 0; i < 16; ++i) {
+    c.value_ns = std::sqrt(lo * hi);
+    if (model_iops_sum(setup, matched) > c.reference_iops)
+      lo = c.value_ns;
+    else
+      hi = c.value_ns;
+  }
+  c.value_ns = std::sqrt(lo * hi);
+  c.model_iops = model_iops_sum(setup, matched);
+  c.converged = std::abs(c.model_iops - c.reference_iops) <= 0.05 * c.reference_iops;
+}
+
+}  // namespace
+
+Config row_config(const ValidateSetup& setup, const ReferenceRow& row) {
+  Config c;
+  for (const std::string& p : setup.presets) apply_preset(p, c);
+  c.set("sim.stall_timeout", "1s");  // a slow calibration probe is not a stall
+  for (const auto& [k, v] : setup.what_if) c.set(k, v);
+  c.set("rw", row.rw);
+  c.set("bs", std::to_string(row.bs));
+  c.set("iodepth", std::to_string(row.iodepth));
+  c.set("numjobs", std::to_string(row.numjobs));
+  c.set("nvme.dbbuf", row.dbbuf ? "spec" : "off");
+  // ioeventfd=off keeps the presets' (or the default) notification path.
+  if (row.ioeventfd) c.set("hv.notify", "ioeventfd");
+  for (const Calibration& cal : setup.calibrations)
+    if (cal.value_ns > 0) c.set(cal.param, ns_text(cal.value_ns));
+  c.set("runtime", "0s");
+  c.set("number_ios", std::to_string(setup.number_ios));
+  c.validate_all();
+  return c;
+}
+
+void check_setup(const ValidateSetup& setup, const std::vector<ReferenceRow>& rows) {
+  if (setup.calibrations.size() > 2) throw ConfigError("--calibrate: at most two costs");
+  for (size_t i = 0; i < setup.calibrations.size(); ++i) {
+    const Calibration& c = setup.calibrations[i];
+    const ParamSpec* spec = ParamRegistry::builtin().find(c.param);
+    if (!spec || spec->kind != ParamKind::Time)
+      throw ConfigError("--calibrate: '" + c.param + "' is not a time parameter (see --list-params)");
+    for (size_t j = 0; j < i; ++j)
+      if (setup.calibrations[j].param == c.param)
+        throw ConfigError("--calibrate: " + c.param + " is given twice");
+    for (const auto& [k, v] : setup.what_if)
+      if (k == c.param) throw ConfigError("--set: " + k + " is calibrated; it cannot be set");
+    if (calibration_rows(c, rows).empty())
+      throw ConfigError("--calibrate: " + c.param + (c.rows.empty() ? "" : "@" + c.rows) +
+                        ": no iodepth=1 row of the reference matches");
+  }
+  for (const auto& [k, v] : setup.what_if)
+    for (const char* row_key : {"rw", "bs", "iodepth", "numjobs", "nvme.dbbuf", "number_ios", "runtime"})
+      if (k == row_key)
+        throw ConfigError("--set: " + k + " is set by each row of the reference (or --number_ios)");
+  for (const ReferenceRow& r : rows) {
+    if (!qd1_row_of(r, rows))
+      throw ConfigError("reference line " + std::to_string(r.line) + ": " + r.label() +
+                        " has no iodepth=1 row to take its IOPS ratio to");
+    row_config(setup, r);  // every row's configuration is valid for the model
+  }
+}
+
+ValidateResult validate(ValidateSetup setup, const std::vector<ReferenceRow>& rows) {
+  check_setup(setup, rows);
+  // One cost: one fit. Two: fit each with the other fixed, twice over, so
+  // each ends fitted with the other's final value.
+  const int rounds = setup.calibrations.size() > 1 ? 2 : 1;
+  for (int round = 0; round < rounds; ++round)
+    for (size_t k = 0; k < setup.calibrations.size(); ++k) calibrate(setup, k, rows);
+
+  ValidateResult result;
+  result.calibrations = setup.calibrations;
+  std::map<const ReferenceRow*, double> qd1_model_iops;
+  for (const ReferenceRow& row : rows) {
+    RowResult r;
+    r.reference = row;
+    r.model = run_row(setup, row, r.stalled);
+    result.rows.push_back(r);
+    if (row.iodepth == 1) qd1_model_iops[&row] = r.model.iops;
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    RowResult& r = result.rows[i];
+    const ReferenceRow* qd1 = qd1_row_of(rows[i], rows);
+    r.reference_ratio = qd1->iops > 0 ? rows[i].iops / qd1->iops : 0;
+    const double base = qd1_model_iops[qd1];
+    r.model.iops_ratio = base > 0 ? r.model.iops / base : 0;
+    r.sq_in_band = doorbell_in_band(r.model.sq_mmio, rows[i].sq_mmio, rows[i].sq_mmio_min, rows[i].sq_mmio_max);
+    r.cq_in_band = doorbell_in_band(r.model.cq_mmio, rows[i].cq_mmio, rows[i].cq_mmio_min, rows[i].cq_mmio_max);
+    r.iops_in_band = !r.stalled && iops_ratio_in_band(r.model.iops_ratio, r.reference_ratio);
+    r.in_band = r.sq_in_band && r.cq_in_band && r.iops_in_band;
+    result.in_band += r.in_band;
+  }
+  return result;
+}
+
+}  // namespace nvmesim::platform

@@ -1,0 +1,87 @@
+// `nvmesim validate`: the model against a real system it was not fitted to.
+//
+// Every row of a reference CSV (platform/validate/reference_csv.h) is run
+// through the model at the row's configuration; at most two time costs are
+// fitted first on the reference's own iodepth=1 rows (their IOPS). Each row
+// is then in band when
+//   - SQ and CQ MMIO doorbell writes per I/O are each within +-0.15 of the
+//     reference, or within the row's measured min..max; and
+//   - IOPS as a ratio to the row's iodepth=1 row (same rw, bs, numjobs,
+//     dbbuf, ioeventfd) is within +-25% of the reference's ratio.
+// Interrupts per I/O are reported beside, not banded.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "platform/validate/reference_csv.h"
+
+namespace nvmesim::platform {
+
+class Config;
+
+constexpr double kDoorbellBand = 0.15;   // absolute, writes per I/O
+constexpr double kIopsRatioBand = 0.25;  // relative
+
+// The band rules, on their own so tests can state them.
+bool doorbell_in_band(double model, double reference, double reference_min, double reference_max);
+bool iops_ratio_in_band(double model_ratio, double reference_ratio);
+
+// A cost fitted on iodepth=1 rows: `param` (a time) is bisected so the
+// model's IOPS summed over the matching rows equals the reference's.
+struct Calibration {
+  std::string param;
+  // Which iodepth=1 rows: "" (all of them) or KEY=VALUE[,KEY=VALUE] over
+  // rw, numjobs, dbbuf, ioeventfd ("ioeventfd=off").
+  std::string rows;
+  double lo_ns = 10, hi_ns = 1e7;
+  // Results.
+  double value_ns = 0, reference_iops = 0, model_iops = 0;
+  unsigned matched_rows = 0;
+  bool converged = false;  // within 5% of the reference
+};
+
+struct ValidateSetup {
+  std::vector<std::string> presets;                             // applied in order, first
+  std::vector<std::pair<std::string, std::string>> what_if;     // --set, after the presets
+  std::vector<Calibration> calibrations;                        // at most two
+  uint64_t number_ios = 10000;                                  // per job
+};
+
+struct RowFigures {
+  double sq_mmio = 0, cq_mmio = 0, irq = 0, iops = 0, iops_ratio = 0;
+};
+
+struct RowResult {
+  ReferenceRow reference;
+  double reference_ratio = 0;  // reference IOPS / its iodepth=1 row's
+  RowFigures model;
+  bool stalled = false;
+  bool sq_in_band = false, cq_in_band = false, iops_in_band = false, in_band = false;
+};
+
+struct ValidateResult {
+  std::vector<RowResult> rows;
+  std::vector<Calibration> calibrations;
+  unsigned in_band = 0;
+  double in_band_share() const { return rows.empty() ? 0 : double(in_band) / double(rows.size()); }
+};
+
+// The model's configuration for one row: presets, what-ifs, the row's
+// workload and device settings, the calibrated values. Throws ConfigError.
+Config row_config(const ValidateSetup& setup, const ReferenceRow& row);
+
+// Checks the setup against the rows before anything runs (unknown
+// parameters, bad values, calibration filters that match no row, rows
+// without their iodepth=1 row). Throws ConfigError with one line.
+void check_setup(const ValidateSetup& setup, const std::vector<ReferenceRow>& rows);
+
+// Calibrates, then runs every row (each in a child process). Throws
+// std::runtime_error when a model run fails.
+ValidateResult validate(ValidateSetup setup, const std::vector<ReferenceRow>& rows);
+
+// `nvmesim validate ...`: argv[0] is "validate".
+int run_validate_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+}  // namespace nvmesim::platform

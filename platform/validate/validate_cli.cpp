@@ -1,0 +1,245 @@
+// nvmesim validate REFERENCE.csv [--preset NAME[,NAME]] [--calibrate PARAM[@ROWS]]...
+//                                [--set PARAM=VALUE]... [--number_ios N]
+//                                [--output-format normal|json]
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "platform/params.h"
+#include "platform/presets.h"
+#include "platform/validate/validate.h"
+
+namespace nvmesim::platform {
+
+namespace po = boost::program_options;
+
+namespace {
+
+const char* kHelp =
+    "Usage: nvmesim validate REFERENCE.csv [options]\n"
+    "Runs the model at every row of a real system's reference (validation/qemu/results.csv,\n"
+    "columns in validation/qemu/README.md) and prints reference beside model per row:\n"
+    "SQ and CQ MMIO doorbell writes per I/O, MSI-X interrupts per I/O, and IOPS as a ratio\n"
+    "to the row's iodepth=1 row. A row is in band when both doorbell figures are within\n"
+    "+-0.15 of the reference (or inside the row's measured min..max) and the IOPS ratio is\n"
+    "within +-25%. The last line is the share of rows in band.\n"
+    "\n"
+    "Options:\n"
+    "  --preset NAME[,NAME]      presets applied to every row first (--list-presets of\n"
+    "                            nvmesim shows them), e.g. qemu-7.2 or qemu-7.2,haswell-ep\n"
+    "  --calibrate PARAM[@ROWS]  fit a time cost on the reference's iodepth=1 rows: the\n"
+    "                            model's IOPS summed over them equals the reference's; ROWS\n"
+    "                            narrows them (KEY=VALUE,... over rw, numjobs, dbbuf,\n"
+    "                            ioeventfd); at most two; default: the presets' own choice\n"
+    "  --no-calibrate            fit nothing\n"
+    "  --set PARAM=VALUE         a what-if for every row (after the presets)\n"
+    "  --number_ios N            I/Os per job in each model run (default 10000)\n"
+    "  --output-format F         normal (default) or json\n"
+    "Exit status: 0 the runs completed (whatever the share), 1 a model run failed,\n"
+    "2 a bad option or reference file.\n";
+
+double round_to(double v, int decimals) {
+  if (std::isnan(v)) return v;
+  const double k = std::pow(10.0, decimals);
+  return std::round(v * k) / k;
+}
+
+nlohmann::ordered_json number_or_null(double v, int decimals) {
+  if (std::isnan(v)) return nullptr;
+  return round_to(v, decimals);
+}
+
+std::string fixed(double v, int decimals) {
+  if (std::isnan(v)) return "-";
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", decimals, v);
+  return b;
+}
+
+void write_json(const ValidateSetup& setup, const ValidateResult& result, std::ostream& out) {
+  using J = nlohmann::ordered_json;
+  J root;
+  root["presets"] = setup.presets;
+  J cal = J::array();
+  for (const Calibration& c : result.calibrations)
+    cal.push_back({{"parameter", c.param},
+                   {"rows", c.rows.empty() ? "iodepth=1" : "iodepth=1," + c.rows},
+                   {"value_ns", round_to(c.value_ns, 1)},
+                   {"matched_rows", c.matched_rows},
+                   {"reference_iops", round_to(c.reference_iops, 1)},
+                   {"model_iops", round_to(c.model_iops, 1)},
+                   {"converged", c.converged}});
+  root["calibration"] = cal;
+  J rows = J::array();
+  for (const RowResult& r : result.rows) {
+    const ReferenceRow& ref = r.reference;
+    J row;
+    row["config"] = {{"rw", ref.rw},           {"bs", ref.bs},
+                     {"iodepth", ref.iodepth}, {"numjobs", ref.numjobs},
+                     {"dbbuf", ref.dbbuf ? "on" : "off"}, {"ioeventfd", ref.ioeventfd ? "on" : "off"}};
+    row["reference"] = {{"per_io.sq_mmio", number_or_null(ref.sq_mmio, 4)},
+                        {"per_io.sq_mmio_min", number_or_null(ref.sq_mmio_min, 4)},
+                        {"per_io.sq_mmio_max", number_or_null(ref.sq_mmio_max, 4)},
+                        {"per_io.cq_mmio", number_or_null(ref.cq_mmio, 4)},
+                        {"per_io.cq_mmio_min", number_or_null(ref.cq_mmio_min, 4)},
+                        {"per_io.cq_mmio_max", number_or_null(ref.cq_mmio_max, 4)},
+                        {"per_io.interrupts", number_or_null(ref.irq, 4)},
+                        {"iops", number_or_null(ref.iops, 1)},
+                        {"iops_ratio", round_to(r.reference_ratio, 4)}};
+    row["model"] = {{"per_io.sq_mmio", round_to(r.model.sq_mmio, 4)},
+                    {"per_io.cq_mmio", round_to(r.model.cq_mmio, 4)},
+                    {"per_io.interrupts", round_to(r.model.irq, 4)},
+                    {"iops", round_to(r.model.iops, 1)},
+                    {"iops_ratio", round_to(r.model.iops_ratio, 4)},
+                    {"stalled", r.stalled}};
+    row["in_band"] = r.in_band;
+    row["in_band_by_metric"] = {{"per_io.sq_mmio", r.sq_in_band},
+                                {"per_io.cq_mmio", r.cq_in_band},
+                                {"iops_ratio", r.iops_in_band}};
+    rows.push_back(row);
+  }
+  root["rows"] = rows;
+  root["in_band_share"] = round_to(result.in_band_share(), 4);
+  out << root.dump(2) << "\n";
+}
+
+void write_text(const std::string& file, const ValidateSetup& setup, const ValidateResult& result,
+                std::ostream& out) {
+  const ReferenceRow& first = result.rows.front().reference;
+  out << "nvmesim validate: " << file << ", " << result.rows.size() << " rows";
+  if (!first.qemu_version.empty()) out << ", QEMU " << first.qemu_version;
+  if (!first.linux_version.empty()) out << ", Linux " << first.linux_version;
+  if (!first.accel.empty()) out << ", accel " << first.accel;
+  out << "\npresets: ";
+  if (setup.presets.empty()) out << "(none: the platform's defaults)";
+  for (size_t i = 0; i < setup.presets.size(); ++i) out << (i ? ", " : "") << setup.presets[i];
+  out << "\n";
+  if (result.calibrations.empty()) out << "calibrated: nothing\n";
+  for (const Calibration& c : result.calibrations)
+    out << "calibrated on " << c.matched_rows << " iodepth=1 row(s)" << (c.rows.empty() ? "" : " with " + c.rows)
+        << ": " << c.param << " = " << fixed(c.value_ns, 1) << " ns (reference " << fixed(c.reference_iops, 0)
+        << " IOPS, model " << fixed(c.model_iops, 0) << (c.converged ? ")" : "; NOT converged)") << "\n";
+  out << "band: doorbell writes per I/O within +-0.15 or the row's min..max; IOPS ratio to the\n"
+         "row's iodepth=1 row within +-25%; * marks a figure out of band\n\n";
+  char line[320];
+  std::snprintf(line, sizeof line, "%-9s %5s %4s %5s %5s | %14s | %14s | %13s | %14s | %s\n", "rw", "depth",
+                "jobs", "dbbuf", "ioefd", "SQ mmio/IO", "CQ mmio/IO", "irq/IO", "IOPS ratio", "band");
+  out << line;
+  std::snprintf(line, sizeof line, "%-9s %5s %4s %5s %5s | %6s %7s | %6s %7s | %6s %6s | %6s %7s |\n", "", "", "",
+                "", "", "real", "model", "real", "model", "real", "model", "real", "model");
+  out << line;
+  for (const RowResult& r : result.rows) {
+    const ReferenceRow& ref = r.reference;
+    auto mark = [](bool ok) { return ok ? " " : "*"; };
+    std::snprintf(line, sizeof line,
+                  "%-9s %5u %4u %5s %5s | %6s %6s%s | %6s %6s%s | %6s %6s | %6s %6s%s | %s\n", ref.rw.c_str(),
+                  ref.iodepth, ref.numjobs, ref.dbbuf ? "on" : "off", ref.ioeventfd ? "on" : "off",
+                  fixed(ref.sq_mmio, 3).c_str(), fixed(r.model.sq_mmio, 3).c_str(), mark(r.sq_in_band),
+                  fixed(ref.cq_mmio, 3).c_str(), fixed(r.model.cq_mmio, 3).c_str(), mark(r.cq_in_band),
+                  fixed(ref.irq, 3).c_str(), fixed(r.model.irq, 3).c_str(), fixed(r.reference_ratio, 2).c_str(),
+                  r.stalled ? "stall" : fixed(r.model.iops_ratio, 2).c_str(), mark(r.iops_in_band),
+                  r.in_band ? "in" : "OUT");
+    out << line;
+  }
+  char share[128];
+  std::snprintf(share, sizeof share, "in band: %u of %zu rows (%.1f%%)\n", result.in_band, result.rows.size(),
+                100 * result.in_band_share());
+  out << "\n" << share;
+}
+
+}  // namespace
+
+int run_validate_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  auto refuse = [&](const std::string& message) {
+    err << "nvmesim validate: error: " << message << "\n";
+    return 2;
+  };
+  po::options_description desc;
+  desc.add_options()("help,h", "")("preset", po::value<std::vector<std::string>>(), "")(
+      "calibrate", po::value<std::vector<std::string>>(), "")("no-calibrate", "")(
+      "set", po::value<std::vector<std::string>>(), "")("number_ios", po::value<std::string>(), "")(
+      "output-format", po::value<std::string>(), "")("reference", po::value<std::vector<std::string>>(), "");
+  po::positional_options_description positional;
+  positional.add("reference", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv)
+                  .options(desc)
+                  .positional(positional)
+                  .style(po::command_line_style::unix_style & ~po::command_line_style::allow_guessing)
+                  .run(),
+              vm);
+  } catch (const po::error& e) {
+    return refuse(std::string(e.what()).substr(0, 160) + " (see --help)");
+  }
+  if (vm.count("help")) {
+    out << kHelp;
+    return 0;
+  }
+  if (!vm.count("reference")) return refuse("no reference file (e.g. validation/qemu/results.csv)");
+  const auto files = vm["reference"].as<std::vector<std::string>>();
+  if (files.size() > 1) return refuse("one reference file, not " + std::to_string(files.size()));
+  const std::string format = vm.count("output-format") ? vm["output-format"].as<std::string>() : "normal";
+  if (format != "normal" && format != "json")
+    return refuse("--output-format: '" + format.substr(0, 80) + "' is not one of normal, json");
+
+  ValidateSetup setup;
+  if (vm.count("preset"))
+    for (const std::string& p : vm["preset"].as<std::vector<std::string>>()) setup.presets.push_back(p);
+  if (vm.count("number_ios")) {
+    const std::string t = vm["number_ios"].as<std::string>();
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(t.c_str(), &end, 10);
+    if (t.empty() || *end || n < 100 || n > 10000000)
+      return refuse("--number_ios: '" + t.substr(0, 80) + "' is out of range (100..10000000)");
+    setup.number_ios = n;
+  }
+  if (vm.count("set"))
+    for (const std::string& kv : vm["set"].as<std::vector<std::string>>()) {
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) return refuse("--set: '" + kv.substr(0, 80) + "' is not PARAM=VALUE");
+      setup.what_if.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+  std::vector<std::string> calibrate;
+  if (vm.count("calibrate")) calibrate = vm["calibrate"].as<std::vector<std::string>>();
+  if (vm.count("no-calibrate") && !calibrate.empty()) return refuse("--no-calibrate: conflicts with --calibrate");
+  if (calibrate.empty() && !vm.count("no-calibrate"))
+    for (const std::string& p : setup.presets)
+      for (const std::string& c : preset_calibrations(p)) calibrate.push_back(c);
+  for (const std::string& c : calibrate) {
+    Calibration cal;
+    const auto at = c.find('@');
+    cal.param = c.substr(0, at);
+    if (at != std::string::npos) cal.rows = c.substr(at + 1);
+    const ParamSpec* spec = ParamRegistry::builtin().find(cal.param);
+    if (spec) {
+      cal.lo_ns = std::max(10.0, spec->min);
+      cal.hi_ns = std::min(1e7, spec->max);
+    }
+    setup.calibrations.push_back(cal);
+  }
+
+  std::vector<ReferenceRow> rows;
+  try {
+    rows = read_reference_csv(files.front());
+    check_setup(setup, rows);
+  } catch (const ConfigError& e) {
+    return refuse(e.what());
+  }
+  ValidateResult result;
+  try {
+    result = validate(setup, rows);
+  } catch (const std::exception& e) {
+    err << "nvmesim validate: error: " << e.what() << "\n";
+    return 1;
+  }
+  if (format == "json")
+    write_json(setup, result, out);
+  else
+    write_text(files.front(), setup, result, out);
+  return 0;
+}
+
+}  // namespace nvmesim::platform

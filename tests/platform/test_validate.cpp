@@ -1,0 +1,173 @@
+// nvmesim validate: the band rules, the reference reader, and the command
+// through the binary on small hand-made references.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "platform/params.h"
+#include "platform/validate/reference_csv.h"
+#include "platform/validate/validate.h"
+#include "tests/platform/run_binary.h"
+#include "tests/platform/temp_file.h"
+
+using namespace nvmesim::platform;
+using nvmesim::test::check_refused;
+using nvmesim::test::run_nvmesim;
+using nvmesim::test::TempFile;
+
+namespace {
+
+const std::string kHeader =
+    "qemu_version,linux_version,fio_version,accel,rw,bs,iodepth,numjobs,dbbuf,ioeventfd,repeats,ios,iops,"
+    "iops_min,iops_max,clat_p50_ns,clat_p99_ns,sq_updates_per_io,cq_updates_per_io,sq_mmio_per_io,"
+    "sq_mmio_per_io_min,sq_mmio_per_io_max,cq_mmio_per_io,cq_mmio_per_io_min,cq_mmio_per_io_max,irq_per_io,"
+    "irq_per_io_min,irq_per_io_max,qemu_sq_mmio_per_io,qemu_cq_mmio_per_io,dbbuf_config_seen\n";
+
+// One row: the configuration and the figures validate reads.
+std::string row(const std::string& rw, int depth, const std::string& dbbuf, double iops, double sq, double cq,
+                const std::string& sq_range = ",") {
+  return "7.2,6.1,3.33,tcg," + rw + ",4096," + std::to_string(depth) + ",1," + dbbuf + ",off,1,1000," +
+         std::to_string(iops) + ",,,,,1,1," + std::to_string(sq) + "," + sq_range + "," + std::to_string(cq) +
+         ",,,1,,,,,0\n";
+}
+
+}  // namespace
+
+TEST_CASE("validate: doorbell writes per I/O are in band within 0.15 or inside the measured range") {
+  const double nan = std::nan("");
+  struct Case {
+    double model, reference, lo, hi;
+    bool in;
+  } cases[] = {
+      {1.00, 1.00, nan, nan, true},   {0.65, 0.50, nan, nan, true},  // exactly 0.15 away
+      {0.66, 0.50, nan, nan, false},  {0.34, 0.50, nan, nan, false},
+      {0.80, 0.50, 0.40, 0.90, true},  // outside 0.15, inside min..max
+      {0.95, 0.50, 0.40, 0.90, false}, {0.30, 0.50, 0.40, nan, false},  // half a range: not a range
+  };
+  for (const Case& c : cases) {
+    INFO("model " << c.model << " reference " << c.reference << " range " << c.lo << ".." << c.hi);
+    CHECK(doorbell_in_band(c.model, c.reference, c.lo, c.hi) == c.in);
+  }
+}
+
+TEST_CASE("validate: an IOPS ratio is in band within 25% of the reference's") {
+  struct Case {
+    double model, reference;
+    bool in;
+  } cases[] = {{1.0, 1.0, true}, {1.25, 1.0, true}, {1.26, 1.0, false}, {3.0, 4.0, true},
+               {2.9, 4.0, false}, {1.0, 0.0, false}};
+  for (const Case& c : cases) {
+    INFO("model " << c.model << " reference " << c.reference);
+    CHECK(iops_ratio_in_band(c.model, c.reference) == c.in);
+  }
+}
+
+TEST_CASE("validate: the reference reader takes the columns and refuses bad files by line and column") {
+  TempFile good(kHeader + row("randread", 1, "off", 20000, 1, 1) + row("read", 8, "on", 50000, 0.25, 0.5, "0.2,0.3"));
+  const auto rows = read_reference_csv(good.path);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].line == 2);
+  CHECK(rows[0].label() == "rw=randread bs=4096 iodepth=1 numjobs=1 dbbuf=off ioeventfd=off");
+  CHECK(std::isnan(rows[0].sq_mmio_min));
+  CHECK(rows[1].iodepth == 8);
+  CHECK(rows[1].dbbuf);
+  CHECK(rows[1].sq_mmio == Approx(0.25));
+  CHECK(rows[1].sq_mmio_min == Approx(0.2));
+  CHECK(rows[1].sq_mmio_max == Approx(0.3));
+  CHECK(rows[1].accel == "tcg");
+
+  struct Bad {
+    std::string text, message;
+  } bad[] = {
+      {"rw,bs\nread,4096\n", " line 1: no column 'iodepth'"},
+      {kHeader + row("randrw", 1, "off", 1, 1, 1), " line 2: column rw: 'randrw' is not one of read, randread, write, randwrite"},
+      {kHeader + row("read", 0, "off", 1, 1, 1), " line 2: column iodepth: must be 1..4095"},
+      {kHeader + row("read", 1, "maybe", 1, 1, 1), " line 2: column dbbuf: 'maybe' is not one of on, off"},
+      {kHeader + row("read", 1, "off", 1, 1, 1) + row("read", 1, "off", 1, 1, 1),
+       " line 3: the configuration rw=read bs=4096 iodepth=1 numjobs=1 dbbuf=off ioeventfd=off appears twice"},
+      {kHeader, ": no rows after the header"},
+  };
+  for (const Bad& b : bad) {
+    TempFile f(b.text);
+    INFO(b.text);
+    try {
+      read_reference_csv(f.path);
+      FAIL("accepted");
+    } catch (const ConfigError& e) {
+      CHECK(std::string(e.what()) == f.path + b.message);
+    }
+  }
+}
+
+TEST_CASE("validate: each row runs at its configuration and the share counts the rows in band") {
+  // QD1 without the doorbell buffer rings once per I/O both ways in any
+  // model; the QD8 row's reference is far from any model (SQ 0.0 with the
+  // buffer off cannot be), so it is out of band.
+  TempFile ref(kHeader + row("randread", 1, "off", 20000, 1, 1) + row("randread", 8, "off", 60000, 0.0, 0.5));
+  const auto r = run_nvmesim("validate " + ref.path + " --no-calibrate --number_ios=2000 --output-format=json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["rows"].size() == 2);
+  const auto& qd1 = j["rows"][0];
+  CHECK(qd1["config"]["iodepth"] == 1);
+  CHECK(qd1["model"]["per_io.sq_mmio"] == 1.0);
+  CHECK(qd1["model"]["per_io.cq_mmio"] == 1.0);
+  CHECK(qd1["model"]["iops_ratio"] == 1.0);
+  CHECK(qd1["in_band"] == true);
+  const auto& qd8 = j["rows"][1];
+  CHECK(qd8["model"]["per_io.sq_mmio"].get<double>() == 1.0);  // no buffer: every update is a write
+  CHECK(qd8["in_band_by_metric"]["per_io.sq_mmio"] == false);
+  CHECK(qd8["in_band"] == false);
+  CHECK(qd8["reference"]["iops_ratio"] == 3.0);
+  CHECK(j["in_band_share"] == 0.5);
+  CHECK(j["calibration"].empty());
+}
+
+TEST_CASE("validate: a calibrated cost makes the model's iodepth=1 IOPS the reference's") {
+  TempFile ref(kHeader + row("randread", 1, "off", 20000, 1, 1) + row("randread", 1, "on", 22000, 1, 1) +
+               row("randread", 4, "on", 50000, 0.5, 0.5));
+  const auto r = run_nvmesim("validate " + ref.path +
+                             " --calibrate guest.submit_cost --number_ios=1000 --output-format=json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["calibration"].size() == 1);
+  const auto& c = j["calibration"][0];
+  CHECK(c["parameter"] == "guest.submit_cost");
+  CHECK(c["matched_rows"] == 2);
+  CHECK(c["reference_iops"] == 42000.0);
+  CHECK(c["converged"] == true);
+  CHECK(std::abs(c["model_iops"].get<double>() - 42000.0) <= 0.05 * 42000.0);
+  // The fitted value is what the rows ran with: their IOPS sum is the fit's.
+  const double sum = j["rows"][0]["model"]["iops"].get<double>() + j["rows"][1]["model"]["iops"].get<double>();
+  CHECK(sum == Approx(c["model_iops"].get<double>()).epsilon(1e-4));
+}
+
+TEST_CASE("validate: bad options and references are refused with one line") {
+  TempFile ref(kHeader + row("randread", 1, "off", 20000, 1, 1) + row("randread", 8, "off", 60000, 1, 0.5));
+  TempFile no_qd1(kHeader + row("randread", 8, "off", 60000, 1, 0.5));
+  const std::string p = ref.path;
+  check_refused("validate", "nvmesim validate: error: no reference file (e.g. validation/qemu/results.csv)");
+  check_refused("validate /nonexistent.csv",
+                "nvmesim validate: error: /nonexistent.csv: cannot open (No such file or directory)");
+  check_refused("validate " + p + " --preset nosuch",
+                "nvmesim validate: error: --preset: 'nosuch' is not one of haswell-ep, ivybridge-i7, qemu-7.2, qemu-7.1");
+  check_refused("validate " + p + " --calibrate rw", "nvmesim validate: error: --calibrate: 'rw' is not a time parameter (see --list-params)");
+  check_refused("validate " + p + " --calibrate hv.inject --calibrate hv.exit_eoi --calibrate hv.exit_mmio",
+                "nvmesim validate: error: --calibrate: at most two costs");
+  check_refused("validate " + p + " --calibrate hv.inject@dbbuf=on",
+                "nvmesim validate: error: --calibrate: hv.inject@dbbuf=on: no iodepth=1 row of the reference matches");
+  check_refused("validate " + p + " --calibrate hv.inject@depth=1",
+                "nvmesim validate: error: --calibrate: 'depth' is not one of rw, numjobs, dbbuf, ioeventfd");
+  check_refused("validate " + p + " --set iodepth=4",
+                "nvmesim validate: error: --set: iodepth is set by each row of the reference (or --number_ios)");
+  check_refused("validate " + p + " --set hv.inject=5",
+                "nvmesim validate: error: --hv.inject: '5' needs a unit (ns, us, ms, s or cyc)");
+  check_refused("validate " + p + " --output-format=csv",
+                "nvmesim validate: error: --output-format: 'csv' is not one of normal, json");
+  check_refused("validate " + p + " --number_ios=5", "nvmesim validate: error: --number_ios: '5' is out of range (100..10000000)");
+  check_refused("validate " + p + " --no-cal", "nvmesim validate: error: unrecognised option '--no-cal' (see --help)");
+  check_refused("validate " + no_qd1.path,
+                "nvmesim validate: error: reference line 2: rw=randread bs=4096 iodepth=8 numjobs=1 dbbuf=off "
+                "ioeventfd=off has no iodepth=1 row to take its IOPS ratio to");
+}
