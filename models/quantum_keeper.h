@@ -19,6 +19,7 @@ class QuantumKeeper {
   const sc_core::sc_time& local_time() const { return local_; }
   sc_core::sc_time current_time() const { return sc_core::sc_time_stamp() + local_; }
   bool need_sync() const { return local_ >= quantum_; }
+  const sc_core::sc_time& quantum() const { return quantum_; }
   // Lets the local offset pass; returns true when the process waited (other
   // processes may have run meanwhile).
   bool sync() {

@@ -45,9 +45,40 @@ void Vcpu::set_runnable(bool runnable) {
 
 void Vcpu::guest_work(const sc_time& work) {
   const sc_time t = params_.cpus ? params_.cpus->stretch(work) : work;
-  qk_.inc(t);
   results_.guest_time += t;
-  if (qk_.need_sync()) sync_local();
+  if (in_interrupt_ || !job_running_ || params_.poll_completions) {
+    qk_.inc(t);
+    if (qk_.need_sync()) sync_local();
+    return;
+  }
+  // The I/O interrupt preempts guest work: the handler runs when it arrives
+  // and the work goes on after it (an interrupt is taken at the next
+  // instruction boundary with interrupts enabled, whatever the guest does).
+  sc_time remaining = t;
+  for (;;) {
+    if (io_interrupt_due()) {  // another may arrive during the handler: taken after its EOI
+      take_io_interrupt();
+      continue;
+    }
+    if (remaining == SC_ZERO_TIME) return;
+    if (irq_pending_ && irq_time_ < now() + remaining) {  // known: run up to it
+      const sc_time step = irq_time_ - now();
+      qk_.inc(step);
+      remaining -= step;
+      continue;
+    }
+    if (qk_.local_time() + remaining < qk_.quantum()) {  // within the quantum
+      qk_.inc(remaining);
+      remaining = SC_ZERO_TIME;
+      continue;
+    }
+    // Longer: let time pass, waking for an interrupt raised meanwhile.
+    sync_local();
+    const sc_time start = sc_time_stamp();
+    wait(remaining, irq_event_);
+    guest_.set_current(this);
+    remaining -= sc_time_stamp() - start;
+  }
 }
 
 void Vcpu::sync_shared_memory() { sync_local(); }
@@ -268,7 +299,7 @@ void Vcpu::run() {
 }
 
 bool Vcpu::can_issue() const {
-  if (outstanding_ >= params_.iodepth) return false;
+  if (inflight_ >= params_.iodepth) return false;  // fio's queue is full until it reaps
   if (params_.number_ios && results_.issued >= params_.number_ios) return false;
   if (params_.runtime != SC_ZERO_TIME && now() >= results_.start + params_.runtime) return false;
   return true;
@@ -302,6 +333,7 @@ void Vcpu::submit_batch() {
       }
     }
     ++outstanding_;
+    ++inflight_;
     ++results_.issued;
     ++n;
     guest_work(params_.submit_cost);
@@ -335,6 +367,7 @@ void Vcpu::handle_completions(bool from_interrupt) {
     if (auto* t = traces::active())
       t->io(params_.qid, c.tag, is_write_[c.tag], start_time_[c.tag].value(), end.value());
     --outstanding_;
+    ++ready_;  // into the job's aio ring, for fio's next reap
     ++results_.ios;
     if (c.status) ++results_.errors;
     const uint64_t bytes = params_.job.bs;
@@ -366,22 +399,48 @@ void Vcpu::handle_completions(bool from_interrupt) {
   }
 }
 
-void Vcpu::run_job() {
-  sync_local();
-  results_.start = sc_time_stamp();
-  results_.end = results_.start;
-  for (;;) {
-    while (can_issue()) submit_batch();
-    if (outstanding_ == 0) break;
+bool Vcpu::io_interrupt_due() const { return irq_pending_ && irq_time_ <= now(); }
+
+void Vcpu::take_io_interrupt() {
+  irq_pending_ = false;
+  in_interrupt_ = true;
+  handle_completions(true);
+  in_interrupt_ = false;
+}
+
+// fio's io_getevents(min, max) (fio io_u.c io_u_queued_complete): waits
+// until iodepth_batch_complete_min I/Os are in the aio ring (the vCPU halts
+// if none is coming sooner), then takes at most iodepth_batch_complete_max.
+void Vcpu::reap() {
+  const uint32_t want = std::min(params_.batch_complete_min, inflight_);
+  while (ready_ < want) {
     if (params_.poll_completions) {
       guest_work(params_.poll_interval);
       sync_local();
       if (guest_.driver().completion_ready(params_.qid)) handle_completions(false);
       continue;
     }
-    wait_for_interrupt();
-    handle_completions(true);
+    if (!io_interrupt_due()) wait_for_interrupt();
+    take_io_interrupt();
   }
+  const uint32_t n = std::min(ready_, params_.batch_complete_max);
+  ready_ -= n;
+  inflight_ -= n;
+}
+
+// fio's do_io loop (backend.c): queue I/O while below iodepth; with the
+// queue full (or nothing left to issue), reap (wait_for_completions).
+void Vcpu::run_job() {
+  sync_local();
+  results_.start = sc_time_stamp();
+  results_.end = results_.start;
+  job_running_ = true;
+  for (;;) {
+    while (can_issue()) submit_batch();
+    if (inflight_ == 0) break;
+    reap();
+  }
+  job_running_ = false;
   sync_local();
 }
 

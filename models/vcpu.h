@@ -1,8 +1,12 @@
-// A vCPU running the guest's NVMe driver and one fio-like job: it submits
-// I/O to keep `iodepth` in flight on its own queue pair, halts until the
-// MSI-X interrupt of its CQ (or polls), reaps completions and publishes the
-// doorbells through the driver firmware. Time is annotated locally with a
-// quantum keeper; the vCPU syncs where shared memory ordering matters.
+// A vCPU running the guest's NVMe driver and one fio-like job (libaio): the
+// job submits I/O to keep `iodepth` unreaped, and once its queue is full
+// reaps iodepth_batch_complete_min..max of them (io_getevents), halting when
+// none is ready (fio backend.c wait_for_completions). The MSI-X interrupt of
+// its CQ preempts whatever the guest is doing, as on real hardware: the
+// driver's handler consumes every completion, publishes the CQ head once and
+// hands the I/Os to the job's aio ring (Linux drivers/nvme/host/pci.c
+// nvme_irq). Time is annotated locally with a quantum keeper; the vCPU syncs
+// where shared memory ordering matters.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +39,8 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
     bool poll_completions = false;
     uint32_t iodepth = 32;
     uint32_t batch_submit = 1;        // fio iodepth_batch_submit: I/Os per SQ doorbell update
+    uint32_t batch_complete_min = 1;  // fio iodepth_batch_complete_min: I/Os a reap waits for
+    uint32_t batch_complete_max = 1;  // fio iodepth_batch_complete_max: most I/Os one reap takes
     uint64_t number_ios = 0;          // 0: until runtime
     sc_core::sc_time runtime;         // 0: until number_ios
     JobSpec job;
@@ -92,6 +98,9 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
   bool can_issue() const;
   void submit_batch();
   void wait_for_interrupt();
+  void reap();
+  bool io_interrupt_due() const;
+  void take_io_interrupt();
   void handle_completions(bool from_interrupt);
   void guest_work(const sc_core::sc_time& t);
   void mmio(tlm::tlm_command cmd, uint32_t offset, void* data, unsigned len);
@@ -118,7 +127,12 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
   void fill_pattern(uint8_t* p, uint64_t block) const;
   bool check_pattern(const uint8_t* p, uint64_t block) const;
   std::vector<fw::Completion> reaped_;
-  uint32_t outstanding_ = 0;
+  uint32_t outstanding_ = 0;   // submitted to the driver, not yet completed by it
+  // fio's view: I/Os submitted and not yet reaped (what iodepth bounds), and
+  // those completed by the driver, waiting in the aio ring for fio's reap.
+  uint32_t inflight_ = 0, ready_ = 0;
+  bool in_interrupt_ = false;  // the driver's interrupt handler runs: no nesting
+  bool job_running_ = false;   // interrupts preempt guest work only in the job
   unsigned cpu_id_ = 0;
   void set_runnable(bool runnable);
 

@@ -33,6 +33,9 @@ const Alias kMapped[] = {
     {"rw", "rw"},         {"readwrite", "rw"},     {"bs", "bs"},
     {"blocksize", "bs"},  {"iodepth", "iodepth"},  {"iodepth_batch_submit", "iodepth_batch_submit"},
     {"iodepth_batch", "iodepth_batch_submit"},     {"numjobs", "numjobs"},
+    {"iodepth_batch_complete_min", "iodepth_batch_complete_min"},
+    {"iodepth_batch_complete", "iodepth_batch_complete_min"},
+    {"iodepth_batch_complete_max", "iodepth_batch_complete_max"},
     {"runtime", "runtime"}, {"timeout", "runtime"}, {"number_ios", "number_ios"},
     {"size", "size"},     {"rwmixread", "rwmixread"}, {"rwmixwrite", "rwmixread"},
     {"randseed", "seed"}, {"verify", "verify"},    {"time_based", ""},
@@ -279,6 +282,7 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
   // Identical workloads run as one job with the summed numjobs (the plain
   // path); differing ones give each vCPU its own.
   const char* const workload[] = {"rw",   "bs",        "iodepth", "iodepth_batch_submit",
+                                  "iodepth_batch_complete_min", "iodepth_batch_complete_max",
                                   "number_ios", "runtime", "size", "rwmixread", "seed", "verify"};
   uint32_t total = 0;
   for (size_t j = 0; j < out.jobs.size(); ++j) {

@@ -52,6 +52,10 @@ void register_builtin_params(ParamRegistry& r) {
   r.add(integer("seed", "1", "", 0, 9223372036854775807.0, "random seed (same seed, same run)"));
   r.add(integer("iodepth_batch_submit", "1", "I/Os", 1, 4095,
                 "I/Os submitted together, one SQ doorbell update per batch (fio's)"));
+  r.add(integer("iodepth_batch_complete_min", "1", "I/Os", 1, 4095,
+                "I/Os a job waits for before it reaps (fio's; its queue full, it reaps then)"));
+  r.add(integer("iodepth_batch_complete_max", "0", "I/Os", 0, 4095,
+                "most I/Os one reap takes (fio's; 0 = iodepth_batch_complete_min)"));
   r.add(choice("verify", "off", {"off", "pattern"}, "",
                "pattern: writes carry a per-block pattern that reads of written blocks check"));
 

@@ -304,6 +304,10 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
     const Config& w = job(j);
     vp.iodepth = uint32_t(w.integer("iodepth"));
     vp.batch_submit = uint32_t(w.integer("iodepth_batch_submit"));
+    vp.batch_complete_min = uint32_t(w.integer("iodepth_batch_complete_min"));
+    // fio: an unset (or smaller) maximum is the minimum (init.c fixup_options).
+    vp.batch_complete_max =
+        std::max(vp.batch_complete_min, uint32_t(w.integer("iodepth_batch_complete_max")));
     vp.number_ios = uint64_t(w.integer("number_ios"));
     vp.runtime = ns(w.time_ns("runtime"));
     vp.job.rw = parse_rw(w.choice("rw"));

@@ -72,10 +72,15 @@ const Settings kLateStores = with(kTiming, {{"guest.store_visibility", "5us"},
 // EventIdx stays 0, so a head update is rung only when [old, new) holds 0;
 // new submissions make the device re-read the shadow head, but once the
 // job has issued number_ios nothing does, and the last suppressed update
-// leaves the device waiting on a CQ that has room.
+// leaves the device waiting on a CQ that has room. The guest polls its CQ
+// every 10 us, so the device fills the CQ between looks (a guest that takes
+// each interrupt as it arrives publishes its head while the device is still
+// posting, and the device's own re-read of the shadow head finds the room).
 TEST_CASE("dbbuf platform: CQ EventIdx never with a CQ smaller than the I/Os in flight stalls",
           "[dbbuf][stall]") {
-  const Config c = make_config(with(kSmallCq, {{"nvme.cq_eventidx", "never"}}));
+  const Config c = make_config(with(kSmallCq, {{"nvme.cq_eventidx", "never"},
+                                               {"guest.completion", "poll"},
+                                               {"guest.poll_interval", "10us"}}));
   System s(c);
   const RunResults r = s.run();
   REQUIRE(r.dbbuf_active);
