@@ -168,6 +168,10 @@ class Controller {
   // ignored): refresh SQ `sqid`'s tail from the shadow buffer. Returns
   // sq_has_work(sqid) afterwards.
   bool refresh_sq_tail_from_shadow(uint16_t sqid);
+  // The CQ doorbell's eventfd fired (it carries no value): read the head
+  // from the shadow doorbell (QEMU hw/nvme/ctrl.c nvme_cq_notifier ->
+  // nvme_update_cq_head). False if the buffer does not cover the queue.
+  bool refresh_cq_head_from_shadow(uint16_t cqid);
   // The backend finished command `tag` (status: the 15-bit Status Field).
   // Enqueues the completion only. A tag abandoned by a reset or an SQ
   // deletion (its commands are dropped without CQEs, as QEMU) is ignored.

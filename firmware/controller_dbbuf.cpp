@@ -115,6 +115,13 @@ void Controller::apply_cq_eventidx(uint16_t cqid) {
   }
 }
 
+bool Controller::refresh_cq_head_from_shadow(uint16_t cqid) {
+  if (!enabled() || fatal() || cqid >= cqs_.size() || !cqs_[cqid].exists || !dbbuf_covers(cqid))
+    return false;
+  shadow_read_cq_head(cqid);
+  return true;
+}
+
 bool Controller::refresh_sq_tail_from_shadow(uint16_t sqid) {
   if (!enabled() || fatal() || sqid >= sqs_.size() || !sqs_[sqid].exists) return false;
   if (dbbuf_covers(sqid)) shadow_read_sq_tail(sqid);

@@ -63,6 +63,7 @@ NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& para
   const unsigned queues = params_.firmware.max_io_queues + 1u;
   sq_marked_.assign(queues, 0);
   cq_marked_.assign(queues, 0);
+  cq_notified_.assign(queues, 0);
   sq_deadline_.assign(queues, SC_ZERO_TIME);
   cq_deadline_.assign(queues, SC_ZERO_TIME);
   cq_fired_.assign(queues, 0);
@@ -147,6 +148,7 @@ void NvmeControllerModel::bar0_b_transport(tlm::tlm_generic_payload& p, sc_time&
       }
       std::fill(sq_marked_.begin(), sq_marked_.end(), 0);
       std::fill(cq_marked_.begin(), cq_marked_.end(), 0);
+      std::fill(cq_notified_.begin(), cq_notified_.end(), 0);
       std::fill(eventfd_set_.begin(), eventfd_set_.end(), 0);
       for (Context& c : ctx_) {
         c.stuck_eventfds.clear();  // the eventfds are torn down with the queues
@@ -173,6 +175,7 @@ bool NvmeControllerModel::ioeventfd_notify(uint32_t offset, const sc_time& delay
     mark_sq(qid);
   } else {
     mark_cq(qid);
+    cq_notified_[qid] = 1;
   }
   using Fault = Params::EventfdFault;
   // The seeds' bug: the handler never read (cleared) the eventfd.
@@ -271,8 +274,10 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
     ++counters_.stuck_handler_runs;
     if (index % 2 == 0)
       mark_sq(uint16_t(index / 2));
-    else
+    else {
       mark_cq(uint16_t(index / 2));
+      cq_notified_[index / 2] = 1;
+    }
   }
   bool progress = true;
   while (progress) {
@@ -336,6 +341,12 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
       }
       if (!cq_marked_[cqid] && !firmware_->cq_has_pending(cqid)) continue;
       cq_marked_[cqid] = 0;
+      if (cq_notified_[cqid]) {  // QEMU's nvme_cq_notifier reads the shadow head first
+        cq_notified_[cqid] = 0;
+        firmware_->refresh_cq_head_from_shadow(cqid);
+        local_ = &local;
+        running_ = &ctx;
+      }
       posted_before_ = firmware_->counters().completions_posted;
       const unsigned n = firmware_->post_completions(cqid);
       local_ = &local;

@@ -146,6 +146,7 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
 
   // Work the emulation has to look at; fixed-size, no allocation per I/O.
   std::vector<uint8_t> sq_marked_, cq_marked_;
+  std::vector<uint8_t> cq_notified_;  // CQ eventfd fired: read the shadow head (nvme_cq_notifier)
   uint16_t cq_scan_limit_ = 1;  // CQ ids below this may hold completions
   // NotifyMode::Timer: per-queue deadlines (zero: not armed).
   std::vector<sc_core::sc_time> sq_deadline_, cq_deadline_;

@@ -288,3 +288,21 @@ TEST_CASE("dbbuf platform: each bad PRP is refused with Invalid Field, the JSON 
   CHECK(test::json_number(ok.out, "dbbuf_status") == 0);
   CHECK(ok.out.find("\"dbbuf_active\": true") != std::string::npos);
 }
+
+// ---------------------------------------------------------------- CQ eventfd
+// With ioeventfd a CQ doorbell write carries no value: QEMU's CQ notifier
+// reads the head from the shadow doorbell (hw/nvme/ctrl.c nvme_cq_notifier),
+// so the CQ EventIdx the device writes before its next CQE is current and
+// at iodepth 1 every head update rings. A device that learned the head only
+// while posting would echo a stale head and the guest would ring almost never.
+TEST_CASE("dbbuf platform: with ioeventfd the CQ notifier reads the shadow head", "[dbbuf]") {
+  const Config c = make_config(with(kTiming, {{"hv.notify", "ioeventfd"}, {"nvme.dbbuf", "spec"},
+                                              {"iodepth", "1"}, {"number_ios", "300"}}));
+  System s(c);
+  const RunResults r = s.run();
+  REQUIRE(r.dbbuf_active);
+  REQUIRE(r.ios == 300);
+  CHECK(r.cq.updates == 300);
+  CHECK(r.cq.mmio == 300);
+  CHECK(r.sq.mmio == 300);
+}
