@@ -194,12 +194,16 @@ Bar0WriteEffect Controller::write_doorbell(uint32_t offset, uint32_t value) {
       invalid_doorbell(async_event::INFO_INVALID_DOORBELL_VALUE);
       return {};
     }
+    // QEMU schedules posting only if the CQ was full before this head
+    // (hw/nvme/ctrl.c nvme_process_db: "if (nvme_cq_full(cq))"); otherwise
+    // the completions' own posting is already on its way. A device that
+    // ignores the value must read the shadow to learn anything.
+    const bool was_full = Ring{cq.size}.full(cq.head, cq.tail);
     if (!value_ignored) {
       cq.head = value;
       if (qid == 0 && dbbuf_covers(0)) mirror_to_shadow(dbbuf_cq_offset(0, config_.dstrd), value);
     }
-    // Only worth a post_completions() when something waits.
-    if (cq.pending > 0) return {Bar0WriteEffect::CqDoorbell, qid};
+    if (cq.pending > 0 && (value_ignored || was_full)) return {Bar0WriteEffect::CqDoorbell, qid};
     return {};
   }
   Sq& sq = sqs_[qid];

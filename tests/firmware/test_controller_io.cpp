@@ -127,6 +127,22 @@ TEST_CASE("controller: a full CQ holds completions until its head moves", "[cont
   CHECK(h.ctrl.bar0_write(h.cq_db(1), 0, 4).kind == Bar0WriteEffect::None);
 }
 
+// QEMU's nvme_process_db schedules posting on a CQ head write only when the
+// CQ was full before it; otherwise the completions' own posting is due.
+TEST_CASE("controller: a CQ head write asks for posting only if the CQ was full", "[controller]") {
+  Harness h;
+  h.enable();
+  h.create_pair(1, 8, 8);  // 7 usable CQ slots
+  for (int i = 0; i < 3; ++i) h.submit_io(1, Harness::read_cmd(0, 1, DATA));
+  REQUIRE(h.ctrl.process_sq(1, 8) == 3);
+  h.ctrl.complete_io(h.env.submitted[0].tag, 0);
+  CHECK(h.ctrl.post_completions(1) == 1);
+  h.ctrl.complete_io(h.env.submitted[1].tag, 0);  // pending, CQ not full
+  REQUIRE(h.ctrl.cq_state(1).pending == 1);
+  CHECK(h.ctrl.bar0_write(h.cq_db(1), 1, 4).kind == Bar0WriteEffect::None);
+  CHECK(h.ctrl.cq_state(1).head == 1);  // the value is taken all the same
+}
+
 TEST_CASE("controller: I/O command checks", "[controller]") {
   ControllerConfig c;
   c.namespace_lbas = 1000;
