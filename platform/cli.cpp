@@ -12,6 +12,7 @@
 #include <boost/program_options.hpp>
 
 #include "platform/fio_job.h"
+#include "platform/user_text.h"
 
 #ifndef NVMESIM_VERSION
 #define NVMESIM_VERSION "unknown"
@@ -38,8 +39,8 @@ CliResult error(std::string message) {
 // us, ms, s or cyc (at hv.cpu_ghz). Returns "" or the error message.
 std::string parse_trace_time(const std::string& option, const std::string& text, double cpu_ghz,
                              uint64_t& ps) {
-  const std::string bad = "--" + option + ": '" + text +
-                          "' is not a time (a number with ps, ns, us, ms, s or cyc)";
+  const std::string bad = "--" + option + ": " + quoted(text) +
+                          " is not a time (a number with ps, ns, us, ms, s or cyc)";
   size_t used = 0;
   double v = 0;
   try {
@@ -58,7 +59,7 @@ std::string parse_trace_time(const std::string& option, const std::string& text,
   else if (unit == "cyc") mult = 1e3 / cpu_ghz;
   else return bad;
   const double x = v * mult;
-  if (!(x >= 0) || x > 1e18) return "--" + option + ": '" + text + "' is out of range (0..1000000s)";
+  if (!(x >= 0) || x > 1e18) return "--" + option + ": " + quoted(text) + " is out of range (0..1000000s)";
   ps = uint64_t(x + 0.5);
   return "";
 }
@@ -239,7 +240,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     parsed = po::command_line_parser(argc, argv).options(all_options(registry)).style(style).run();
   } catch (const po::unknown_option& e) {
     std::string name = option_token(e.get_option_name());
-    return error("unknown option '" + name + "' (see --help and --list-params)");
+    return error("unknown option " + quoted(name) + " (see --help and --list-params)");
   } catch (const po::invalid_command_line_syntax& e) {
     std::string name = option_token(e.get_option_name());
     switch (e.kind()) {
@@ -264,14 +265,14 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   for (const po::option& opt : parsed.options) {
     if (opt.position_key >= 0) {
       std::string arg = opt.value.empty() ? std::string() : opt.value.front();
-      return error("unexpected argument '" + arg + "' (options are --name=value; see --help)");
+      return error("unexpected argument " + quoted(arg) + " (options are --name=value; see --help)");
     }
     const std::string& key = opt.string_key;
     const std::string value = opt.value.empty() ? std::string() : opt.value.front();
     // "--bs --iodepth 3": Boost takes "--iodepth" as the value of --bs.
     if (opt.original_tokens.size() == 2 && value.size() >= 2 && value[0] == '-' &&
         (value[1] == '-' || std::isalpha(static_cast<unsigned char>(value[1]))))
-      return error("--" + key + ": missing value (got '" + value + "')");
+      return error("--" + key + ": missing value (got " + quoted(value) + ")");
     if (key == "help") help = true;
     else if (key == "version") version = true;
     else if (key == "list-params") list = true;
@@ -316,7 +317,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   }
   if (options.output_format != "normal" && options.output_format != "json" &&
       options.output_format != "json+")
-    return error("--output-format: '" + options.output_format + "' is not one of normal, json, json+");
+    return error("--output-format: " + quoted(options.output_format) + " is not one of normal, json, json+");
   if (has_job && job_file.empty()) return error("--job: empty file name");
   if (strict && !has_job) return error("--strict: only applies to --job FILE");
   for (const std::string& c : configs)
@@ -363,18 +364,18 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     const std::string e = parse_trace_time("trace-stop", trace_stop, ghz, options.trace_stop_ps);
     if (!e.empty()) return error(e);
     if (options.trace_stop_ps <= options.trace_start_ps)
-      return error("--trace-stop: " + trace_stop + " is not after --trace-start (" +
-                   (has_trace_start ? trace_start : std::string("0ns")) + ")");
+      return error("--trace-stop: " + shown(trace_stop) + " is not after --trace-start (" +
+                   (has_trace_start ? shown(trace_start) : std::string("0ns")) + ")");
   }
   if (has_trace_signals) {
     std::string item;
     std::istringstream list(trace_signals + ",");
     while (std::getline(list, item, ',')) {
       if (item.empty())
-        return error("--trace-signals: empty pattern in '" + trace_signals + "' (comma-separated, e.g. 'q1.*,vcpu0.*')");
+        return error("--trace-signals: empty pattern in " + quoted(trace_signals) + " (comma-separated, e.g. 'q1.*,vcpu0.*')");
       for (char c : item)
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '*' && c != '?')
-          return error("--trace-signals: '" + item + "' may hold only letters, digits, '_', '.', '*' and '?'");
+          return error("--trace-signals: " + quoted(item) + " may hold only letters, digits, '_', '.', '*' and '?'");
       options.trace_signals.push_back(item);
     }
   }

@@ -1,4 +1,5 @@
 #include "platform/eventidx_cli.h"
+#include "platform/user_text.h"
 
 #include <boost/program_options.hpp>
 
@@ -50,7 +51,7 @@ uint64_t number_option(const po::variables_map& vm, const std::string& name) {
   const std::string& text = vm[name].as<std::string>();
   const std::optional<uint64_t> v = parse_number(text);
   if (!v) {
-    throw UsageError{"--" + name + ": '" + text + "' is not a number (decimal or 0x hex)"};
+    throw UsageError{"--" + name + ": " + quoted(text) + " is not a number (decimal or 0x hex)"};
   }
   return *v;
 }

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "platform/params.h"
+#include "platform/user_text.h"
 
 namespace nvmesim::platform {
 
@@ -41,7 +42,7 @@ void apply_preset(const std::string& name, Config& config) {
     }
     names += (names.empty() ? "" : ", ") + p.name;
   }
-  throw ConfigError("--preset: '" + name + "' is not one of " + names);
+  throw ConfigError("--preset: " + quoted(name) + " is not one of " + names);
 }
 
 std::string list_presets_text() {

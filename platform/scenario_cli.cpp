@@ -10,6 +10,7 @@
 #include "platform/params.h"
 #include "platform/run.h"
 #include "platform/scenarios.h"
+#include "platform/user_text.h"
 
 namespace nvmesim::platform {
 
@@ -194,7 +195,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   }
   if (!sc) {
     err << "nvmesim scenario: error: " << (name.empty() ? std::string("no scenario named")
-                                                        : "'" + name + "' is not a scenario")
+                                                        : quoted(name) + " is not a scenario")
         << " (one of " << names << "; see --list)\n";
     return 2;
   }

@@ -15,6 +15,7 @@
 #include "platform/sweep_output.h"
 #include "platform/sweep_plot.h"
 #include "platform/sweep_runner.h"
+#include "platform/user_text.h"
 
 namespace nvmesim::platform {
 
@@ -68,7 +69,7 @@ uint64_t parse_uint(const std::string& option, const std::string& v, uint64_t ma
   errno = 0;
   const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
   if (v.empty() || *end || v[0] == '-' || errno == ERANGE || n > max)
-    throw UsageError(option + ": '" + v + "' is not an integer in 0.." + std::to_string(max));
+    throw UsageError(option + ": " + quoted(v) + " is not an integer in 0.." + std::to_string(max));
   return n;
 }
 
@@ -106,7 +107,7 @@ Args parse(int argc, const char* const* argv) {
     } else if (name == "--plot") a.plots.push_back(parse_plot_arg(value));
     else if (name == "--emit") {
       if (value != "slurm" && value != "parallel")
-        throw UsageError("--emit: '" + value + "' is not one of slurm, parallel");
+        throw UsageError("--emit: " + quoted(value) + " is not one of slurm, parallel");
       a.emit.push_back(value);
     } else if (name == "--merge") {
       a.merge.push_back(value);

@@ -1,4 +1,5 @@
 #include "platform/sweep_plot.h"
+#include "platform/user_text.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -57,15 +58,15 @@ PlotSpec parse_plot_arg(const std::string& arg) {
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
     if (eq == std::string::npos || value.empty())
-      throw UsageError("--plot: '" + item + "' is not key=value (keys y, x, series)");
+      throw UsageError("--plot: " + quoted(item) + " is not key=value (keys y, x, series)");
     if (key == "y") p.y = value;
     else if (key == "x") p.x = value;
     else if (key == "series") p.series = value;
-    else throw UsageError("--plot: unknown key '" + key + "' (keys y, x, series)");
+    else throw UsageError("--plot: unknown key " + quoted(key) + " (keys y, x, series)");
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (p.y.empty() || p.x.empty()) throw UsageError("--plot: needs y=METRIC and x=COLUMN, got '" + arg + "'");
+  if (p.y.empty() || p.x.empty()) throw UsageError("--plot: needs y=METRIC and x=COLUMN, got " + quoted(arg));
   return p;
 }
 
