@@ -12,6 +12,7 @@
 #include <boost/program_options.hpp>
 
 #include "platform/fio_job.h"
+#include "platform/pending_file.h"
 #include "platform/user_text.h"
 
 #ifndef NVMESIM_VERSION
@@ -201,7 +202,8 @@ std::string help_text() {
        "5100cyc' sets hv.exit_mmio.\n"
        "\n"
        "Exit status: 0 success, 1 internal error, 2 usage or configuration error,\n"
-       "3 the run stalled and --fail-on-stall was given.\n";
+       "3 the run stalled and --fail-on-stall was given, 130/143 SIGINT/SIGTERM\n"
+       "stopped the run (the results so far are written, marked interrupted).\n";
   return o.str();
 }
 
@@ -350,8 +352,12 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     for (const po::option& opt : parsed.options)
       if (opt.string_key == name && file->empty()) return error(std::string("--") + name + ": empty file name");
   const bool tracing = !options.vcd_file.empty() || !options.timeline_file.empty();
-  if (options.vcd_file == options.timeline_file && tracing)
-    return error("--vcd and --timeline: both name '" + options.vcd_file + "'; give two files");
+  // Two outputs into one file would interleave (or one would replace the other).
+  if (const std::string e = same_output_files({{"--output", options.output_file},
+                                               {"--vcd", options.vcd_file},
+                                               {"--timeline", options.timeline_file}});
+      !e.empty())
+    return error(e);
   for (const char* o : {"trace-start", "trace-stop", "trace-signals"})
     for (const po::option& opt : parsed.options)
       if (opt.string_key == o && !tracing) return error(std::string("--") + o + ": needs --vcd FILE or --timeline FILE");

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "platform/interrupt.h"
 #include "platform/json_text.h"
 
 namespace nvmesim::platform {
@@ -148,7 +149,9 @@ void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
   for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k)
     o << (k ? ", " : "") << quoted(models::to_string(ExitKind(k))) << ": " << r.bringup_exits.count[k];
   o << "}},\n";
-  o << i1 << "\"stall\": " << (r.stalled ? quoted(r.stall_report) : "null");
+  o << i1 << "\"stall\": " << (r.stalled ? quoted(r.stall_report) : "null") << ",\n";
+  o << i1 << "\"interrupted\": "
+    << (r.interrupted ? quoted(interrupt::signal_name(r.interrupt_signal)) : "null");
   if (r.has_host) {
     o << ",\n" << i1 << "\"host\": {\"wall_s\": " << fixed(r.wall_s, 3)
       << ", \"peak_rss_bytes\": " << r.peak_rss_bytes << ", \"ios_per_wall_s\": "
@@ -163,6 +166,9 @@ void write_normal(const RunResults& r, std::ostream& o) {
       if (kv.first == name) return kv.second;
     return "?";
   };
+  if (r.interrupted)
+    o << "INTERRUPTED by " << interrupt::signal_name(r.interrupt_signal) << " at "
+      << fixed(r.sim_time_ns / 1000.0, 1) << " us of the measured phase: the figures cover the run so far\n";
   o << "job: rw=" << cfg("rw") << ", bs=" << cfg("bs") << ", iodepth=" << cfg("iodepth")
     << ", numjobs=" << cfg("numjobs") << ", backend=" << cfg("nvme.backend")
     << ", dbbuf=" << cfg("nvme.dbbuf") << (r.dbbuf_active ? " (active)" : " (inactive)")

@@ -80,6 +80,10 @@ struct RunResults {
   // Stall watchdog.
   bool stalled = false;
   std::string stall_report;
+  // SIGINT/SIGTERM stopped the run early: the figures cover the simulated
+  // time up to the signal (platform/interrupt.h).
+  bool interrupted = false;
+  int interrupt_signal = 0;
   // Host figures (--host-stats only).
   bool has_host = false;
   double wall_s = 0;

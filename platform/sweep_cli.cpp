@@ -14,6 +14,7 @@
 #include "platform/sweep_merge.h"
 #include "platform/sweep_output.h"
 #include "platform/sweep_plot.h"
+#include "platform/interrupt.h"
 #include "platform/sweep_runner.h"
 #include "platform/user_text.h"
 
@@ -268,6 +269,12 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     char took[32];
     std::snprintf(took, sizeof took, "%.2f", wall);
+    if (const int sig = interrupt::received()) {
+      err << "sweep: interrupted by " << interrupt::signal_name(sig) << ": " << ran.size() << " of "
+          << todo.size() << " points to run finished; results in " << a.out
+          << "/results.csv (--resume runs the rest)\n";
+      return interrupt::exit_code();
+    }
     err << "sweep: " << points.size() << " points: " << todo.size() << " run, "
         << (points.size() - todo.size()) << " resumed, " << failed << " failed, in " << took << " s with "
         << ro.jobs << " jobs; results in " << a.out << "/results.csv\n";

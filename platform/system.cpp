@@ -18,6 +18,7 @@
 #include "models/pcie_link.h"
 #include "models/pcie_root_complex.h"
 #include "models/vcpu.h"
+#include "platform/interrupt.h"
 #include "platform/params.h"
 
 using namespace sc_core;
@@ -443,9 +444,11 @@ namespace nvmesim::platform {
 
 RunResults System::run() {
   sc_start();
+  // SIGINT/SIGTERM (platform/interrupt.h) stopped it: measured up to here.
+  const bool interrupted = interrupt::SimulationStopper::stopped();
   // sc_start() also returns when no event is left: a vCPU waiting for an
   // interrupt that nothing will send is a stall too.
-  if (!stall_ && guest_->vcpus_running() > 0) {
+  if (!stall_ && !interrupted && guest_->vcpus_running() > 0) {
     uint64_t ios = 0, outstanding = 0;
     sc_time last;
     stall_figures(*this, ios, outstanding, last);
@@ -467,18 +470,20 @@ RunResults System::run() {
   r.dbbuf_status = guest_->bringup().dbbuf_status;
   r.stalled = stall_;
   r.stall_report = stall_report_;
+  r.interrupted = interrupted;
 
   const sc_time start = guest_->measure_start();
   // A stalled run's measured interval, for the run and for each job, lasts
   // until the stall was detected (or a vCPU's own time, which runs ahead by
   // its local offset): the time spent stalled counts in IOPS and utilisation.
   sc_time stall_end = SC_ZERO_TIME;
-  if (stall_) {
+  const bool cut_short = stall_ || interrupted;  // an interrupted run the same way
+  if (cut_short) {
     stall_end = std::max(sc_time_stamp(), start);
     for (const auto& v : vcpus_) stall_end = std::max(stall_end, v->current_time());
   }
   auto interval_ns = [&](const sc_time& job_end) {
-    return double(((stall_ ? stall_end : std::max(job_end, start)) - start).value()) / 1000.0;
+    return double(((cut_short ? stall_end : std::max(job_end, start)) - start).value()) / 1000.0;
   };
   sc_time end = start;
   for (unsigned i = 0; i < vcpus_.size(); ++i) {
