@@ -12,6 +12,7 @@
 #include <boost/program_options.hpp>
 
 #include "platform/fio_job.h"
+#include "platform/param_requires.h"
 #include "platform/pending_file.h"
 #include "platform/user_text.h"
 
@@ -343,6 +344,11 @@ CliResult parse_command_line(int argc, const char* const* argv) {
       for (const auto& [name, value] : params) r.config.set(name, value);
     }
     r.config.validate_all();
+    // Settings that need another one's value (platform/param_requires.h).
+    std::vector<std::string> warnings = check_param_requirements(r.config);
+    if (options.fio)
+      for (const FioJob& job : options.fio->jobs) check_param_requirements(job.config);
+    options.notices.insert(options.notices.end(), warnings.begin(), warnings.end());
   } catch (const ConfigError& e) {
     return error(e.what());
   }
