@@ -93,8 +93,10 @@ po::options_description all_options(const ParamRegistry& registry) {
       ("trace-signals", po::value<std::string>(), "")
       ("job", po::value<std::string>(), "")
       ("strict", "");
-  for (const ParamSpec& spec : registry.all())
+  for (const ParamSpec& spec : registry.all()) {
     desc.add_options()(spec.name.c_str(), po::value<std::string>(), "");
+    if (!spec.alias.empty()) desc.add_options()(spec.alias.c_str(), po::value<std::string>(), "");
+  }
   return desc;
 }
 

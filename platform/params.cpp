@@ -96,6 +96,7 @@ std::string parse_value(const ParamSpec& spec, const std::string& text, Config::
       if (!parse_double_prefix(text, num, used))
         return q + " is not a time (a number with a unit: " + kTimeUnitList + ")";
       std::string unit = trim(text.substr(used));
+      if (unit.empty() && spec.bare_ns) unit = "ns";  // the parameter's older, unit-less form
       if (unit.empty()) return q + " needs a unit (" + kTimeUnitList + ")";
       int idx = -1;
       for (int i = 0; i < 5; ++i)
@@ -148,9 +149,27 @@ std::string parse_value(const ParamSpec& spec, const std::string& text, Config::
     }
     case ParamKind::Integer: {
       int64_t v;
-      auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+      std::string digits = text;
+      int64_t mult = 1;
+      if (spec.count_suffixes && !text.empty()) {
+        const char last = char(std::tolower(static_cast<unsigned char>(text.back())));
+        mult = last == 'k' ? 1024 : last == 'm' ? 1024 * 1024 : last == 'g' ? 1024 * 1024 * 1024 : 1;
+        if (mult != 1) digits.pop_back();
+      }
+      auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+      if (mult != 1 && r.ec == std::errc() && r.ptr == digits.data() + digits.size() && !digits.empty()) {
+        if (v > INT64_MAX / mult || v < INT64_MIN / mult) return out_of_range(text, spec);
+        v *= mult;
+        if (static_cast<double>(v) < spec.min || static_cast<double>(v) > spec.max)
+          return out_of_range(text, spec);
+        out.integer = v;
+        out.number = static_cast<double>(v);
+        out.canonical = std::to_string(v);
+        return {};
+      }
+      if (mult != 1) return q + " is not an integer (optionally with k, m or g: x1024)";
       if (r.ec == std::errc::result_out_of_range) return out_of_range(text, spec);
-      if (r.ec != std::errc() || r.ptr != text.data() + text.size() || text.empty())
+      if (r.ec != std::errc() || r.ptr != digits.data() + digits.size() || text.empty())
         return q + " is not an integer";
       if (static_cast<double>(v) < spec.min || static_cast<double>(v) > spec.max)
         return out_of_range(text, spec);
@@ -265,6 +284,11 @@ void ParamRegistry::add(ParamSpec spec) {
   std::string err = parse_value(spec, trim(spec.default_value), v);
   if (!err.empty())
     throw std::logic_error("ParamRegistry::add: default of '" + spec.name + "': " + err);
+  if (!spec.alias.empty()) {
+    if (index_.count(spec.alias))
+      throw std::logic_error("ParamRegistry::add: duplicate parameter '" + spec.alias + "'");
+    index_.emplace(spec.alias, specs_.size());
+  }
   index_.emplace(spec.name, specs_.size());
   specs_.push_back(std::move(spec));
 }

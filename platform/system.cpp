@@ -161,7 +161,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   std::vector<uint8_t> queue_thread(size_t(c.integer("nvme.max_io_queues")) + 1, 0);
   if (device_thread == "iothread") {
     // QEMU's iothreads busy-poll adaptively; the main loop does not.
-    tp.poll_max = ns(double(c.integer("hv.poll_max_ns")));
+    tp.poll_max = ns(c.time_ns("hv.poll_max_ns"));
     tp.poll_grow = unsigned(c.integer("hv.poll_grow"));
     tp.poll_shrink = unsigned(c.integer("hv.poll_shrink"));
     const unsigned n = unsigned(c.integer("hv.iothreads"));
