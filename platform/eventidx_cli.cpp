@@ -235,7 +235,13 @@ int run_eventidx_command(int argc, const char* const* argv, std::ostream& out, s
     // An empty positional description makes stray words an error, not ignored.
     const po::positional_options_description no_positionals;
     po::store(
-        po::command_line_parser(argc, argv).options(desc).positional(no_positionals).run(), vm);
+        po::command_line_parser(argc, argv)
+            .options(desc)
+            .positional(no_positionals)
+            // --help says options are never abbreviated (--ev is not --eventidx).
+            .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
+            .run(),
+        vm);
     po::notify(vm);
 
     if (vm.count("help")) {

@@ -132,7 +132,20 @@ void check_fixed(const std::vector<std::string>& fixed) {
   const CliResult r = parse_command_line(int(argv.size()), argv.data());
   if (r.action == CliResult::Error) throw UsageError(r.message);
   if (r.action != CliResult::Run)
-    throw UsageError("'" + fixed.front() + "' is not an option of a run (see nvmesim sweep --help)");
+    throw UsageError(quoted(fixed.front()) + " is not an option of a run (see nvmesim sweep --help)");
+}
+
+// Every point's values with the fixed options must make a valid run, checked
+// before the first point runs (parse_command_line validates the config
+// without simulating). The first bad point is named.
+void check_points(const std::vector<std::string>& fixed, const std::vector<Point>& points) {
+  for (const Point& p : points) {
+    std::vector<std::string> args = point_argv("nvmesim", fixed, p);
+    std::vector<const char*> argv;
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    const CliResult r = parse_command_line(int(argv.size()), argv.data());
+    if (r.action == CliResult::Error) throw UsageError("--grid: point " + shown(point_label(p.values)) + ": " + r.message);
+  }
 }
 
 std::vector<std::string> axis_names(const std::vector<Axis>& axes) {
@@ -180,6 +193,7 @@ int merge(Args& a, std::ostream& err) {
     if (manifests.empty()) throw UsageError("--merge: no sweep.json in the directories; give the grid with --grid");
     a.axes = union_axes(manifests);
   }
+  for (const PlotSpec& p : a.plots) check_plot_columns(p, axis_names(a.axes));
   if (!a.seed_given && !manifests.empty()) a.seed = manifests.front().second.seed;
   const std::vector<Point> points = expand_grid(a.axes, a.seed);
   make_dirs(a.out);
@@ -214,6 +228,8 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     if (a.axes.empty()) throw UsageError("--grid: no grid given (--grid NAME=V1,V2,... or --sweep-file FILE)");
     const std::vector<Point> points = expand_grid(a.axes, a.seed);
     check_fixed(a.fixed);
+    for (const PlotSpec& p : a.plots) check_plot_columns(p, axis_names(a.axes));
+    check_points(a.fixed, points);
     make_dirs(a.out + "/points");
     a.out = absolute(a.out);
     const std::string exe = self_exe();
