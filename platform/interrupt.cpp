@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <csignal>
 #include <cstring>
 #include <systemc>
@@ -70,7 +72,9 @@ void remove_child(pid_t pid) {
 
 struct SimulationStopper::Impl {
   StopChannel channel;
-  std::atomic<bool> done{false};
+  std::mutex mutex;
+  std::condition_variable wake;  // the run ended: the watcher returns at once
+  bool done = false;
   std::thread watcher;
 };
 
@@ -80,18 +84,23 @@ SimulationStopper::SimulationStopper() : impl_(new Impl) {
   // Polls the flag: a signal handler may not take the lock that
   // async_request_update() takes. 10 ms of wall time is quick enough.
   impl->watcher = std::thread([impl] {
+    std::unique_lock<std::mutex> lock(impl->mutex);
     while (!impl->done) {
       if (g_signal) {
         impl->channel.async_request_update();
         return;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      impl->wake.wait_for(lock, std::chrono::milliseconds(10));
     }
   });
 }
 
 SimulationStopper::~SimulationStopper() {
-  impl_->done = true;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->done = true;
+  }
+  impl_->wake.notify_one();
   impl_->watcher.join();
   delete impl_;
 }
