@@ -37,13 +37,26 @@ std::string resolved_name(const std::string& path) {
 }  // namespace
 
 PendingFile::~PendingFile() {
-  if (!temp_.empty() && !committed_) ::unlink(temp_.c_str());
+  if (!temp_.empty() && !committed_ && !direct_) ::unlink(temp_.c_str());
 }
 
 std::string PendingFile::create(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "is a directory";
-  std::string name = folder_of(path) + "/." + base_of(path) + ".XXXXXX";
+  path_ = path;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return "is a directory";
+    // /dev/null, /dev/stdout, a FIFO: written in place (renaming over one
+    // would replace the device with a regular file).
+    if (!S_ISREG(st.st_mode)) {
+      direct_ = true;
+      temp_ = path;
+      return "";
+    }
+    // A symbolic link stays one: the file it names is replaced.
+    char real[PATH_MAX];
+    if (::realpath(path.c_str(), real)) path_ = real;
+  }
+  std::string name = folder_of(path_) + "/." + base_of(path_) + ".XXXXXX";
   std::vector<char> buf(name.begin(), name.end());
   buf.push_back('\0');
   const int fd = ::mkstemp(buf.data());
@@ -53,12 +66,12 @@ std::string PendingFile::create(const std::string& path) {
   ::umask(mask);
   ::fchmod(fd, 0666 & ~mask);
   ::close(fd);
-  path_ = path;
   temp_ = buf.data();
   return "";
 }
 
 std::string PendingFile::commit() {
+  if (direct_) return "";
   if (::rename(temp_.c_str(), path_.c_str()) != 0) return std::strerror(errno);
   committed_ = true;
   return "";
@@ -76,7 +89,10 @@ std::string same_output_files(const std::vector<std::pair<std::string, std::stri
     if (name.empty()) continue;
     Seen s{option, name, resolved_name(name), false, 0, 0};
     struct stat st {};
-    if (::stat(name.c_str(), &st) == 0) s.exists = true, s.dev = st.st_dev, s.ino = st.st_ino;
+    if (::stat(name.c_str(), &st) == 0) {
+      if (S_ISCHR(st.st_mode)) continue;  // /dev/null twice is fine: nothing to mix up
+      s.exists = true, s.dev = st.st_dev, s.ino = st.st_ino;
+    }
     for (const Seen& o : seen)
       if (o.resolved == s.resolved || (o.exists && s.exists && o.dev == s.dev && o.ino == s.ino))
         return o.option + " and " + s.option + ": " +

@@ -20,21 +20,25 @@ class PendingFile {
   ~PendingFile();  // removes the temporary file unless committed
 
   // Creates the temporary file beside `path` (mode as a new file would get
-  // under the umask). Returns "" or the reason (strerror text).
+  // under the umask; beside the file a symbolic link names, which stays a
+  // link). A path that is not a regular file (/dev/null, /dev/stdout, a
+  // FIFO) is written in place. Returns "" or the reason (strerror text).
   std::string create(const std::string& path);
   const std::string& temp_path() const { return temp_; }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return path_; }  // the file replaced
   // Renames the temporary file to the destination. "" or the reason.
   std::string commit();
 
  private:
   std::string path_, temp_;
   bool committed_ = false;
+  bool direct_ = false;  // not a regular file: temp_ is the path itself
 };
 
 // Two of the named outputs that are one file: the same name spelled twice
 // (./a.vcd and a.vcd, dir/../a.vcd), a symbolic or hard link to the same
-// file. `outputs` holds (option, file name) pairs, empty names skipped.
+// file. `outputs` holds (option, file name) pairs, empty names and
+// character devices (/dev/null) skipped.
 // Returns "" or the one-line error naming both options.
 std::string same_output_files(const std::vector<std::pair<std::string, std::string>>& outputs);
 

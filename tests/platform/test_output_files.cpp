@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -107,4 +108,30 @@ TEST_CASE("output files: a finished run writes each file whole and leaves no tem
   CHECK(nvmesim::test::json_number(json, "ios") == 50);
   CHECK(slurp(d / "t.vcd").rfind("$version nvmesim $end", 0) == 0);
   CHECK(entries(d.path) == std::vector<std::string>{"out.json", "t.json", "t.vcd"});
+}
+
+TEST_CASE("output files: devices are written in place, a symbolic link stays a link", "[cli][output]") {
+  ScratchDir d;
+  const auto null_run = run_nvmesim("--number_ios=20 --output /dev/null --vcd /dev/null --timeline " + (d / "t.json"));
+  CHECK(null_run.exit_code == 0);
+  struct stat st {};
+  REQUIRE(::stat("/dev/null", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));  // not replaced by a regular file
+  const auto to_stdout = run_nvmesim("--number_ios=20 --output-format=json --output /dev/stdout");
+  CHECK(to_stdout.exit_code == 0);
+  CHECK(nvmesim::test::json_number(to_stdout.out, "ios") == 20);
+  // A device that fails every write: an error, exit 1.
+  const auto full = run_nvmesim("--number_ios=20 --output /dev/full");
+  CHECK(full.exit_code == 1);
+  CHECK(full.err == "nvmesim: error: --output: error writing '/dev/full'\n");
+  // A link to a results file: the file it names gets the results.
+  write(d / "target.json", "old");
+  REQUIRE(::symlink((d / "target.json").c_str(), (d / "link.json").c_str()) == 0);
+  const auto linked = run_nvmesim("--number_ios=20 --output-format=json --output " + (d / "link.json"));
+  CHECK(linked.exit_code == 0);
+  struct stat lst {};
+  REQUIRE(::lstat((d / "link.json").c_str(), &lst) == 0);
+  CHECK(S_ISLNK(lst.st_mode));
+  CHECK(nvmesim::test::json_number(slurp(d / "target.json"), "ios") == 20);
+  CHECK(entries(d.path) == std::vector<std::string>{"link.json", "t.json", "target.json"});
 }
