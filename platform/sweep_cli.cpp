@@ -15,6 +15,7 @@
 #include "platform/sweep_output.h"
 #include "platform/sweep_plot.h"
 #include "platform/interrupt.h"
+#include "platform/param_requires.h"
 #include "platform/sweep_runner.h"
 #include "platform/user_text.h"
 
@@ -136,15 +137,33 @@ void check_fixed(const std::vector<std::string>& fixed) {
 }
 
 // Every point's values with the fixed options must make a valid run, checked
-// before the first point runs (parse_command_line validates the config
-// without simulating). The first bad point is named.
+// before the first point runs, without simulating: the fixed options'
+// configuration with the point's values set, then the cross-field checks
+// (as parse_command_line does; it is called per point only with --job,
+// whose sections each take the values). The first bad point is named.
 void check_points(const std::vector<std::string>& fixed, const std::vector<Point>& points) {
+  std::vector<const char*> argv{"nvmesim"};
+  for (const std::string& f : fixed) argv.push_back(f.c_str());
+  const CliResult base = parse_command_line(int(argv.size()), argv.data());
   for (const Point& p : points) {
-    std::vector<std::string> args = point_argv("nvmesim", fixed, p);
-    std::vector<const char*> argv;
-    for (const std::string& a : args) argv.push_back(a.c_str());
-    const CliResult r = parse_command_line(int(argv.size()), argv.data());
-    if (r.action == CliResult::Error) throw UsageError("--grid: point " + shown(point_label(p.values)) + ": " + r.message);
+    std::string error;
+    if (base.options.fio) {
+      const std::vector<std::string> args = point_argv("nvmesim", fixed, p);
+      std::vector<const char*> point_args;
+      for (const std::string& a : args) point_args.push_back(a.c_str());
+      const CliResult r = parse_command_line(int(point_args.size()), point_args.data());
+      if (r.action == CliResult::Error) error = r.message;
+    } else {
+      try {
+        Config c = base.config;
+        for (const auto& [name, value] : p.values) c.set(name, value);
+        c.validate_all();
+        check_param_requirements(c);
+      } catch (const ConfigError& e) {
+        error = e.what();
+      }
+    }
+    if (!error.empty()) throw UsageError("--grid: point " + shown(point_label(p.values)) + ": " + error);
   }
 }
 
