@@ -247,7 +247,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     std::string name = option_token(e.get_option_name());
     return error("unknown option " + quoted(name) + " (see --help and --list-params)");
   } catch (const po::invalid_command_line_syntax& e) {
-    std::string name = option_token(e.get_option_name());
+    const std::string name = shown(option_token(e.get_option_name()));
     switch (e.kind()) {
       case po::invalid_syntax::missing_parameter: return error(name + ": missing value");
       case po::invalid_syntax::empty_adjacent_parameter: return error(name + ": empty value after '='");
@@ -255,7 +255,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
       default: return error(name + ": bad syntax");
     }
   } catch (const po::error& e) {
-    return error(e.what());
+    return error(shown(e.what()));  // Boost's message echoes the token as typed
   }
 
   bool help = false, version = false, list = false, list_presets = false, has_preset = false;

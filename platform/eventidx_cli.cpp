@@ -296,7 +296,7 @@ int run_eventidx_command(int argc, const char* const* argv, std::ostream& out, s
     err << kPrefix << e.message << '\n';
     return 2;
   } catch (const po::error& e) {
-    err << kPrefix << e.what() << '\n';
+    err << kPrefix << shown(e.what()) << '\n';  // echoes the option as typed
     return 2;
   }
 }

@@ -59,6 +59,11 @@ TEST_CASE("input limits: echoed values are cut at 80 bytes and control bytes esc
        "--rw: '" + std::string(79, 'x') + "... (84 bytes)' is not one of read, write, randread, randwrite, randrw"},
   };
   for (const Case& c : table) check_refused(c.args, "nvmesim: error: " + c.error);
+  // Option names as typed, which Boost's messages echo.
+  const std::string q300(300, 'q');
+  check_refused("--" + q300 + "=", "nvmesim: error: --" + std::string(78, 'q') + "... (302 bytes): empty value after '='");
+  check_refused("eventidx --" + q300,
+                "nvmesim eventidx: error: unrecognised option '--" + std::string(57, 'q') + "... (324 bytes)");
   // In a config file too: the section header as read.
   const TempFile ansi("[\x1b[2J]\nx = 1\n");
   check_refused("--config " + ansi.path, "nvmesim: error: config file " + ansi.path +
