@@ -12,6 +12,9 @@
 #include <boost/program_options.hpp>
 
 #include "platform/fio_job.h"
+#include "platform/param_requires.h"
+#include "platform/pending_file.h"
+#include "platform/user_text.h"
 
 #ifndef NVMESIM_VERSION
 #define NVMESIM_VERSION "unknown"
@@ -38,8 +41,8 @@ CliResult error(std::string message) {
 // us, ms, s or cyc (at hv.cpu_ghz). Returns "" or the error message.
 std::string parse_trace_time(const std::string& option, const std::string& text, double cpu_ghz,
                              uint64_t& ps) {
-  const std::string bad = "--" + option + ": '" + text +
-                          "' is not a time (a number with ps, ns, us, ms, s or cyc)";
+  const std::string bad = "--" + option + ": " + quoted(text) +
+                          " is not a time (a number with ps, ns, us, ms, s or cyc)";
   size_t used = 0;
   double v = 0;
   try {
@@ -58,7 +61,7 @@ std::string parse_trace_time(const std::string& option, const std::string& text,
   else if (unit == "cyc") mult = 1e3 / cpu_ghz;
   else return bad;
   const double x = v * mult;
-  if (!(x >= 0) || x > 1e18) return "--" + option + ": '" + text + "' is out of range (0..1000000s)";
+  if (!(x >= 0) || x > 1e18) return "--" + option + ": " + quoted(text) + " is out of range (0..1000000s)";
   ps = uint64_t(x + 0.5);
   return "";
 }
@@ -90,8 +93,10 @@ po::options_description all_options(const ParamRegistry& registry) {
       ("trace-signals", po::value<std::string>(), "")
       ("job", po::value<std::string>(), "")
       ("strict", "");
-  for (const ParamSpec& spec : registry.all())
+  for (const ParamSpec& spec : registry.all()) {
     desc.add_options()(spec.name.c_str(), po::value<std::string>(), "");
+    if (!spec.alias.empty()) desc.add_options()(spec.alias.c_str(), po::value<std::string>(), "");
+  }
   return desc;
 }
 
@@ -201,7 +206,8 @@ std::string help_text() {
        "5100cyc' sets hv.exit_mmio.\n"
        "\n"
        "Exit status: 0 success, 1 internal error, 2 usage or configuration error,\n"
-       "3 the run stalled and --fail-on-stall was given.\n";
+       "3 the run stalled and --fail-on-stall was given, 130/143 SIGINT/SIGTERM\n"
+       "stopped the run (the results so far are written, marked interrupted).\n";
   return o.str();
 }
 
@@ -240,9 +246,9 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     parsed = po::command_line_parser(argc, argv).options(all_options(registry)).style(style).run();
   } catch (const po::unknown_option& e) {
     std::string name = option_token(e.get_option_name());
-    return error("unknown option '" + name + "' (see --help and --list-params)");
+    return error("unknown option " + quoted(name) + " (see --help and --list-params)");
   } catch (const po::invalid_command_line_syntax& e) {
-    std::string name = option_token(e.get_option_name());
+    const std::string name = shown(option_token(e.get_option_name()));
     switch (e.kind()) {
       case po::invalid_syntax::missing_parameter: return error(name + ": missing value");
       case po::invalid_syntax::empty_adjacent_parameter: return error(name + ": empty value after '='");
@@ -250,7 +256,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
       default: return error(name + ": bad syntax");
     }
   } catch (const po::error& e) {
-    return error(e.what());
+    return error(shown(e.what()));  // Boost's message echoes the token as typed
   }
 
   bool help = false, version = false, list = false, list_presets = false, has_preset = false;
@@ -265,14 +271,14 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   for (const po::option& opt : parsed.options) {
     if (opt.position_key >= 0) {
       std::string arg = opt.value.empty() ? std::string() : opt.value.front();
-      return error("unexpected argument '" + arg + "' (options are --name=value; see --help)");
+      return error("unexpected argument " + quoted(arg) + " (options are --name=value; see --help)");
     }
     const std::string& key = opt.string_key;
     const std::string value = opt.value.empty() ? std::string() : opt.value.front();
     // "--bs --iodepth 3": Boost takes "--iodepth" as the value of --bs.
     if (opt.original_tokens.size() == 2 && value.size() >= 2 && value[0] == '-' &&
         (value[1] == '-' || std::isalpha(static_cast<unsigned char>(value[1]))))
-      return error("--" + key + ": missing value (got '" + value + "')");
+      return error("--" + key + ": missing value (got " + quoted(value) + ")");
     if (key == "help") help = true;
     else if (key == "version") version = true;
     else if (key == "list-params") list = true;
@@ -317,7 +323,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   }
   if (options.output_format != "normal" && options.output_format != "json" &&
       options.output_format != "json+")
-    return error("--output-format: '" + options.output_format + "' is not one of normal, json, json+");
+    return error("--output-format: " + quoted(options.output_format) + " is not one of normal, json, json+");
   if (has_job && job_file.empty()) return error("--job: empty file name");
   if (strict && !has_job) return error("--strict: only applies to --job FILE");
   for (const std::string& c : configs)
@@ -341,6 +347,11 @@ CliResult parse_command_line(int argc, const char* const* argv) {
       for (const auto& [name, value] : params) r.config.set(name, value);
     }
     r.config.validate_all();
+    // Settings that need another one's value (platform/param_requires.h).
+    std::vector<std::string> warnings = check_param_requirements(r.config);
+    if (options.fio)
+      for (const FioJob& job : options.fio->jobs) check_param_requirements(job.config);
+    options.notices.insert(options.notices.end(), warnings.begin(), warnings.end());
   } catch (const ConfigError& e) {
     return error(e.what());
   }
@@ -350,8 +361,12 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     for (const po::option& opt : parsed.options)
       if (opt.string_key == name && file->empty()) return error(std::string("--") + name + ": empty file name");
   const bool tracing = !options.vcd_file.empty() || !options.timeline_file.empty();
-  if (options.vcd_file == options.timeline_file && tracing)
-    return error("--vcd and --timeline: both name '" + options.vcd_file + "'; give two files");
+  // Two outputs into one file would interleave (or one would replace the other).
+  if (const std::string e = same_output_files({{"--output", options.output_file},
+                                               {"--vcd", options.vcd_file},
+                                               {"--timeline", options.timeline_file}});
+      !e.empty())
+    return error(e);
   for (const char* o : {"trace-start", "trace-stop", "trace-signals"})
     for (const po::option& opt : parsed.options)
       if (opt.string_key == o && !tracing) return error(std::string("--") + o + ": needs --vcd FILE or --timeline FILE");
@@ -364,18 +379,18 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     const std::string e = parse_trace_time("trace-stop", trace_stop, ghz, options.trace_stop_ps);
     if (!e.empty()) return error(e);
     if (options.trace_stop_ps <= options.trace_start_ps)
-      return error("--trace-stop: " + trace_stop + " is not after --trace-start (" +
-                   (has_trace_start ? trace_start : std::string("0ns")) + ")");
+      return error("--trace-stop: " + shown(trace_stop) + " is not after --trace-start (" +
+                   (has_trace_start ? shown(trace_start) : std::string("0ns")) + ")");
   }
   if (has_trace_signals) {
     std::string item;
     std::istringstream list(trace_signals + ",");
     while (std::getline(list, item, ',')) {
       if (item.empty())
-        return error("--trace-signals: empty pattern in '" + trace_signals + "' (comma-separated, e.g. 'q1.*,vcpu0.*')");
+        return error("--trace-signals: empty pattern in " + quoted(trace_signals) + " (comma-separated, e.g. 'q1.*,vcpu0.*')");
       for (char c : item)
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '*' && c != '?')
-          return error("--trace-signals: '" + item + "' may hold only letters, digits, '_', '.', '*' and '?'");
+          return error("--trace-signals: " + quoted(item) + " may hold only letters, digits, '_', '.', '*' and '?'");
       options.trace_signals.push_back(item);
     }
   }

@@ -1,4 +1,5 @@
 #include "platform/eventidx_cli.h"
+#include "platform/user_text.h"
 
 #include <boost/program_options.hpp>
 
@@ -50,7 +51,7 @@ uint64_t number_option(const po::variables_map& vm, const std::string& name) {
   const std::string& text = vm[name].as<std::string>();
   const std::optional<uint64_t> v = parse_number(text);
   if (!v) {
-    throw UsageError{"--" + name + ": '" + text + "' is not a number (decimal or 0x hex)"};
+    throw UsageError{"--" + name + ": " + quoted(text) + " is not a number (decimal or 0x hex)"};
   }
   return *v;
 }
@@ -234,7 +235,13 @@ int run_eventidx_command(int argc, const char* const* argv, std::ostream& out, s
     // An empty positional description makes stray words an error, not ignored.
     const po::positional_options_description no_positionals;
     po::store(
-        po::command_line_parser(argc, argv).options(desc).positional(no_positionals).run(), vm);
+        po::command_line_parser(argc, argv)
+            .options(desc)
+            .positional(no_positionals)
+            // --help says options are never abbreviated (--ev is not --eventidx).
+            .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
+            .run(),
+        vm);
     po::notify(vm);
 
     if (vm.count("help")) {
@@ -289,7 +296,7 @@ int run_eventidx_command(int argc, const char* const* argv, std::ostream& out, s
     err << kPrefix << e.message << '\n';
     return 2;
   } catch (const po::error& e) {
-    err << kPrefix << e.what() << '\n';
+    err << kPrefix << shown(e.what()) << '\n';  // echoes the option as typed
     return 2;
   }
 }

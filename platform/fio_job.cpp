@@ -1,5 +1,7 @@
 // fio job files in (see fio_job.h).
 #include "platform/fio_job.h"
+#include "platform/input_file.h"
+#include "platform/user_text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,6 +12,7 @@
 #include <fstream>
 #include <istream>
 #include <set>
+#include <sstream>
 
 namespace nvmesim::platform {
 
@@ -123,11 +126,14 @@ FioJobFile parse_fio_job_file(std::istream& in, const std::string& path) {
   std::vector<FioOption> globals_so_far;
   while (std::getline(in, line)) {
     ++lineno;
-    const std::string where = "--job " + path + " line " + std::to_string(lineno) + ": ";
+    const std::string where = "--job " + shown(path) + " line " + std::to_string(lineno) + ": ";
+    if (lineno == 1) line = strip_bom(line);
+    if (line.size() > kInputLineMax)
+      throw ConfigError(where + "longer than " + std::to_string(kInputLineMax) + " bytes");
     line = trim(line);
     if (line.empty() || line[0] == '#' || line[0] == ';') continue;
     if (line[0] == '[') {
-      if (line.back() != ']') throw ConfigError(where + "bad section header '" + line + "'");
+      if (line.back() != ']') throw ConfigError(where + "bad section header " + quoted(line));
       const std::string name = trim(line.substr(1, line.size() - 2));
       if (name.empty()) throw ConfigError(where + "empty section name");
       in_section = true;
@@ -141,7 +147,7 @@ FioJobFile parse_fio_job_file(std::istream& in, const std::string& path) {
       }
       continue;
     }
-    if (!in_section) throw ConfigError(where + "option '" + line + "' before the first [section]");
+    if (!in_section) throw ConfigError(where + "option " + quoted(line) + " before the first [section]");
     FioOption o;
     o.line = lineno;
     const size_t eq = line.find('=');
@@ -158,18 +164,19 @@ FioJobFile parse_fio_job_file(std::istream& in, const std::string& path) {
       f.jobs.back().options.push_back(o);
     }
   }
-  if (in.bad()) throw ConfigError("--job " + path + ": read error");
-  if (f.jobs.empty()) throw ConfigError("--job " + path + ": no job section (only [global])");
+  if (in.bad()) throw ConfigError("--job " + shown(path) + ": read error");
+  if (f.jobs.empty()) throw ConfigError("--job " + shown(path) + ": no job section (only [global])");
   return f;
 }
 
 FioJobFile load_fio_job_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    const int e = errno;
-    throw ConfigError("--job " + path + ": cannot open (" + (e ? std::strerror(e) : "unknown error") +
-                      ")");
+  std::string text;
+  try {
+    text = read_input_file(path, "--job " + shown(path));
+  } catch (const InputFileError& e) {
+    throw ConfigError(e.what());
   }
+  std::istringstream in(text);
   return parse_fio_job_file(in, path);
 }
 
@@ -193,8 +200,8 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
     bool time_based = false;
 
     auto apply = [&](const FioOption& o) {
-      const std::string where = "--job " + file.path + " line " + std::to_string(o.line) + ": ";
-      const std::string shown = o.name + (o.has_value ? "=" + o.value : "");
+      const std::string where = "--job " + shown(file.path) + " line " + std::to_string(o.line) + ": ";
+      const std::string option = platform::shown(o.name + (o.has_value ? "=" + o.value : ""));
       if (o.name == "group_reporting") out.group_reporting = true;
       if (o.name == "name" && o.has_value && !o.value.empty()) job.name = o.value;
       if (is_ignored(o.name)) {
@@ -203,17 +210,17 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
       }
       const char* param = mapped_param(o.name);
       if (!param) {
-        if (strict) throw ConfigError(where + "unknown fio option '" + o.name + "'");
+        if (strict) throw ConfigError(where + "unknown fio option " + quoted(o.name));
         if (reported.insert(o.line).second)
-          out.warnings.push_back(file.path + " line " + std::to_string(o.line) +
-                                 ": unknown fio option '" + o.name + "'" +
+          out.warnings.push_back(shown(file.path) + " line " + std::to_string(o.line) +
+                                 ": unknown fio option " + quoted(o.name) +
                                  (o.name == "seed" ? " (fio's name is randseed)" : "") +
                                  ", not simulated (--strict makes it an error)");
         return;
       }
       if (o.name == "time_based") {
         if (o.has_value && !parse_bool(o.value, time_based))
-          throw ConfigError(where + shown + ": not a boolean (1/0, true/false)");
+          throw ConfigError(where + option + ": not a boolean (1/0, true/false)");
         if (!o.has_value) time_based = true;
         return;
       }
@@ -223,32 +230,32 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
       if (p == "rw") {
         const std::string v = lower(value);
         if (v.find(':') != std::string::npos)
-          throw ConfigError(where + shown + ": the ':' offset modifier is not supported");
+          throw ConfigError(where + option + ": the ':' offset modifier is not supported");
         if (v == "rw" || v == "readwrite" || v == "trim" || v == "randtrim" || v == "trimwrite" ||
             v == "randtrimwrite")
-          throw ConfigError(where + shown +
+          throw ConfigError(where + option +
                             ": not supported (nvmesim runs read, write, randread, randwrite, randrw)");
         value = v;
       } else if (p == "bs" && value.find_first_of(",:-") != std::string::npos) {
-        throw ConfigError(where + shown + ": per-direction or ranged block sizes are not supported (one size)");
+        throw ConfigError(where + option + ": per-direction or ranged block sizes are not supported (one size)");
       } else if (p == "size" && value.find('%') != std::string::npos) {
-        throw ConfigError(where + shown + ": a percentage of the device is not supported (give bytes)");
+        throw ConfigError(where + option + ": a percentage of the device is not supported (give bytes)");
       } else if (p == "runtime") {
         value = fio_time_to_param(o.value);
         if (value.empty())
-          throw ConfigError(where + shown +
+          throw ConfigError(where + option +
                             ": not a time (seconds, or with us, ms, s, m, h, d as fio)");
       } else if (p == "verify") {
         const std::string v = lower(value);
         if (v == "0") value = "off";
         else if (v == "pattern") value = "pattern";
         else
-          throw ConfigError(where + shown + ": not supported (nvmesim supports verify=pattern or 0)");
+          throw ConfigError(where + option + ": not supported (nvmesim supports verify=pattern or 0)");
       } else if (o.name == "rwmixwrite") {
         char* end = nullptr;
         const long w = std::strtol(value.c_str(), &end, 10);
         if (value.empty() || *end || w < 0 || w > 100)
-          throw ConfigError(where + shown + ": out of range (0..100)");
+          throw ConfigError(where + option + ": out of range (0..100)");
         value = std::to_string(100 - w);
       }
       try {
@@ -273,7 +280,7 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
     try {
       c.validate_all();
     } catch (const ConfigError& e) {
-      throw ConfigError("--job " + file.path + " [" + section.name + "]: " + e.what());
+      throw ConfigError("--job " + shown(file.path) + " [" + shown(section.name) + "]: " + e.what());
     }
     job.numjobs = uint32_t(c.integer("numjobs"));
     out.jobs.push_back(std::move(job));
@@ -297,7 +304,7 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
     out.config.set("numjobs", std::to_string(total));
     out.config.validate_all();
   } catch (const ConfigError& e) {
-    throw ConfigError("--job " + file.path + ": its job sections add up to " +
+    throw ConfigError("--job " + shown(file.path) + ": its job sections add up to " +
                       std::to_string(total) + " jobs: " + e.what());
   }
   return out;

@@ -5,17 +5,17 @@
 //   nvmesim validate ...   -> run_validate_command (platform/validate/validate.h)
 //   nvmesim [options]      -> parse_command_line (platform/cli.h), then
 //                             help / list / version, or run_experiment.
-// Exit status: 0 success, 1 internal error, 2 usage or configuration error.
-#include <cerrno>
+// Exit status: 0 success, 1 internal error, 2 usage or configuration error,
+// 3 stalled with --fail-on-stall, 128 + signal when SIGINT/SIGTERM cut the
+// run short (130, 143; the results so far are written, marked interrupted).
 #include <cstdlib>
-#include <cstring>
 #include <exception>
-#include <fstream>
 #include <iostream>
 #include <string>
 
 #include "platform/cli.h"
 #include "platform/eventidx_cli.h"
+#include "platform/interrupt.h"
 #include "platform/scenarios.h"
 #include "platform/run.h"
 #include "platform/sweep_cli.h"
@@ -27,6 +27,7 @@ extern "C" int sc_main(int, char**) { return 0; }
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // results on stdout stay clean
   using nvmesim::platform::CliResult;
+  nvmesim::platform::interrupt::install();  // SIGINT/SIGTERM: stop and report (platform/interrupt.h)
   try {
     if (argc > 1 && std::string(argv[1]) == "eventidx")
       return nvmesim::platform::run_eventidx_command(argc - 1, argv + 1, std::cout, std::cerr);
@@ -53,21 +54,7 @@ int main(int argc, char** argv) {
         break;
     }
 
-    if (cli.options.output_file.empty())
-      return nvmesim::platform::run_experiment(cli.config, cli.options, std::cout);
-    std::ofstream out(cli.options.output_file);
-    if (!out) {
-      std::cerr << "nvmesim: error: --output: cannot open '" << cli.options.output_file
-                << "' for writing (" << std::strerror(errno) << ")\n";
-      return 2;
-    }
-    int rc = nvmesim::platform::run_experiment(cli.config, cli.options, out);
-    out.close();
-    if (!out) {
-      std::cerr << "nvmesim: error: --output: error writing '" << cli.options.output_file << "'\n";
-      return rc ? rc : 1;
-    }
-    return rc;
+    return nvmesim::platform::run_experiment(cli.config, cli.options, std::cout);
   } catch (const std::exception& e) {
     std::cerr << "nvmesim: error: " << e.what() << "\n";
     return 1;

@@ -14,25 +14,25 @@ constexpr double NS = 1, US = 1e3, MS = 1e6, S = 1e9;
 constexpr double KiB = 1024.0, MiB = KiB * 1024, GiB = MiB * 1024, TiB = GiB * 1024;
 
 ParamSpec time(const char* name, const char* def, double min, double max, const char* help) {
-  return {name, ParamKind::Time, def, "time", min, max, {}, help};
+  return {name, ParamKind::Time, def, "time", min, max, {}, help, false, false, ""};
 }
 ParamSpec size(const char* name, const char* def, double min, double max, const char* help) {
-  return {name, ParamKind::Size, def, "bytes", min, max, {}, help};
+  return {name, ParamKind::Size, def, "bytes", min, max, {}, help, false, false, ""};
 }
 ParamSpec integer(const char* name, const char* def, const char* unit, double min, double max,
                   const char* help) {
-  return {name, ParamKind::Integer, def, unit, min, max, {}, help};
+  return {name, ParamKind::Integer, def, unit, min, max, {}, help, false, false, ""};
 }
 ParamSpec real(const char* name, const char* def, const char* unit, double min, double max,
                const char* help) {
-  return {name, ParamKind::Real, def, unit, min, max, {}, help};
+  return {name, ParamKind::Real, def, unit, min, max, {}, help, false, false, ""};
 }
 ParamSpec boolean(const char* name, const char* def, const char* help) {
-  return {name, ParamKind::Bool, def, "", 0, 0, {}, help};
+  return {name, ParamKind::Bool, def, "", 0, 0, {}, help, false, false, ""};
 }
 ParamSpec choice(const char* name, const char* def, std::vector<std::string> choices,
                  const char* unit, const char* help) {
-  return {name, ParamKind::Choice, def, unit, 0, 0, std::move(choices), help};
+  return {name, ParamKind::Choice, def, unit, 0, 0, std::move(choices), help, false, false, ""};
 }
 
 }  // namespace
@@ -45,8 +45,11 @@ void register_builtin_params(ParamRegistry& r) {
   r.add(integer("iodepth", "32", "I/Os", 1, 4095, "I/Os kept in flight per job"));
   r.add(integer("numjobs", "1", "jobs", 1, 64, "jobs, one per vCPU and I/O queue pair"));
   r.add(time("runtime", "0s", 0, 3600 * S, "measured interval (0 = until number_ios)"));
-  r.add(integer("number_ios", "200000", "I/Os", 0, 1e10,
-                "I/Os each job completes, as fio (0 = until runtime)"));
+  ParamSpec number_ios = integer("number_ios", "200000", "I/Os", 0, 1e10,
+                                 "I/Os each job completes, as fio (0 = until runtime); k, m, g "
+                                 "multiply by 1024 as in fio");
+  number_ios.count_suffixes = true;
+  r.add(number_ios);
   r.add(size("size", "1g", 4 * KiB, 1 * TiB, "region of the namespace the jobs address"));
   r.add(integer("rwmixread", "50", "%", 0, 100, "percentage of reads for rw=randrw"));
   r.add(integer("seed", "1", "", 0, 9223372036854775807.0, "random seed (same seed, same run)"));
@@ -156,8 +159,15 @@ void register_builtin_params(ParamRegistry& r) {
                "eventfd_spin keeps the fd readable so its thread spins (as QEMU's poll saw it)"));
   r.add(integer("hv.iothreads", "1", "threads", 1, 64,
                 "hv.device_thread=iothread: iothreads; I/O queues are spread round robin"));
-  r.add(integer("hv.poll_max_ns", "32768", "ns", 0, 1e9,
-                "iothread adaptive busy polling: longest window (0 = never poll), as QEMU's poll-max-ns"));
+  // A time like every other (QEMU's poll-max-ns took ns: a bare number is
+  // still ns); hv.poll_max is the name that fits the unit, the old one stays
+  // for existing command lines and JSON's config keys.
+  ParamSpec poll_max = time("hv.poll_max_ns", "32768ns", 0, 1 * S,
+                            "iothread adaptive busy polling: longest window (0 = never poll), as "
+                            "QEMU's poll-max-ns; also named hv.poll_max; a bare number is ns");
+  poll_max.bare_ns = true;
+  poll_max.alias = "hv.poll_max";
+  r.add(poll_max);
   r.add(integer("hv.poll_grow", "0", "", 0, 1024, "polling window growth factor (0 = 2), as QEMU"));
   r.add(integer("hv.poll_shrink", "0", "", 0, 1024,
                 "polling window shrink divisor (0 = drop to 0), as QEMU"));

@@ -1,5 +1,7 @@
 // Parameter registry, typed configuration, unit parsing and INI files.
 #include "platform/params.h"
+#include "platform/input_file.h"
+#include "platform/user_text.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -78,28 +80,29 @@ bool is_integer_text(const std::string& s) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
-std::string out_of_range(const std::string& shown, const ParamSpec& spec) {
-  return shown + " is out of range (" + format_range(spec) + ")";
+std::string out_of_range(const std::string& text, const ParamSpec& spec) {
+  return shown(text) + " is out of range (" + format_range(spec) + ")";
 }
 
 // Parses `text` (already trimmed) for `spec` into `out`. Returns an empty
 // string on success, else the message detail (without the "--name: " prefix).
 // The range of a `cyc` time is checked by Config::validate_all.
 std::string parse_value(const ParamSpec& spec, const std::string& text, Config::Value& out) {
-  const std::string quoted = "'" + text + "'";
+  const std::string q = quoted(text);
   switch (spec.kind) {
     case ParamKind::Time: {
       double num;
       size_t used;
       if (!parse_double_prefix(text, num, used))
-        return quoted + " is not a time (a number with a unit: " + kTimeUnitList + ")";
+        return q + " is not a time (a number with a unit: " + kTimeUnitList + ")";
       std::string unit = trim(text.substr(used));
-      if (unit.empty()) return quoted + " needs a unit (" + kTimeUnitList + ")";
+      if (unit.empty() && spec.bare_ns) unit = "ns";  // the parameter's older, unit-less form
+      if (unit.empty()) return q + " needs a unit (" + kTimeUnitList + ")";
       int idx = -1;
       for (int i = 0; i < 5; ++i)
         if (unit == kTimeUnits[i]) idx = i;
       if (idx < 0)
-        return quoted + " has an unknown unit '" + unit + "' (" + kTimeUnitList + ")";
+        return q + " has an unknown unit " + quoted(unit) + " (" + kTimeUnitList + ")";
       out.number = num;
       out.time_unit = idx;
       out.canonical = shortest(num) + kTimeUnits[idx];
@@ -115,7 +118,7 @@ std::string parse_value(const ParamSpec& spec, const std::string& text, Config::
       double num;
       size_t used;
       if (text.empty() || text[0] == '-' || !parse_double_prefix(text, num, used))
-        return quoted + " is not a size (" + kSizeForm + ")";
+        return q + " is not a size (" + kSizeForm + ")";
       std::string suffix = trim(text.substr(used));
       std::string low = suffix;
       std::transform(low.begin(), low.end(), low.begin(),
@@ -127,9 +130,9 @@ std::string parse_value(const ParamSpec& spec, const std::string& text, Config::
       else if (low == "g" || low == "gb" || low == "gib") mult = 1024.0 * 1024 * 1024;
       else if (low == "t" || low == "tb" || low == "tib") mult = 1024.0 * 1024 * 1024 * 1024;
       else
-        return quoted + " has an unknown size suffix '" + suffix + "' (k, m, g, t; also KiB, MiB, GiB, TiB)";
+        return q + " has an unknown size suffix " + quoted(suffix) + " (k, m, g, t; also KiB, MiB, GiB, TiB)";
       double bytes = num * mult;
-      if (bytes != std::floor(bytes)) return quoted + " is not a whole number of bytes";
+      if (bytes != std::floor(bytes)) return q + " is not a whole number of bytes";
       if (bytes >= 18446744073709551616.0) return out_of_range(text, spec);
       // Bare byte counts above 2^53 are read exactly.
       uint64_t exact = static_cast<uint64_t>(bytes);
@@ -146,10 +149,28 @@ std::string parse_value(const ParamSpec& spec, const std::string& text, Config::
     }
     case ParamKind::Integer: {
       int64_t v;
-      auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+      std::string digits = text;
+      int64_t mult = 1;
+      if (spec.count_suffixes && !text.empty()) {
+        const char last = char(std::tolower(static_cast<unsigned char>(text.back())));
+        mult = last == 'k' ? 1024 : last == 'm' ? 1024 * 1024 : last == 'g' ? 1024 * 1024 * 1024 : 1;
+        if (mult != 1) digits.pop_back();
+      }
+      auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+      if (mult != 1 && r.ec == std::errc() && r.ptr == digits.data() + digits.size() && !digits.empty()) {
+        if (v > INT64_MAX / mult || v < INT64_MIN / mult) return out_of_range(text, spec);
+        v *= mult;
+        if (static_cast<double>(v) < spec.min || static_cast<double>(v) > spec.max)
+          return out_of_range(text, spec);
+        out.integer = v;
+        out.number = static_cast<double>(v);
+        out.canonical = std::to_string(v);
+        return {};
+      }
+      if (mult != 1) return q + " is not an integer (optionally with k, m or g: x1024)";
       if (r.ec == std::errc::result_out_of_range) return out_of_range(text, spec);
-      if (r.ec != std::errc() || r.ptr != text.data() + text.size() || text.empty())
-        return quoted + " is not an integer";
+      if (r.ec != std::errc() || r.ptr != digits.data() + digits.size() || text.empty())
+        return q + " is not an integer";
       if (static_cast<double>(v) < spec.min || static_cast<double>(v) > spec.max)
         return out_of_range(text, spec);
       out.integer = v;
@@ -161,7 +182,7 @@ std::string parse_value(const ParamSpec& spec, const std::string& text, Config::
       double v;
       size_t used;
       if (!parse_double_prefix(text, v, used) || used != text.size())
-        return quoted + " is not a number";
+        return q + " is not a number";
       if (v < spec.min || v > spec.max) return out_of_range(text, spec);
       out.number = v;
       out.canonical = shortest(v);
@@ -173,13 +194,13 @@ std::string parse_value(const ParamSpec& spec, const std::string& text, Config::
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       if (low == "on" || low == "true" || low == "yes" || low == "1") out.number = 1;
       else if (low == "off" || low == "false" || low == "no" || low == "0") out.number = 0;
-      else return quoted + " is not a boolean (on/off, true/false, yes/no, 1/0)";
+      else return q + " is not a boolean (on/off, true/false, yes/no, 1/0)";
       out.canonical = out.number != 0 ? "on" : "off";
       return {};
     }
     case ParamKind::Choice: {
       if (std::find(spec.choices.begin(), spec.choices.end(), text) == spec.choices.end())
-        return quoted + " is not one of " + join(spec.choices, ", ");
+        return q + " is not one of " + join(spec.choices, ", ");
       out.canonical = text;
       if (is_integer_text(text)) {
         std::from_chars(text.data(), text.data() + text.size(), out.integer);
@@ -263,6 +284,11 @@ void ParamRegistry::add(ParamSpec spec) {
   std::string err = parse_value(spec, trim(spec.default_value), v);
   if (!err.empty())
     throw std::logic_error("ParamRegistry::add: default of '" + spec.name + "': " + err);
+  if (!spec.alias.empty()) {
+    if (index_.count(spec.alias))
+      throw std::logic_error("ParamRegistry::add: duplicate parameter '" + spec.alias + "'");
+    index_.emplace(spec.alias, specs_.size());
+  }
   index_.emplace(spec.name, specs_.size());
   specs_.push_back(std::move(spec));
 }
@@ -296,7 +322,7 @@ Config::Config(const ParamRegistry& registry) : registry_(&registry) {
 void Config::set(const std::string& name, const std::string& text) {
   auto it = registry_->index_.find(name);
   if (it == registry_->index_.end() || it->second >= values_.size())
-    throw ConfigError("unknown parameter '" + name + "' (see --list-params)");
+    throw ConfigError("unknown parameter " + quoted(name) + " (see --list-params)");
   const ParamSpec& spec = registry_->specs_[it->second];
   Value v;
   std::string err = parse_value(spec, trim(text), v);
@@ -306,12 +332,13 @@ void Config::set(const std::string& name, const std::string& text) {
 }
 
 void Config::load_ini(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    int e = errno;
-    throw ConfigError("config file " + path + ": cannot open (" +
-                      (e ? std::strerror(e) : "unknown error") + ")");
+  std::string text;
+  try {
+    text = read_input_file(path, "config file " + shown(path));
+  } catch (const InputFileError& e) {
+    throw ConfigError(e.what());
   }
+  std::istringstream in(text);
   load_ini(in, path);
 }
 
@@ -322,29 +349,32 @@ void Config::load_ini(std::istream& in, const std::string& source) {
   int lineno = 0;
   while (std::getline(in, line)) {
     ++lineno;
-    const std::string where = "config file " + source + " line " + std::to_string(lineno) + ": ";
+    const std::string where = "config file " + shown(source) + " line " + std::to_string(lineno) + ": ";
+    if (lineno == 1) line = strip_bom(line);
+    if (line.size() > kInputLineMax)
+      throw ConfigError(where + "longer than " + std::to_string(kInputLineMax) + " bytes");
     size_t hash = line.find('#');
     if (hash != std::string::npos) line.erase(hash);
     line = trim(line);
     if (line.empty() || line[0] == ';') continue;
     if (line[0] == '[') {
-      if (line.back() != ']') throw ConfigError(where + "bad section header '" + line + "'");
+      if (line.back() != ']') throw ConfigError(where + "bad section header " + quoted(line));
       section = trim(line.substr(1, line.size() - 2));
       if (section.empty()) throw ConfigError(where + "empty section name");
       continue;
     }
     size_t eq = line.find('=');
     if (eq == std::string::npos)
-      throw ConfigError(where + "expected 'name = value', got '" + line + "'");
+      throw ConfigError(where + "expected 'name = value', got " + quoted(line));
     std::string key = trim(line.substr(0, eq));
     std::string value = trim(line.substr(eq + 1));
     if (key.empty()) throw ConfigError(where + "missing name before '='");
     std::string full = (section.empty() || section == "fio") ? key : section + "." + key;
     if (!registry_->find(full))
-      throw ConfigError(where + "unknown key '" + full + "' (see --list-params)");
+      throw ConfigError(where + "unknown key " + quoted(full) + " (see --list-params)");
     auto [pos, fresh] = seen.emplace(full, lineno);
     if (!fresh)
-      throw ConfigError(where + "'" + full + "' is given twice (first on line " +
+      throw ConfigError(where + quoted(full) + " is given twice (first on line " +
                         std::to_string(pos->second) + ")");
     try {
       set(full, value);
@@ -354,7 +384,7 @@ void Config::load_ini(std::istream& in, const std::string& source) {
       throw ConfigError(where + msg);
     }
   }
-  if (in.bad()) throw ConfigError("config file " + source + ": read error");
+  if (in.bad()) throw ConfigError("config file " + shown(source) + ": read error");
 }
 
 size_t Config::index_of(const std::string& name) const {
@@ -441,7 +471,7 @@ void Config::validate_all() const {
     const Value& v = values_[i];
     if (spec.kind != ParamKind::Time || v.time_unit != kCyc) continue;
     if (!has_ghz || !(real(kCpuGhz) > 0))
-      throw ConfigError("--" + spec.name + ": '" + v.canonical + "' is in cycles and needs " +
+      throw ConfigError("--" + spec.name + ": " + quoted(v.canonical) + " is in cycles and needs " +
                         kCpuGhz + " > 0");
     double ghz = real(kCpuGhz);
     double ns = v.number / ghz;

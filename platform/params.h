@@ -70,6 +70,12 @@ struct ParamSpec {
   double min = 0, max = 0;    // inclusive, base unit (ns, bytes); Time/Size/Integer/Real
   std::vector<std::string> choices;  // Choice
   std::string help;           // one line
+  // Integer: also accepts k, m, g (1024-based, as fio reads counts such as
+  // number_ios with its default kb_base=1024).
+  bool count_suffixes = false;
+  // Time: a bare number means nanoseconds (a parameter that once took ns).
+  bool bare_ns = false;
+  std::string alias = "";     // another accepted name (e.g. the newer spelling)
 };
 
 class ParamRegistry {
@@ -79,7 +85,7 @@ class ParamRegistry {
   // (except the range of a `cyc` default, which depends on hv.cpu_ghz and is
   // checked by Config::validate_all).
   void add(ParamSpec spec);
-  const ParamSpec* find(const std::string& name) const;  // nullptr if unknown
+  const ParamSpec* find(const std::string& name) const;  // nullptr if unknown; aliases too
   const std::vector<ParamSpec>& all() const { return specs_; }  // in registration order
   // The model's parameters (register_builtin_params), built once.
   static const ParamRegistry& builtin();

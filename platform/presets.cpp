@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "platform/params.h"
+#include "platform/user_text.h"
 
 namespace nvmesim::platform {
 
@@ -89,7 +90,7 @@ void apply_preset(const std::string& names, Config& config) {
       known += (known.empty() ? "" : ", ") + p.name;
     }
     if (!found)
-      throw ConfigError("--preset: '" + name.substr(0, 80) + "' is not one of " + known);
+      throw ConfigError("--preset: " + quoted(name) + " is not one of " + known);
     for (const auto& [k, v] : found->values) config.set(k, v);
     if (comma == std::string::npos) return;
     begin = comma + 1;

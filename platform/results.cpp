@@ -1,9 +1,11 @@
 #include "platform/results.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
 
+#include "platform/interrupt.h"
 #include "platform/json_text.h"
 
 namespace nvmesim::platform {
@@ -114,7 +116,9 @@ void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
     << ", \"cq_mmio\": " << fixed(r.per_io(r.cq.mmio), 6)
     << ", \"exits\": " << fixed(r.per_io(doorbell_exits), 6)
     << ", \"all_exits\": " << fixed(r.per_io(r.exits.total_count_excluding_hlt()), 6)
-    << ", \"interrupts\": " << fixed(r.per_io(r.interrupts_sent), 6) << "},\n";
+    << ", \"interrupts\": " << fixed(r.per_io(r.interrupts_sent), 6)
+    << ", \"msix_messages\": " << fixed(r.per_io(r.interrupts_sent), 6)
+    << ", \"injection_exits\": " << fixed(r.per_io(r.exits.count[unsigned(ExitKind::Interrupt)]), 6) << "},\n";
   o << i1 << "\"controller\": {\"commands\": " << r.commands << ", \"interrupts\": " << r.interrupts_sent
     << ", \"dma_reads\": " << r.dma_reads << ", \"dma_writes\": " << r.dma_writes
     << ", \"async_events\": " << r.async_events << ", \"cq_full_waits\": " << r.cq_full_waits
@@ -122,7 +126,7 @@ void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
     << ", \"lost_notifications\": " << r.lost_notifications
     << ", \"stuck_handler_runs\": " << r.stuck_handler_runs << "},\n";
   o << i1 << "\"utilization\": {\n" << i2 << "\"vcpu\": [";
-  const double span = r.sim_time_ns > 0 ? r.sim_time_ns : 1;
+  const double span = std::max(r.utilization_span_ns, r.sim_time_ns) > 0 ? std::max(r.utilization_span_ns, r.sim_time_ns) : 1;
   for (size_t k = 0; k < r.vcpus.size(); ++k) {
     const auto& v = r.vcpus[k];
     o << (k ? ", " : "") << "\n" << i3 << "{\"vcpu\": " << k << ", \"busy\": "
@@ -140,7 +144,8 @@ void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
       << ", \"wakeups_while_polling\": " << t.poll_wakeups << "}";
   }
   o << "\n" << i2 << "],\n" << i2 << "\"host_cores\": " << r.host_cores
-    << ", \"overcommitted\": " << fixed(r.overcommitted_ns / span, 6) << "\n" << i1 << "},\n";
+    << ", \"overcommitted\": " << fixed(r.overcommitted_ns / span, 6) << ",\n"
+    << i2 << "\"span_ns\": " << fixed(span, 3) << "\n" << i1 << "},\n";
   o << i1 << "\"bringup\": {\"ok\": " << (r.bringup_ok ? "true" : "false")
     << ", \"error\": " << quoted(r.bringup_error) << ", \"sim_time_ns\": " << fixed(r.bringup_ns, 3)
     << ", \"dbbuf_opcode\": " << unsigned(r.dbbuf_opcode)
@@ -148,7 +153,9 @@ void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
   for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k)
     o << (k ? ", " : "") << quoted(models::to_string(ExitKind(k))) << ": " << r.bringup_exits.count[k];
   o << "}},\n";
-  o << i1 << "\"stall\": " << (r.stalled ? quoted(r.stall_report) : "null");
+  o << i1 << "\"stall\": " << (r.stalled ? quoted(r.stall_report) : "null") << ",\n";
+  o << i1 << "\"interrupted\": "
+    << (r.interrupted ? quoted(interrupt::signal_name(r.interrupt_signal)) : "null");
   if (r.has_host) {
     o << ",\n" << i1 << "\"host\": {\"wall_s\": " << fixed(r.wall_s, 3)
       << ", \"peak_rss_bytes\": " << r.peak_rss_bytes << ", \"ios_per_wall_s\": "
@@ -163,6 +170,9 @@ void write_normal(const RunResults& r, std::ostream& o) {
       if (kv.first == name) return kv.second;
     return "?";
   };
+  if (r.interrupted)
+    o << "INTERRUPTED by " << interrupt::signal_name(r.interrupt_signal) << " at "
+      << fixed(r.sim_time_ns / 1000.0, 1) << " us of the measured phase: the figures cover the run so far\n";
   o << "job: rw=" << cfg("rw") << ", bs=" << cfg("bs") << ", iodepth=" << cfg("iodepth")
     << ", numjobs=" << cfg("numjobs") << ", backend=" << cfg("nvme.backend")
     << ", dbbuf=" << cfg("nvme.dbbuf") << (r.dbbuf_active ? " (active)" : " (inactive)")
@@ -199,14 +209,19 @@ void write_normal(const RunResults& r, std::ostream& o) {
   auto line = [&](const char* q, const DoorbellFigures& d) {
     o << "  " << q << ": updates=" << d.updates << ", mmio=" << d.mmio
       << ", suppressed=" << d.suppressed << ", eventidx hit rate="
-      << (r.dbbuf_active ? fixed(RunResults::hit_rate(d) * 100, 2) + "%" : std::string("n/a"))
+      << (r.dbbuf_active && RunResults::hit_rate(d) >= 0 ? fixed(RunResults::hit_rate(d) * 100, 2) + "%"
+                                                          : std::string("n/a"))
       << ", exits/io=" << fixed(r.per_io(d.mmio), 3) << "\n";
   };
   line("sq", r.sq);
   line("cq", r.cq);
   o << "  doorbell exits per I/O: " << fixed(r.per_io(r.sq.mmio + r.cq.mmio), 3)
-    << "; interrupts per I/O: " << fixed(r.per_io(r.interrupts_sent), 3)
     << "; shadow reads: " << r.shadow_reads << ", eventidx writes: " << r.eventidx_writes << "\n";
+  // Two counts that differ: the device's MSI-X writes, and the exits the
+  // hypervisor takes to inject an interrupt into the vCPU.
+  o << "  MSI-X messages per I/O: " << fixed(r.per_io(r.interrupts_sent), 3)
+    << "; interrupt-injection exits per I/O: "
+    << fixed(r.per_io(r.exits.count[unsigned(ExitKind::Interrupt)]), 3) << "\n";
   o << "VM exits (measured phase):\n";
   for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k) {
     if (!r.exits.count[k]) continue;
@@ -217,7 +232,7 @@ void write_normal(const RunResults& r, std::ostream& o) {
     o << buf;
   }
   o << "utilisation:\n";
-  const double span = r.sim_time_ns > 0 ? r.sim_time_ns : 1;
+  const double span = std::max(r.utilization_span_ns, r.sim_time_ns) > 0 ? std::max(r.utilization_span_ns, r.sim_time_ns) : 1;
   for (size_t k = 0; k < r.vcpus.size(); ++k) {
     const auto& v = r.vcpus[k];
     o << "  vcpu" << k << ": busy " << fixed(100 * (v.guest_ns + v.exit_ns) / span, 1)

@@ -52,6 +52,10 @@ struct DeviceThreadFigures {
 struct RunResults {
   std::vector<std::pair<std::string, std::string>> config;  // every effective parameter
   double sim_time_ns = 0;  // the measured interval
+  // What utilisation is a fraction of: the measured interval, extended to
+  // the end of the vCPUs' work after their last completion (the CQ doorbell
+  // write and the EOI that follow it). 0: sim_time_ns.
+  double utilization_span_ns = 0;
   uint64_t ios = 0, read_ios = 0, write_ios = 0, read_bytes = 0, write_bytes = 0;
   uint64_t io_errors = 0;
   uint64_t verified_reads = 0, verify_errors = 0;  // verify=pattern
@@ -80,6 +84,10 @@ struct RunResults {
   // Stall watchdog.
   bool stalled = false;
   std::string stall_report;
+  // SIGINT/SIGTERM stopped the run early: the figures cover the simulated
+  // time up to the signal (platform/interrupt.h).
+  bool interrupted = false;
+  int interrupt_signal = 0;
   // Host figures (--host-stats only).
   bool has_host = false;
   double wall_s = 0;

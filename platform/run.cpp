@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -15,9 +16,12 @@
 
 #include "platform/fio_job.h"
 #include "platform/fio_json.h"
+#include "platform/interrupt.h"
 #include "platform/params.h"
+#include "platform/pending_file.h"
 #include "platform/results.h"
 #include "platform/system.h"
+#include "platform/user_text.h"
 #include "traces/timeline_writer.h"
 #include "traces/vcd_writer.h"
 
@@ -25,18 +29,35 @@ namespace nvmesim::platform {
 
 namespace {
 
-// --vcd / --timeline: the files and writers of one run.
+// --vcd / --timeline: the files and writers of one run. Each file is
+// written under a temporary name and renamed when the run is done
+// (platform/pending_file.h).
 struct Traces {
   traces::TraceOptions options;
-  std::string vcd_name, timeline_name;
+  PendingFile vcd_pending, timeline_pending;
   std::FILE* vcd_file = nullptr;
   std::FILE* timeline_file = nullptr;
   std::unique_ptr<traces::VcdWriter> vcd;
   std::unique_ptr<traces::TimelineWriter> timeline;
   traces::TracerTee tee;
+  uint64_t end_ps = 0;  // the simulated time the run ended at
   ~Traces() {
     if (vcd_file) std::fclose(vcd_file);
     if (timeline_file) std::fclose(timeline_file);
+  }
+  // Closes both files and renames them into place; "" or a one-line error.
+  std::string commit() {
+    for (auto [f, option, pending] : {std::tuple{&vcd_file, "--vcd", &vcd_pending},
+                                      std::tuple{&timeline_file, "--timeline", &timeline_pending}}) {
+      if (!*f) continue;
+      const bool bad = std::ferror(*f) || std::fflush(*f) != 0;
+      const bool closed = std::fclose(*f) == 0;
+      *f = nullptr;
+      if (bad || !closed) return std::string(option) + ": error writing " + quoted(pending->path());
+      if (const std::string e = pending->commit(); !e.empty())
+        return std::string(option) + ": cannot rename the finished file to " + quoted(pending->path()) + " (" + e + ")";
+    }
+    return "";
   }
 };
 
@@ -46,21 +67,21 @@ std::string open_traces(const Config& config, const RunOptions& o, Traces& t) {
   t.options.stop_ps = o.trace_stop_ps;
   t.options.signals = o.trace_signals;
   t.options.quantum_ps = uint64_t(config.time_ns("sim.quantum") * 1000.0 + 0.5);
-  auto open = [](const char* option, const std::string& name, std::FILE*& f) -> std::string {
-    f = std::fopen(name.c_str(), "w");
-    if (!f) return std::string("--") + option + ": cannot open '" + name + "' for writing (" + std::strerror(errno) + ")";
+  auto open = [](const char* option, const std::string& name, PendingFile& pending,
+                 std::FILE*& f) -> std::string {
+    std::string e = pending.create(name);
+    if (e.empty() && !(f = std::fopen(pending.temp_path().c_str(), "w"))) e = std::strerror(errno);
+    if (!e.empty()) return std::string("--") + option + ": cannot open " + quoted(name) + " for writing (" + e + ")";
     std::setvbuf(f, nullptr, _IOFBF, 1 << 20);  // large writes: traces are big
     return "";
   };
   if (!o.vcd_file.empty()) {
-    if (auto e = open("vcd", o.vcd_file, t.vcd_file); !e.empty()) return e;
-    t.vcd_name = o.vcd_file;
+    if (auto e = open("vcd", o.vcd_file, t.vcd_pending, t.vcd_file); !e.empty()) return e;
     t.vcd = std::make_unique<traces::VcdWriter>(t.vcd_file, t.options);
     t.tee.add(t.vcd.get());
   }
   if (!o.timeline_file.empty()) {
-    if (auto e = open("timeline", o.timeline_file, t.timeline_file); !e.empty()) return e;
-    t.timeline_name = o.timeline_file;
+    if (auto e = open("timeline", o.timeline_file, t.timeline_pending, t.timeline_file); !e.empty()) return e;
     t.timeline = std::make_unique<traces::TimelineWriter>(t.timeline_file, t.options);
     t.tee.add(t.timeline.get());
   }
@@ -91,12 +112,27 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
     traces->tee.begin(vcpus, vcpus, unsigned(system.host_thread_count()));  // one I/O queue per vCPU
     const std::string bad = traces->options.unmatched();
     if (!bad.empty())
-      throw TraceSignalsError("--trace-signals: '" + bad + "' matches no signal (names such as q1.shadow_sq_tail, vcpu0.state, host0.state, msix.vector1; timeline: q1.io, vcpu0.exit, host0.burst)");
+      throw TraceSignalsError("--trace-signals: " + quoted(bad) + " matches no signal (names such as q1.shadow_sq_tail, vcpu0.state, host0.state, msix.vector1; timeline: q1.io, vcpu0.exit, host0.burst)");
+    // A pattern list that selects signals of one format only leaves the
+    // other file empty: say so (once) rather than write an empty trace.
+    if (!traces->options.signals.empty())
+      for (auto [selects, option] : {std::pair{traces->vcd && !traces->vcd->selects_anything(), "--vcd"},
+                                     std::pair{traces->timeline && !traces->timeline->selects_anything(), "--timeline"}})
+        if (selects)
+          std::cerr << "nvmesim: warning: --trace-signals selects nothing " << option
+                    << " writes (VCD signals such as q1.shadow_sq_tail, vcpu0.state; timeline tracks such as "
+                       "q1.io, vcpu0.exit, host0.burst): its file will hold no events\n";
     traces::set_active(&traces->tee);
   }
-  RunResults r = system.run();
+  RunResults r;
+  {
+    interrupt::SimulationStopper stopper;  // SIGINT/SIGTERM end the run at a safe point
+    r = system.run();
+  }
+  if (r.interrupted) r.interrupt_signal = interrupt::received();
   if (traces) {
-    traces->tee.end(sc_core::sc_time_stamp().value());
+    traces->end_ps = sc_core::sc_time_stamp().value();
+    traces->tee.end(traces->end_ps);
     traces::set_active(nullptr);
   }
   if (host_stats) {
@@ -124,6 +160,7 @@ Summary summarize(const RunResults& r) {
   s.p99 = r.lat.percentile(99);
   s.ok = r.bringup_ok;
   s.stalled = r.stalled;
+  s.interrupted = r.interrupted;
   s.dbbuf_active = r.dbbuf_active;
   return s;
 }
@@ -157,6 +194,7 @@ bool run_in_child(const Config& config, bool host_stats, Summary& summary, std::
     error = "fork failed";
     return false;
   }
+  if (pid > 0) interrupt::add_child(pid);  // a signal to this process reaches the run
   if (pid == 0) {
     ::close(fds[0]);
     int code = 0;
@@ -186,7 +224,9 @@ bool run_in_child(const Config& config, bool host_stats, Summary& summary, std::
   }
   ::close(fds[0]);
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  interrupt::remove_child(pid);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || data.size() < sizeof(Summary)) {
     error = "a simulation child process failed";
     return false;
@@ -205,24 +245,42 @@ std::string pct(double rate) {
   return b;
 }
 
-int run_default_comparison(const Config& base, const RunOptions& options, std::ostream& out) {
+// A run's outcome: its exit code, and whether its results were written
+// (only then are the output files renamed into place).
+struct Outcome {
+  int code;
+  bool written;
+};
+
+Outcome run_default_comparison(const Config& base, const RunOptions& options, std::ostream& out) {
   const char* modes[2] = {"off", "spec"};
-  Summary s[2];
+  Summary s[2]{};
   std::string json[2];
-  for (int k = 0; k < 2; ++k) {
+  int ran = 0;  // a signal ends the comparison after the run it cut short
+  for (int k = 0; k < 2 && !interrupt::received(); ++k, ++ran) {
     Config c = base;
     c.set("nvme.dbbuf", modes[k]);
     std::string error;
     if (!run_in_child(c, options.host_stats, s[k], json[k], error)) {
+      if (interrupt::received()) break;  // the child died of it before it could answer
       std::cerr << "nvmesim: error: " << error << "\n";
-      return 1;
+      return {1, false};
     }
   }
+  const int sig = interrupt::received();
+  const bool stalled = (ran > 0 && s[0].stalled) || (ran > 1 && s[1].stalled);
+  const int code = sig ? interrupt::exit_code() : options.fail_on_stall && stalled ? 3 : 0;
   if (options.output_format == "json") {
-    out << "{\n  \"experiment\": \"default: doorbell buffer off vs spec\",\n  \"runs\": {\n";
-    out << "    \"off\":\n" << json[0] << ",\n    \"spec\":\n" << json[1] << "\n  }\n}\n";
-    return options.fail_on_stall && (s[0].stalled || s[1].stalled) ? 3 : 0;
+    out << "{\n  \"experiment\": \"default: doorbell buffer off vs spec\",\n";
+    if (sig) out << "  \"interrupted\": \"" << interrupt::signal_name(sig) << "\",\n";
+    out << "  \"runs\": {\n";
+    out << "    \"off\":\n" << (ran > 0 ? json[0] : "    null") << ",\n    \"spec\":\n"
+        << (ran > 1 ? json[1] : "    null") << "\n  }\n}\n";
+    return {code, true};
   }
+  if (sig)
+    out << "INTERRUPTED by " << interrupt::signal_name(sig) << ": " << ran
+        << " of 2 runs started; a run cut short covers its simulated time so far, '-' marks one not run\n";
   out << "nvmesim default experiment: rw=" << base.text("rw") << " bs=" << base.text("bs")
       << " iodepth=" << base.text("iodepth") << " numjobs=" << base.text("numjobs")
       << " backend=" << base.text("nvme.backend") << " number_ios=" << base.text("number_ios")
@@ -232,7 +290,8 @@ int run_default_comparison(const Config& base, const RunOptions& options, std::o
   std::snprintf(line, sizeof line, "%-28s %14s %14s\n", "", "dbbuf=off", "dbbuf=spec");
   out << line;
   auto row = [&](const char* name, const std::string& a, const std::string& b) {
-    std::snprintf(line, sizeof line, "%-28s %14s %14s\n", name, a.c_str(), b.c_str());
+    std::snprintf(line, sizeof line, "%-28s %14s %14s\n", name, ran > 0 ? a.c_str() : "-",
+                  ran > 1 ? b.c_str() : "-");
     out << line;
   };
   auto num = [](double v, const char* f) {
@@ -249,25 +308,20 @@ int run_default_comparison(const Config& base, const RunOptions& options, std::o
   row("CQ EventIdx hit rate", pct(s[0].cq_hit), pct(s[1].cq_hit));
   row("latency p50 (ns)", num(double(s[0].p50), "%.0f"), num(double(s[1].p50), "%.0f"));
   row("latency p99 (ns)", num(double(s[0].p99), "%.0f"), num(double(s[1].p99), "%.0f"));
-  for (int k = 0; k < 2; ++k)
+  for (int k = 0; k < ran; ++k)
     if (s[k].stalled) out << "dbbuf=" << modes[k] << ": the run stalled (see --output-format=json)\n";
   out << "\nRun one configuration with any option (e.g. --nvme.dbbuf=spec) for the full report.\n";
-  return options.fail_on_stall && (s[0].stalled || s[1].stalled) ? 3 : 0;
+  return {code, true};
 }
 
-}  // namespace
-
-int run_experiment(const Config& config, const RunOptions& options, std::ostream& out) {
-  config.validate_all();
-  for (const std::string& line : options.notices) std::cerr << line << "\n";
-  if (options.default_experiment) return run_default_comparison(config, options, out);
+Outcome run_one(const Config& config, const RunOptions& options, std::ostream& out) {
   Traces traces;
   const bool tracing = !options.vcd_file.empty() || !options.timeline_file.empty();
   if (tracing) {
     const std::string e = open_traces(config, options, traces);
     if (!e.empty()) {
       std::cerr << "nvmesim: error: " << e << "\n";
-      return 2;
+      return {2, false};
     }
   }
   RunResults r;
@@ -275,21 +329,23 @@ int run_experiment(const Config& config, const RunOptions& options, std::ostream
     r = simulate(config, options.host_stats, tracing ? &traces : nullptr, options.fio.get());
   } catch (const TraceSignalsError& e) {
     std::cerr << "nvmesim: error: " << e.what() << "\n";
-    return 2;
+    return {2, false};
   } catch (const ConfigError& e) {  // combinations only the assembled system can check
     std::cerr << "nvmesim: error: " << e.what() << "\n";
-    return 2;
+    return {2, false};
   }
   if (tracing) {
     const uint64_t late = (traces.vcd ? traces.vcd->late_events() : 0) +
                           (traces.timeline ? traces.timeline->late_events() : 0);
     if (late) std::cerr << "nvmesim: warning: " << late << " trace events arrived after later ones and were moved forward\n";
-    for (auto [f, option, name] : {std::tuple{traces.vcd_file, "--vcd", traces.vcd_name},
-                                   std::tuple{traces.timeline_file, "--timeline", traces.timeline_name}})
-      if (f && (std::ferror(f) || std::fflush(f) != 0)) {
-        std::cerr << "nvmesim: error: " << option << ": error writing '" << name << "'\n";
-        return 1;
-      }
+    if (options.trace_start_ps >= traces.end_ps && options.trace_start_ps > 0)
+      std::cerr << "nvmesim: warning: --trace-start " << format_time_ns(double(options.trace_start_ps) / 1000.0)
+                << " is not before the end of the run (" << format_time_ns(double(traces.end_ps) / 1000.0)
+                << " simulated): the traces hold no events\n";
+    if (const std::string e = traces.commit(); !e.empty()) {
+      std::cerr << "nvmesim: error: " << e << "\n";
+      return {1, false};
+    }
   }
   if (options.output_format == "json+") {
     write_fio_json_plus(r, config, options.fio.get(), out);
@@ -299,9 +355,47 @@ int run_experiment(const Config& config, const RunOptions& options, std::ostream
   } else {
     write_normal(r, out);
   }
-  if (!r.bringup_ok) return 1;
-  if (r.stalled && options.fail_on_stall) return 3;
-  return 0;
+  if (interrupt::received()) return {interrupt::exit_code(), true};
+  if (!r.bringup_ok) return {1, true};
+  if (r.stalled && options.fail_on_stall) return {3, true};
+  return {0, true};
+}
+
+}  // namespace
+
+int run_experiment(const Config& config, const RunOptions& options, std::ostream& out) {
+  config.validate_all();
+  for (const std::string& line : options.notices) std::cerr << line << "\n";
+  // --output: written under a temporary name, renamed once complete.
+  PendingFile pending;
+  std::ofstream file;
+  if (!options.output_file.empty()) {
+    std::string e = pending.create(options.output_file);
+    if (e.empty()) {
+      file.open(pending.temp_path());
+      if (!file) e = std::strerror(errno);
+    }
+    if (!e.empty()) {
+      std::cerr << "nvmesim: error: --output: cannot open " << quoted(options.output_file)
+                << " for writing (" << e << ")\n";
+      return 2;
+    }
+  }
+  std::ostream& results = options.output_file.empty() ? out : file;
+  const Outcome o = options.default_experiment ? run_default_comparison(config, options, results)
+                                               : run_one(config, options, results);
+  if (options.output_file.empty() || !o.written) return o.code;
+  file.close();
+  if (!file) {
+    std::cerr << "nvmesim: error: --output: error writing " << quoted(options.output_file) << "\n";
+    return o.code ? o.code : 1;
+  }
+  if (const std::string e = pending.commit(); !e.empty()) {
+    std::cerr << "nvmesim: error: --output: cannot rename the finished file to "
+              << quoted(options.output_file) << " (" << e << ")\n";
+    return o.code ? o.code : 1;
+  }
+  return o.code;
 }
 
 }  // namespace nvmesim::platform

@@ -32,7 +32,7 @@ struct RunSummary {
   double iops, bw_bytes, sq_per_io, cq_per_io, sq_hit, cq_hit, exits_per_io;
   double irq_per_io;  // MSI-X messages the controller sent, per I/O
   uint64_t ios, p50, p99;
-  bool ok, stalled, dbbuf_active;
+  bool ok, stalled, dbbuf_active, interrupted;
 };
 
 // Simulates `config` in a child process (SystemC elaborates once per
@@ -42,8 +42,11 @@ struct RunSummary {
 bool run_in_child(const Config& config, bool host_stats, RunSummary& summary, std::string& json,
                   std::string& error);
 
-// Runs the configured experiment and writes its results to `out`. Returns
-// the process exit code (0 on success).
+// Runs the configured experiment and writes its results to `out`, or to
+// options.output_file when one is given. Every output file (--output, --vcd,
+// --timeline) is written under a temporary name and renamed into place only
+// once complete, so a refused or failed run leaves existing files untouched.
+// Returns the process exit code (0 on success).
 int run_experiment(const Config& config, const RunOptions& options, std::ostream& out);
 
 }  // namespace nvmesim::platform

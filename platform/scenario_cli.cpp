@@ -6,10 +6,12 @@
 #include <ostream>
 #include <sstream>
 
+#include "platform/interrupt.h"
 #include "platform/json_text.h"
 #include "platform/params.h"
 #include "platform/run.h"
 #include "platform/scenarios.h"
+#include "platform/user_text.h"
 
 namespace nvmesim::platform {
 
@@ -55,7 +57,10 @@ bool simulate(const Scenario& s, const Settings& what_if, const Settings& extra,
   }
   RunSummary r{};
   std::string json;
-  if (!run_in_child(c, false, r, json, error)) return false;
+  if (!run_in_child(c, false, r, json, error) || interrupt::received()) {
+    if (interrupt::received()) error = std::string("interrupted by ") + interrupt::signal_name(interrupt::received());
+    return false;
+  }
   if (!r.ok) {
     error = "scenario " + s.name + ": the run failed bring-up";
     return false;
@@ -128,8 +133,8 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
     } else if (a.rfind("--output-format=", 0) == 0) {
       format = a.substr(16);
       if (format != "normal" && format != "json") {
-        err << "nvmesim scenario: error: --output-format: '" << format
-            << "' is not one of normal, json\n";
+        err << "nvmesim scenario: error: --output-format: " << quoted(format)
+            << " is not one of normal, json\n";
         return 2;
       }
     } else if (a.rfind("--number_ios=", 0) == 0) {
@@ -139,8 +144,8 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
         number_ios = 0;
       }
       if (number_ios < 100 || number_ios > 100000000) {
-        err << "nvmesim scenario: error: --number_ios: '" << a.substr(13)
-            << "' is out of range (100..100000000)\n";
+        err << "nvmesim scenario: error: --number_ios: " << quoted(a.substr(13))
+            << " is out of range (100..100000000)\n";
         return 2;
       }
     } else if (a.rfind("--calibrate=", 0) == 0) {
@@ -162,7 +167,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
       }
       const auto eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) {
-        err << "nvmesim scenario: error: --set: '" << kv << "' is not PARAM=VALUE\n";
+        err << "nvmesim scenario: error: --set: " << quoted(kv) << " is not PARAM=VALUE\n";
         return 2;
       }
       const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
@@ -176,7 +181,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
       if (same != what_if.end()) what_if.erase(same);
       what_if.emplace_back(key, value);
     } else if (a.rfind("--", 0) == 0 || !name.empty()) {
-      err << "nvmesim scenario: error: unexpected argument '" << a << "' (see --help)\n";
+      err << "nvmesim scenario: error: unexpected argument " << quoted(a) << " (see --help)\n";
       return 2;
     } else {
       name = a;
@@ -194,7 +199,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   }
   if (!sc) {
     err << "nvmesim scenario: error: " << (name.empty() ? std::string("no scenario named")
-                                                        : "'" + name + "' is not a scenario")
+                                                        : quoted(name) + " is not a scenario")
         << " (one of " << names << "; see --list)\n";
     return 2;
   }
@@ -202,8 +207,8 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   if (!calibrate_param.empty()) {
     const ParamSpec* spec = ParamRegistry::builtin().find(calibrate_param);
     if (!spec || spec->kind != ParamKind::Time) {
-      err << "nvmesim scenario: error: --calibrate: '" << calibrate_param
-          << "' is not a time parameter (see --list-params)\n";
+      err << "nvmesim scenario: error: --calibrate: " << quoted(calibrate_param)
+          << " is not a time parameter (see --list-params)\n";
       return 2;
     }
     chosen.calibrated = calibrate_param;
@@ -237,7 +242,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   std::string error;
   if (!calibrate(*sc, what_if, number_ios, calibrated_ns, baseline, baseline_stalled, error)) {
     err << "nvmesim scenario: error: " << error << "\n";
-    return 1;
+    return interrupt::received() ? interrupt::exit_code() : 1;
   }
   if (baseline_stalled || baseline <= 0) {
     err << "nvmesim scenario: error: scenario " << sc->name << ": the baseline run stalls at "
@@ -255,7 +260,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
     if (i && !simulate(*sc, what_if, run.settings, ns_text(calibrated_ns), number_ios, m, error,
                        &stalled)) {
       err << "nvmesim scenario: error: " << error << "\n";
-      return 1;
+      return interrupt::received() ? interrupt::exit_code() : 1;
     }
     Figure f;
     f.label = run.label;

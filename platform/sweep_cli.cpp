@@ -14,7 +14,10 @@
 #include "platform/sweep_merge.h"
 #include "platform/sweep_output.h"
 #include "platform/sweep_plot.h"
+#include "platform/interrupt.h"
+#include "platform/param_requires.h"
 #include "platform/sweep_runner.h"
+#include "platform/user_text.h"
 
 namespace nvmesim::platform {
 
@@ -68,7 +71,7 @@ uint64_t parse_uint(const std::string& option, const std::string& v, uint64_t ma
   errno = 0;
   const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
   if (v.empty() || *end || v[0] == '-' || errno == ERANGE || n > max)
-    throw UsageError(option + ": '" + v + "' is not an integer in 0.." + std::to_string(max));
+    throw UsageError(option + ": " + quoted(v) + " is not an integer in 0.." + std::to_string(max));
   return n;
 }
 
@@ -106,7 +109,7 @@ Args parse(int argc, const char* const* argv) {
     } else if (name == "--plot") a.plots.push_back(parse_plot_arg(value));
     else if (name == "--emit") {
       if (value != "slurm" && value != "parallel")
-        throw UsageError("--emit: '" + value + "' is not one of slurm, parallel");
+        throw UsageError("--emit: " + quoted(value) + " is not one of slurm, parallel");
       a.emit.push_back(value);
     } else if (name == "--merge") {
       a.merge.push_back(value);
@@ -130,7 +133,38 @@ void check_fixed(const std::vector<std::string>& fixed) {
   const CliResult r = parse_command_line(int(argv.size()), argv.data());
   if (r.action == CliResult::Error) throw UsageError(r.message);
   if (r.action != CliResult::Run)
-    throw UsageError("'" + fixed.front() + "' is not an option of a run (see nvmesim sweep --help)");
+    throw UsageError(quoted(fixed.front()) + " is not an option of a run (see nvmesim sweep --help)");
+}
+
+// Every point's values with the fixed options must make a valid run, checked
+// before the first point runs, without simulating: the fixed options'
+// configuration with the point's values set, then the cross-field checks
+// (as parse_command_line does; it is called per point only with --job,
+// whose sections each take the values). The first bad point is named.
+void check_points(const std::vector<std::string>& fixed, const std::vector<Point>& points) {
+  std::vector<const char*> argv{"nvmesim"};
+  for (const std::string& f : fixed) argv.push_back(f.c_str());
+  const CliResult base = parse_command_line(int(argv.size()), argv.data());
+  for (const Point& p : points) {
+    std::string error;
+    if (base.options.fio) {
+      const std::vector<std::string> args = point_argv("nvmesim", fixed, p);
+      std::vector<const char*> point_args;
+      for (const std::string& a : args) point_args.push_back(a.c_str());
+      const CliResult r = parse_command_line(int(point_args.size()), point_args.data());
+      if (r.action == CliResult::Error) error = r.message;
+    } else {
+      try {
+        Config c = base.config;
+        for (const auto& [name, value] : p.values) c.set(name, value);
+        c.validate_all();
+        check_param_requirements(c);
+      } catch (const ConfigError& e) {
+        error = e.what();
+      }
+    }
+    if (!error.empty()) throw UsageError("--grid: point " + shown(point_label(p.values)) + ": " + error);
+  }
 }
 
 std::vector<std::string> axis_names(const std::vector<Axis>& axes) {
@@ -178,6 +212,7 @@ int merge(Args& a, std::ostream& err) {
     if (manifests.empty()) throw UsageError("--merge: no sweep.json in the directories; give the grid with --grid");
     a.axes = union_axes(manifests);
   }
+  for (const PlotSpec& p : a.plots) check_plot_columns(p, axis_names(a.axes));
   if (!a.seed_given && !manifests.empty()) a.seed = manifests.front().second.seed;
   const std::vector<Point> points = expand_grid(a.axes, a.seed);
   make_dirs(a.out);
@@ -212,6 +247,8 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     if (a.axes.empty()) throw UsageError("--grid: no grid given (--grid NAME=V1,V2,... or --sweep-file FILE)");
     const std::vector<Point> points = expand_grid(a.axes, a.seed);
     check_fixed(a.fixed);
+    for (const PlotSpec& p : a.plots) check_plot_columns(p, axis_names(a.axes));
+    check_points(a.fixed, points);
     make_dirs(a.out + "/points");
     a.out = absolute(a.out);
     const std::string exe = self_exe();
@@ -267,6 +304,12 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     char took[32];
     std::snprintf(took, sizeof took, "%.2f", wall);
+    if (const int sig = interrupt::received()) {
+      err << "sweep: interrupted by " << interrupt::signal_name(sig) << ": " << ran.size() << " of "
+          << todo.size() << " points to run finished; results in " << a.out
+          << "/results.csv (--resume runs the rest)\n";
+      return interrupt::exit_code();
+    }
     err << "sweep: " << points.size() << " points: " << todo.size() << " run, "
         << (points.size() - todo.size()) << " resumed, " << failed << " failed, in " << took << " s with "
         << ro.jobs << " jobs; results in " << a.out << "/results.csv\n";

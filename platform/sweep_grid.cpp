@@ -1,9 +1,12 @@
 #include "platform/sweep_grid.h"
+#include "platform/input_file.h"
+#include "platform/user_text.h"
 
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 namespace nvmesim::platform::sweep {
 
@@ -48,12 +51,12 @@ Bound parse_bound(const std::string& where, const std::string& text) {
       continue;
     }
     if (!std::isdigit(static_cast<unsigned char>(c))) break;
-    if (v > (INT64_MAX - 9) / 10) throw UsageError(where + ": '" + text + "' is too large");
+    if (v > (INT64_MAX - 9) / 10) throw UsageError(where + ": " + quoted(text) + " is too large");
     v = v * 10 + (c - '0');
     if (frac) ++b.decimals;
   }
   if (i == digits0 || (frac && b.decimals == 0 && i == digits0 + 1))
-    throw UsageError(where + ": '" + text + "' is not a number with an optional unit");
+    throw UsageError(where + ": " + quoted(text) + " is not a number with an optional unit");
   b.scaled = neg ? -v : v;
   b.unit = text.substr(i);
   return b;
@@ -76,27 +79,27 @@ std::vector<std::string> expand_range(const std::string& name, const std::string
   const std::string where = "--grid " + name;
   const size_t c1 = range.find(':'), c2 = range.find(':', c1 + 1);
   if (c1 == std::string::npos || c2 == std::string::npos || range.find(':', c2 + 1) != std::string::npos)
-    throw UsageError(where + ": a range is start:stop:step, got '" + range + "'");
+    throw UsageError(where + ": a range is start:stop:step, got " + quoted(range));
   Bound b[3] = {parse_bound(where, trim(range.substr(0, c1))),
                 parse_bound(where, trim(range.substr(c1 + 1, c2 - c1 - 1))),
                 parse_bound(where, trim(range.substr(c2 + 1)))};
   if (b[0].unit != b[1].unit || b[0].unit != b[2].unit)
-    throw UsageError(where + ": start, stop and step need the same unit, got '" + range + "'");
+    throw UsageError(where + ": start, stop and step need the same unit, got " + quoted(range));
   int decimals = 0;
   for (const Bound& x : b) decimals = std::max(decimals, x.decimals);
   for (Bound& x : b)
     for (int k = x.decimals; k < decimals; ++k) {
       if (x.scaled > INT64_MAX / 10 || x.scaled < INT64_MIN / 10)
-        throw UsageError(where + ": '" + range + "' has too many digits");
+        throw UsageError(where + ": " + quoted(range) + " has too many digits");
       x.scaled *= 10;
     }
-  if (b[2].scaled <= 0) throw UsageError(where + ": the step of '" + range + "' must be > 0");
+  if (b[2].scaled <= 0) throw UsageError(where + ": the step of " + quoted(range) + " must be > 0");
   if (b[1].scaled < b[0].scaled)
-    throw UsageError(where + ": the stop of '" + range + "' is below its start");
+    throw UsageError(where + ": the stop of " + quoted(range) + " is below its start");
   const uint64_t span = uint64_t(b[1].scaled) - uint64_t(b[0].scaled);
   const uint64_t count = span / uint64_t(b[2].scaled) + 1;
   if (count > kMaxPoints)
-    throw UsageError(where + ": '" + range + "' has " + std::to_string(count) +
+    throw UsageError(where + ": " + quoted(range) + " has " + std::to_string(count) +
                      " values (at most " + std::to_string(kMaxPoints) + ")");
   std::vector<std::string> values;
   for (uint64_t k = 0; k < count; ++k)
@@ -107,13 +110,13 @@ std::vector<std::string> expand_range(const std::string& name, const std::string
 Axis parse_grid_arg(const std::string& arg, const ParamRegistry& registry) {
   const size_t eq = arg.find('=');
   if (eq == std::string::npos)
-    throw UsageError("--grid: '" + arg + "' is not name=v1,v2,... or name=start:stop:step");
+    throw UsageError("--grid: " + quoted(arg) + " is not name=v1,v2,... or name=start:stop:step");
   Axis axis;
   axis.name = trim(arg.substr(0, eq));
   const std::string spec = trim(arg.substr(eq + 1));
-  if (axis.name.empty()) throw UsageError("--grid: '" + arg + "' has no parameter name");
+  if (axis.name.empty()) throw UsageError("--grid: " + quoted(arg) + " has no parameter name");
   if (!registry.find(axis.name))
-    throw UsageError("--grid: unknown parameter '" + axis.name + "' (see --list-params)");
+    throw UsageError("--grid: unknown parameter " + quoted(axis.name) + " (see --list-params)");
   if (spec.empty()) throw UsageError("--grid " + axis.name + ": no values");
   if (spec.find(',') == std::string::npos && spec.find(':') != std::string::npos) {
     axis.values = expand_range(axis.name, spec);
@@ -122,7 +125,7 @@ Axis parse_grid_arg(const std::string& arg, const ParamRegistry& registry) {
     for (;;) {
       const size_t comma = spec.find(',', start);
       const std::string v = trim(spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-      if (v.empty()) throw UsageError("--grid " + axis.name + ": empty value in '" + spec + "'");
+      if (v.empty()) throw UsageError("--grid " + axis.name + ": empty value in " + quoted(spec));
       axis.values.push_back(v);
       if (comma == std::string::npos) break;
       start = comma + 1;
@@ -131,14 +134,19 @@ Axis parse_grid_arg(const std::string& arg, const ParamRegistry& registry) {
   if (axis.name == "seed")
     for (const std::string& v : axis.values)
       if (!is_decimal_integer(v) || v.size() > 18)
-        throw UsageError("--grid seed: '" + v + "' is not a decimal integer below 10^18");
+        throw UsageError("--grid seed: " + quoted(v) + " is not a decimal integer below 10^18");
   return axis;
 }
 
 void load_sweep_file(const std::string& path, std::vector<Axis>& axes,
                      std::vector<std::string>& fixed, const ParamRegistry& registry) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("--sweep-file: cannot open '" + path + "' (" + std::strerror(errno) + ")");
+  std::string text;
+  try {
+    text = read_input_file(path, "--sweep-file " + shown(path));
+  } catch (const InputFileError& e) {
+    throw UsageError(e.what());
+  }
+  std::istringstream in(text);
   std::string line;
   int n = 0;
   while (std::getline(in, line)) {
@@ -154,7 +162,7 @@ void load_sweep_file(const std::string& path, std::vector<Axis>& axes,
     try {
       axes.push_back(parse_grid_arg(line, registry));
     } catch (const UsageError& e) {
-      throw UsageError("sweep file " + path + " line " + std::to_string(n) + ": " + e.what());
+      throw UsageError("sweep file " + shown(path) + " line " + std::to_string(n) + ": " + e.what());
     }
   }
 }
@@ -177,7 +185,7 @@ std::vector<Point> expand_grid(const std::vector<Axis>& axes, uint64_t sweep_see
   for (size_t a = 0; a < axes.size(); ++a) {
     for (size_t b = 0; b < a; ++b)
       if (axes[a].name == axes[b].name)
-        throw UsageError("--grid: parameter '" + axes[a].name + "' given twice");
+        throw UsageError("--grid: parameter " + quoted(axes[a].name) + " given twice");
     if (axes[a].values.empty()) throw UsageError("--grid " + axes[a].name + ": no values");
     total *= axes[a].values.size();
     if (total > kMaxPoints)

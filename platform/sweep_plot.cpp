@@ -1,4 +1,7 @@
 #include "platform/sweep_plot.h"
+#include "platform/params.h"
+#include "platform/results.h"
+#include "platform/user_text.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -7,6 +10,7 @@
 #include <fcntl.h>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -57,15 +61,15 @@ PlotSpec parse_plot_arg(const std::string& arg) {
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
     if (eq == std::string::npos || value.empty())
-      throw UsageError("--plot: '" + item + "' is not key=value (keys y, x, series)");
+      throw UsageError("--plot: " + quoted(item) + " is not key=value (keys y, x, series)");
     if (key == "y") p.y = value;
     else if (key == "x") p.x = value;
     else if (key == "series") p.series = value;
-    else throw UsageError("--plot: unknown key '" + key + "' (keys y, x, series)");
+    else throw UsageError("--plot: unknown key " + quoted(key) + " (keys y, x, series)");
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (p.y.empty() || p.x.empty()) throw UsageError("--plot: needs y=METRIC and x=COLUMN, got '" + arg + "'");
+  if (p.y.empty() || p.x.empty()) throw UsageError("--plot: needs y=METRIC and x=COLUMN, got " + quoted(arg));
   return p;
 }
 
@@ -74,6 +78,60 @@ std::string plot_basename(const PlotSpec& spec) {
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
   return s;
+}
+
+namespace {
+
+// "utilization.vcpu.3.busy" -> "utilization.vcpu.#.busy": array indexes
+// depend on numjobs, so names are compared with them blanked.
+std::string without_indexes(const std::string& name) {
+  std::string out;
+  size_t start = 0;
+  for (;;) {
+    const size_t dot = name.find('.', start);
+    const std::string part = name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const bool index = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos &&
+                       start > 0 && out.rfind("lat_ns.percentile", 0) != 0;
+    out += (start ? "." : "") + (index ? std::string("#") : part);
+    if (dot == std::string::npos) return out;
+    start = dot + 1;
+  }
+}
+
+// The metric columns a run's JSON can have: those of a sample run's JSON
+// (one vCPU, one device thread, host figures on), indexes blanked.
+const std::vector<std::string>& known_metric_columns() {
+  static const std::vector<std::string> names = [] {
+    RunResults sample;
+    sample.config = Config().effective();
+    sample.vcpus.resize(1);
+    sample.device_threads.resize(1);
+    sample.has_host = true;
+    std::ostringstream json;
+    write_json(sample, json);
+    std::vector<std::pair<std::string, std::string>> flat;
+    flatten(parse_json(json.str()), "", flat);
+    std::vector<std::string> out;
+    for (const auto& kv : flat) out.push_back(without_indexes(kv.first));
+    return out;
+  }();
+  return names;
+}
+
+}  // namespace
+
+void check_plot_columns(const PlotSpec& spec, const std::vector<std::string>& axis_names) {
+  const auto& known = known_metric_columns();
+  for (const auto& [key, name] : {std::pair{"y", &spec.y}, std::pair{"x", &spec.x}, std::pair{"series", &spec.series}}) {
+    if (name->empty() && std::string(key) == "series") continue;
+    const bool found = std::find(axis_names.begin(), axis_names.end(), *name) != axis_names.end() ||
+                       *name == "seed" || *name == "status" || *name == "error" ||
+                       std::find(known.begin(), known.end(), without_indexes(*name)) != known.end();
+    if (!found)
+      throw UsageError("--plot: " + std::string(key) + "=" + shown(*name) +
+                       " is not a column of the results (a grid parameter, seed, or a run's JSON "
+                       "key such as iops, per_io.exits, lat_ns.mean, config.bs)");
+  }
 }
 
 std::vector<std::string> write_plot(const std::string& dir, const PlotSpec& spec,

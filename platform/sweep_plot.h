@@ -18,6 +18,11 @@ struct PlotSpec {
 // "y=per_io.exits,x=iodepth,series=nvme.dbbuf"; throws UsageError.
 PlotSpec parse_plot_arg(const std::string& arg);
 
+// Before any point runs: every column the spec names must be a grid
+// parameter, seed/status/error, or a key of a run's JSON (array indexes
+// such as utilization.vcpu.0 matched whatever the index). Throws UsageError.
+void check_plot_columns(const PlotSpec& spec, const std::vector<std::string>& axis_names);
+
 // "plot-per_io.exits-vs-iodepth" (characters other than [A-Za-z0-9._-] -> '_').
 std::string plot_basename(const PlotSpec& spec);
 

@@ -1,6 +1,9 @@
 #include "platform/sweep_runner.h"
 
+#include "platform/interrupt.h"
+
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -94,11 +97,14 @@ void run_points(const std::vector<Point>& todo, const RunnerOptions& o, std::ost
       std::fprintf(stderr, "nvmesim sweep: cannot run %s: %s\n", argv[0], std::strerror(errno));
       _exit(127);
     }
+    interrupt::add_child(pid);
     running[pid] = {&p, std::chrono::steady_clock::now()};
   };
 
   while (next < todo.size() || !running.empty()) {
-    while (next < todo.size() && running.size() < jobs) start(todo[next++]);
+    // After SIGINT/SIGTERM no point starts; the running ones got the signal.
+    while (!interrupt::received() && next < todo.size() && running.size() < jobs) start(todo[next++]);
+    if (running.empty()) break;
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
     if (pid < 0) {
@@ -110,8 +116,12 @@ void run_points(const std::vector<Point>& todo, const RunnerOptions& o, std::ost
     const Point& p = *it->second.first;
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.second).count();
     running.erase(it);
+    interrupt::remove_child(pid);
     // The shell's convention, so local and emitted runs record the same code.
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    // A point cut short by the signal is not a result: no record, no .rc
+    // file, so --resume runs it again.
+    if (interrupt::received() && (code == 128 + SIGINT || code == 128 + SIGTERM)) continue;
     {
       FILE* rc = std::fopen(point_file(o.dir, p.id, ".rc").c_str(), "w");
       if (rc) {

@@ -53,6 +53,12 @@ class TimelineWriter : public Tracer {
   void hold_end(Hold hold, unsigned index) override;
 
   uint64_t late_events() const { return buffer_.late(); }
+  // After begin(): whether --trace-signals left any track to write.
+  bool selects_anything() const {
+    for (uint16_t s : sel_)
+      if (s) return true;
+    return false;
+  }
 
  private:
   enum class Ph : uint8_t { Complete, Begin, End, AsyncBegin, AsyncEnd, Instant };

@@ -53,6 +53,8 @@ class VcdWriter : public Tracer {
   // Events that arrived after later ones were written (moved forward to keep
   // the file ordered); 0 unless a model reports a past time without a hold.
   uint64_t late_events() const { return buffer_.late(); }
+  // After begin(): whether --trace-signals left any signal to write.
+  bool selects_anything() const { return !vars_.empty(); }
   size_t signals() const { return vars_.size(); }
   uint64_t pulse_ps() const { return kPulsePs; }
 

@@ -1,0 +1,36 @@
+// Parameters that only act together with another one's value, declared in
+// one table (param_requires.cpp, beside the parameter list) and checked in
+// one place, so that a setting never silently does nothing.
+//
+//   hv.fault (not none)      needs hv.notify ioeventfd        refused
+//   verify=pattern           needs nvme.backend ram           refused
+//   pcie.gen/lanes/mps/...   need pcie.mode link              warned
+//   pcie.host_copy_gbps/...  need pcie.mode emulated          warned
+//   ...
+// A refusal is a ConfigError ("--hv.fault: eventfd_spin needs hv.notify
+// ioeventfd (it is deferred)"); a warning is one line for standard error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nvmesim::platform {
+
+class Config;
+
+struct ParamRequirement {
+  const char* param;      // the dependent parameter
+  const char* inert;      // its value that asks for nothing (nullptr: any value the user set acts)
+  const char* needs;      // the parameter it needs
+  std::vector<const char*> values;  // ... at one of these values
+  bool refuse;            // true: the run is refused (exit 2); false: warned about once
+  const char* why;        // what happens otherwise, for the message
+};
+
+const std::vector<ParamRequirement>& param_requirements();
+
+// Throws ConfigError for the first refused combination in `config`; returns
+// the warnings ("nvmesim: warning: ..."), one per parameter.
+std::vector<std::string> check_param_requirements(const Config& config);
+
+}  // namespace nvmesim::platform

@@ -1,0 +1,145 @@
+// SIGINT and SIGTERM sent to a long run: it stops at the next safe point,
+// writes the results so far marked as interrupted, closes its traces
+// cleanly and exits 128 + the signal; a sweep keeps its finished points.
+// Each run here would take minutes uninterrupted; each wait is bounded.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "platform/sweep_json.h"
+#include "tests/platform/run_binary.h"
+#include "tests/platform/test_sweep_support.h"
+
+using nvmesim::test::Csv;
+using nvmesim::test::json_number;
+using nvmesim::test::ScratchDir;
+using nvmesim::test::slurp;
+
+namespace {
+
+struct Interrupted {
+  int exit_code = -1;  // -1: still running after the bound (then killed)
+  std::string out, err;
+};
+
+// Starts nvmesim with `args`, waits until `ready` exists (a file the run
+// writes early) or `delay` passes, sends `sig`, and waits up to 30 s.
+Interrupted interrupt_run(const std::vector<std::string>& args, int sig, const ScratchDir& d,
+                          std::chrono::milliseconds delay = std::chrono::milliseconds(700)) {
+  const std::string out = d / "stdout", err = d / "stderr";
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::setpgid(0, 0);  // its own group: a stray signal never reaches the test
+    const int fo = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int fe = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fo, 1);
+    ::dup2(fe, 2);
+    std::vector<char*> argv{const_cast<char*>(NVMESIM_BINARY)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(delay);
+  ::kill(pid, sig);
+  Interrupted r;
+  int status = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) {
+      r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status) + 1000;
+      break;
+    }
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(30)) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+const std::string kLong = "--number_ios=400000000";  // minutes of wall time
+
+}  // namespace
+
+TEST_CASE("interrupt: SIGINT/SIGTERM stop a run, which reports what it measured", "[interrupt]") {
+  struct Case {
+    int sig;
+    int exit_code;
+    const char* name;
+  };
+  for (const Case& c : {Case{SIGINT, 130, "SIGINT"}, Case{SIGTERM, 143, "SIGTERM"}}) {
+    ScratchDir d;
+    const auto r = interrupt_run({kLong, "--output-format=json", "--output", d / "out.json", "--vcd",
+                                  d / "t.vcd", "--timeline", d / "t.json"},
+                                 c.sig, d);
+    INFO(c.name << "\n" << r.err);
+    CHECK(r.exit_code == c.exit_code);
+    CHECK(r.err.empty());
+    const std::string json = slurp(d / "out.json");
+    CHECK(json.find(std::string("\"interrupted\": \"") + c.name + "\"") != std::string::npos);
+    // A whole JSON document with the I/Os done so far.
+    CHECK_NOTHROW(nvmesim::platform::sweep::parse_json(json));
+    const double ios = json_number(json, "ios");
+    CHECK(ios > 0);
+    CHECK(ios < 400000000);
+    CHECK(json_number(json, "iops") > 0);
+    // The traces end cleanly: the VCD's last line is a whole timestamp or
+    // value change, the timeline a whole JSON document.
+    const std::string vcd = slurp(d / "t.vcd");
+    REQUIRE(vcd.size() > 2);
+    CHECK(vcd.back() == '\n');
+    CHECK(vcd.find("$enddefinitions $end") != std::string::npos);
+    CHECK_NOTHROW(nvmesim::platform::sweep::parse_json(slurp(d / "t.json")));
+  }
+}
+
+TEST_CASE("interrupt: the text report says it was interrupted", "[interrupt]") {
+  ScratchDir d;
+  const auto r = interrupt_run({kLong, "--nvme.dbbuf=spec"}, SIGINT, d);
+  INFO(r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(r.out.rfind("INTERRUPTED by SIGINT at ", 0) == 0);
+  CHECK(r.out.find("doorbells (measured phase, I/O queues):") != std::string::npos);
+}
+
+TEST_CASE("interrupt: the default comparison passes the signal to its run and reports it", "[interrupt]") {
+  ScratchDir d;
+  // No experiment option: the default comparison, each run in a child.
+  // Its 200000 I/Os take a second or two: signal it early.
+  const auto r = interrupt_run({}, SIGTERM, d, std::chrono::milliseconds(300));
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 143);
+  CHECK(r.out.rfind("INTERRUPTED by SIGTERM: 1 of 2 runs started", 0) == 0);
+  CHECK(r.out.find("IOPS") != std::string::npos);
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("interrupt: a sweep keeps its finished points and exits 130", "[interrupt][sweep]") {
+  ScratchDir d;
+  // Point 0 finishes in well under a second; point 1 would take minutes.
+  const auto r = interrupt_run({"sweep", "--grid", "number_ios=300,400000000", "--jobs", "1", "--out", d / "sw"},
+                               SIGINT, d, std::chrono::milliseconds(1500));
+  INFO(r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(r.err.find("sweep: interrupted by SIGINT: 1 of 2 points to run finished") != std::string::npos);
+  const Csv csv(slurp(d / "sw/results.csv"));
+  REQUIRE(csv.rows.size() == 2);
+  CHECK(csv.at(0, "status") == "ok");
+  CHECK(csv.at(0, "ios") == "300");
+  CHECK(csv.at(1, "status") != "ok");
+}
