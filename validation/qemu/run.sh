@@ -1,0 +1,174 @@
+#!/bin/bash
+# Real-system reference for nvmesim: Debian's QEMU 7.2 nvme device (null-co
+# backend) and Debian's Linux 6.1 guest running fio; doorbell counts, IOPS,
+# latency and interrupts per configuration, written as one CSV.
+# Usage (as root on Debian 12):  validation/qemu/run.sh [--smoke] [--out FILE]
+# Environment: WORKDIR (scratch, default /var/tmp/nvmesim-qemu), REPEATS (3),
+#   IOS (I/Os per fio job, default 2000), SKIP_APT=1 (packages already there),
+#   ACCEL=kvm|tcg (skip the probe), BOOT_TIMEOUT (s per boot, default 1500).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+SMOKE=0
+OUT=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--smoke) SMOKE=1 ;;
+	--out) OUT=$2; shift ;;
+	*) echo "run.sh: unknown option '$1' (allowed: --smoke, --out FILE)" >&2; exit 2 ;;
+	esac
+	shift
+done
+[ -n "$OUT" ] || { [ $SMOKE = 1 ] && OUT=$HERE/results-smoke.csv || OUT=$HERE/results.csv; }
+
+WORKDIR=${WORKDIR:-/var/tmp/nvmesim-qemu}
+REPEATS=${REPEATS:-3}
+IOS=${IOS:-2000}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-1500}
+if [ $SMOKE = 1 ]; then
+	RWS="randread"; QDS="1,32"; JOBS_LIST="1"; DBBUF_LIST="0 1"; IOEVENTFD_LIST="off"
+else
+	RWS="randread,read"; QDS="1,2,4,8,16,32,64"; JOBS_LIST="1 2"; DBBUF_LIST="0 1"; IOEVENTFD_LIST="off on"
+fi
+JOBS_LIST=${JOBS_LIST_OVERRIDE:-$JOBS_LIST}
+
+log() { echo "[run.sh $(date -u +%H:%M:%S)] $*" >&2; }
+mkdir -p "$WORKDIR"
+cd "$WORKDIR"
+START=$(date +%s)
+
+# --- packages and versions -------------------------------------------------
+if [ "${SKIP_APT:-0}" != 1 ]; then
+	log "installing host packages"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq qemu-system-x86 busybox-static fio cpio gzip xz-utils \
+		kmod make gcc python3 linux-headers-amd64 >/dev/null
+fi
+IMG_PKG=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/{print $2; exit}')
+ABI=${IMG_PKG#linux-image-}
+IMG_VER=$(apt-cache policy "$IMG_PKG" | awk '/Candidate:/{print $2}')
+SRC_VER=$(apt-cache policy linux-source-6.1 | awk '/Candidate:/{print $2}')
+if [ "$IMG_VER" != "$SRC_VER" ]; then
+	# Debian's current image and source differ: take the source of the image's version.
+	log "linux-image $IMG_VER != linux-source-6.1 $SRC_VER; using linux-source-6.1=$IMG_VER"
+	SRC_VER=$IMG_VER
+fi
+HDR_PKG=linux-headers-$ABI
+if [ "${SKIP_APT:-0}" != 1 ]; then
+	apt-get install -y -qq "$HDR_PKG=$IMG_VER" >/dev/null
+fi
+HDR_VER=$(dpkg-query -W -f '${Version}' "$HDR_PKG")
+[ "$HDR_VER" = "$IMG_VER" ] || { echo "run.sh: $HDR_PKG $HDR_VER does not match $IMG_PKG $IMG_VER" >&2; exit 1; }
+QEMU_VERSION=$(qemu-system-x86_64 --version | head -n1 | sed 's/^QEMU emulator version //')
+FIO_VERSION=$(fio --version)
+LINUX_VERSION="$ABI ($IMG_VER)"
+log "guest $IMG_PKG $IMG_VER, headers $HDR_VER, source linux-source-6.1 $SRC_VER; $QEMU_VERSION; $FIO_VERSION"
+qemu-system-x86_64 -device nvme,help | grep -q 'ioeventfd=' ||
+	{ echo "run.sh: this QEMU's nvme device has no ioeventfd property" >&2; exit 1; }
+
+# --- guest kernel and the patched nvme.ko ------------------------------------
+IMG_DEB=${IMG_PKG}_${IMG_VER}_amd64.deb
+SRC_DEB=linux-source-6.1_${SRC_VER}_all.deb
+[ -f "$IMG_DEB" ] || apt-get download "$IMG_PKG=$IMG_VER" 2>/dev/null
+[ -f "$SRC_DEB" ] || apt-get download "linux-source-6.1=$SRC_VER" 2>/dev/null
+if [ ! -f kimg/.done-$IMG_VER ]; then
+	rm -rf kimg && mkdir kimg && dpkg-deb -x "$IMG_DEB" kimg
+	depmod -b kimg "$ABI"
+	touch kimg/.done-$IMG_VER
+fi
+KERNEL=$WORKDIR/kimg/boot/vmlinuz-$ABI
+MODDIR=kimg/lib/modules/$ABI
+if [ ! -f nvme-src/.done-$SRC_VER ]; then
+	log "extracting drivers/nvme/host from $SRC_DEB"
+	rm -rf nvme-src lsrc && mkdir -p nvme-src lsrc
+	dpkg-deb --fsys-tarfile "$SRC_DEB" | tar -x -C lsrc ./usr/src/linux-source-6.1.tar.xz
+	tar -xJf lsrc/usr/src/linux-source-6.1.tar.xz -C nvme-src --strip-components=4 \
+		--wildcards 'linux-source-6.1/drivers/nvme/host/*'
+	rm -rf lsrc
+	touch nvme-src/.done-$SRC_VER
+fi
+rm -rf nvme-build && mkdir nvme-build
+cp nvme-src/pci.c nvme-src/*.h nvme-build/
+patch -d nvme-build -p4 -s <"$HERE/nvme-pci-dbbuf-counters.patch"
+printf 'obj-m := nvme.o\nnvme-y := pci.o\nccflags-y := -I$(src)\n' >nvme-build/Kbuild
+log "building nvme.ko against $HDR_PKG"
+make -s -C "/usr/src/$HDR_PKG" M="$WORKDIR/nvme-build" -j2 modules >nvme-build/build.log 2>&1 ||
+	{ cat nvme-build/build.log >&2; exit 1; }
+
+# --- initramfs -------------------------------------------------------------
+log "building initramfs"
+rm -rf rootfs && mkdir -p rootfs/bin rootfs/sbin rootfs/proc rootfs/sys rootfs/dev rootfs/tmp
+cp /bin/busybox rootfs/bin/busybox
+cp /usr/bin/fio rootfs/bin/fio
+for lib in $(ldd /usr/bin/fio | grep -o '/[^ ]*'); do
+	mkdir -p "rootfs$(dirname "$lib")"
+	cp -L "$lib" "rootfs$lib"
+done
+# The dynamic loader under the path the binary names (PT_INTERP).
+INTERP=$(readelf -l /usr/bin/fio | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+mkdir -p "rootfs$(dirname "$INTERP")" && cp -L "$INTERP" "rootfs$INTERP"
+: >rootfs/modload.list
+deps=$(awk -v k="kernel/drivers/nvme/host/nvme.ko:" '$1 == k {for (i = NF; i > 1; i--) print $i}' "$MODDIR/modules.dep")
+for m in $deps kernel/drivers/nvme/host/nvme.ko; do
+	src=$MODDIR/$m
+	[ "$m" = kernel/drivers/nvme/host/nvme.ko ] && src=nvme-build/nvme.ko
+	mkdir -p "rootfs/$(dirname "${m%.xz}")"
+	case "$src" in *.xz) xz -dc "$src" >"rootfs/${m%.xz}" ;; *) cp "$src" "rootfs/$m" ;; esac
+	echo "${m%.xz}" >>rootfs/modload.list
+done
+cp "$HERE/init.sh" rootfs/init && chmod +x rootfs/init
+(cd rootfs && find . | cpio -o -H newc --quiet | gzip -1) >initramfs.gz
+
+# --- QEMU ------------------------------------------------------------------
+printf '%s\n' pci_nvme_mmio_doorbell_sq pci_nvme_mmio_doorbell_cq pci_nvme_dbbuf_config \
+	pci_nvme_mmio_read >trace-events.txt
+KCMD_BASE="console=ttyS0 loglevel=4 iomem=relaxed panic=-1"
+
+boot() { # boot ACCEL SMP IOEVENTFD TIMEOUT TAG CMDLINE-WORDS...
+	local accel=$1 smp=$2 ioeventfd=$3 tmo=$4 tag=$5
+	shift 5
+	# -cpu host aborts on this host (KVM rejects MSR 0x10a); qemu64 for both.
+	rm -f "serial-$tag.log" "trace-$tag.log"
+	nice -n 10 timeout --foreground -k 10 "$tmo" qemu-system-x86_64 \
+		-accel "$accel" -cpu qemu64 -m 1024M -smp "$smp" -nographic -no-reboot \
+		-kernel "$KERNEL" -initrd initramfs.gz -append "$KCMD_BASE $*" \
+		-drive if=none,id=nvm,format=raw,file.driver=null-co,file.read-zeroes=on,file.size=1G \
+		-device "nvme,serial=nvq0001,drive=nvm,ioeventfd=$ioeventfd" \
+		-trace "events=trace-events.txt" -D "trace-$tag.log" \
+		-serial "file:serial-$tag.log" -monitor none -display none </dev/null >"qemu-$tag.out" 2>&1 || true
+}
+
+if [ -z "${ACCEL:-}" ]; then
+	log "probing KVM (60 s limit)"
+	ACCEL=tcg
+	if [ -w /dev/kvm ]; then
+		boot kvm 1 off 60 probe nvq.mode=probe
+		if grep -q NVQ-ALIVE serial-probe.log 2>/dev/null; then
+			ACCEL=kvm
+		else
+			log "KVM: guest did not reach /init within 60 s (last serial bytes: $(tail -c 60 serial-probe.log 2>/dev/null | tr -cd '[:print:]'))"
+		fi
+	fi
+	log "accelerator: $ACCEL"
+fi
+
+RUN_TAGS=""
+for jobs in $JOBS_LIST; do
+	for dbbuf in $DBBUF_LIST; do
+		for ioeventfd in $IOEVENTFD_LIST; do
+			tag=j${jobs}-db${dbbuf}-ev${ioeventfd}
+			log "boot $tag ($ACCEL): rw=$RWS qd=$QDS reps=$REPEATS ios/job=$IOS"
+			t0=$(date +%s)
+			boot "$ACCEL" "$jobs" "$ioeventfd" "$BOOT_TIMEOUT" "$tag" \
+				nvq.dbbuf=$dbbuf nvq.rw=$RWS nvq.qd=$QDS nvq.jobs=$jobs nvq.reps=$REPEATS nvq.ios=$IOS
+			grep -q NVQ-DONE "serial-$tag.log" || log "WARNING: $tag did not finish (see $WORKDIR/serial-$tag.log)"
+			log "boot $tag took $(($(date +%s) - t0)) s"
+			RUN_TAGS="$RUN_TAGS $tag"
+		done
+	done
+done
+
+python3 "$HERE/parse.py" --qemu-version "$QEMU_VERSION" --linux-version "$LINUX_VERSION" \
+	--fio-version "$FIO_VERSION" --accel "$ACCEL" --workdir "$WORKDIR" --out "$OUT" $RUN_TAGS
+log "wrote $OUT in $(($(date +%s) - START)) s"
