@@ -23,7 +23,7 @@ uint32_t get_le32(const uint8_t* p) {
 }  // namespace
 
 // Spec mode covers every queue, the admin queue included (as QEMU); the
-// vendor device of the seeds covers the I/O queues only.
+// Google vendor-extension device covers the I/O queues only.
 bool Controller::dbbuf_covers(uint16_t qid) const {
   return dbbuf_active_ && (qid != 0 || config_.dbbuf == DbbufMode::Spec);
 }

@@ -9,7 +9,7 @@ namespace nvmesim::fw {
 enum class DbbufMode : uint8_t {
   Off,     // none
   Spec,    // NVMe 1.3 Doorbell Buffer Config (0x7C), Identify OACS bit 8
-  Vendor,  // the seeds' vendor extension (0xC0), PCI vendor id 0x1AE0
+  Vendor,  // the Google vendor extension (0xC0), PCI vendor id 0x1AE0
 };
 
 // How the device moves an EventIdx entry (SQ and CQ chosen apart).
@@ -23,7 +23,7 @@ enum class EventIdxPolicy : uint8_t {
 // What a doorbell MMIO write tells the device while the buffer is on.
 enum class MmioDoorbellValue : uint8_t {
   Use,     // QEMU: the written value is the new tail/head
-  Ignore,  // the seeds' vendor device: only a wake-up; read the shadow
+  Ignore,  // the Google vendor-extension device: only a wake-up; read the shadow
 };
 
 const char* to_string(DbbufMode mode);

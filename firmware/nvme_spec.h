@@ -206,7 +206,7 @@ constexpr uint8_t SET_FEATURES = 0x09;
 constexpr uint8_t GET_FEATURES = 0x0A;
 constexpr uint8_t ASYNC_EVENT_REQUEST = 0x0C;
 constexpr uint8_t DOORBELL_BUFFER_CONFIG = 0x7C;         // NVMe 1.3
-constexpr uint8_t VENDOR_DOORBELL_BUFFER_CONFIG = 0xC0;  // the seeds' vendor extension
+constexpr uint8_t VENDOR_DOORBELL_BUFFER_CONFIG = 0xC0;  // the Google vendor extension
 }  // namespace admin
 
 namespace io {
@@ -280,6 +280,6 @@ constexpr uint32_t LBAF0 = 128; // LBA Format 0 (4): LBADS at bits 23:16
 
 // PCI identity.
 constexpr uint16_t PCI_VENDOR_QEMU = 0x1B36;   // QEMU's emulated NVMe controller
-constexpr uint16_t PCI_VENDOR_VENDOR_EXT = 0x1AE0;  // the seeds' vendor-extension device
+constexpr uint16_t PCI_VENDOR_VENDOR_EXT = 0x1AE0;  // the Google vendor-extension device
 
 }  // namespace nvmesim::nvme

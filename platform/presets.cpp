@@ -9,12 +9,12 @@ namespace nvmesim::platform {
 
 const std::vector<Preset>& presets() {
   // Exit costs in cycles as measured on each machine (Paolo Bonzini's reply in
-  // the seeds' QEMU thread: ioeventfd cuts the MMIO exit by 55-70%).
+  // the qemu-devel thread 'nvme: support Google vendor extension': ioeventfd cuts the MMIO exit by 55-70%).
   static const std::vector<Preset> list = {
       {"haswell-ep",
        "Haswell-EP host: trapped MMIO 5100 cycles, with ioeventfd 2250; port I/O 3800, with "
        "ioeventfd 1150",
-       "seeds: qemu-devel thread 'nvme: support Google vendor extension' (Bonzini's figures)",
+       "qemu-devel thread 'nvme: support Google vendor extension' (Bonzini's figures)",
        {{"hv.exit_mmio", "5100cyc"},
         {"hv.exit_mmio_other", "5100cyc"},
         {"hv.exit_ioeventfd", "2250cyc"},
@@ -23,7 +23,7 @@ const std::vector<Preset>& presets() {
       {"ivybridge-i7",
        "Ivy Bridge i7 host: trapped MMIO 7000 cycles, with ioeventfd 3000; port I/O 4100, with "
        "ioeventfd 1800",
-       "seeds: qemu-devel thread 'nvme: support Google vendor extension' (Bonzini's figures)",
+       "qemu-devel thread 'nvme: support Google vendor extension' (Bonzini's figures)",
        {{"hv.exit_mmio", "7000cyc"},
         {"hv.exit_mmio_other", "7000cyc"},
         {"hv.exit_ioeventfd", "3000cyc"},

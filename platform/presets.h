@@ -1,4 +1,5 @@
-// Named machines from the seeds: sets of parameter values with their source.
+// Named machines and device mechanisms: sets of parameter values, each with
+// its public source.
 // `--preset NAME` applies one before config files and options, which
 // override it.
 #pragma once

@@ -119,7 +119,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
       out << "Usage: nvmesim scenario --list\n"
              "       nvmesim scenario NAME [--output-format=normal|json] [--number_ios=N]\n"
              "                             [--set PARAM=VALUE]... [--calibrate=PARAM]\n"
-             "Rebuilds an experiment of the seeds: calibrates one cost on the baseline's\n"
+             "Rebuilds a published experiment: calibrates one cost on the baseline's\n"
              "reported figure, predicts the others, and prints reported and simulated figures\n"
              "with their improvement ratios and the ratios' relative error.\n"
              "--set changes a parameter in every run of the scenario (a what-if: the\n"

@@ -1,5 +1,5 @@
-// The seeds' experiments, rebuilt: each scenario is a baseline and one or
-// more improved configurations with the figures the seeds report. One cost
+// Published experiments, rebuilt: each scenario is a baseline and one or
+// more improved configurations with the figures their authors report. One cost
 // is calibrated so the baseline matches its reported figure; the improved
 // figures are then predictions, compared by their improvement ratios.
 #pragma once

@@ -1,6 +1,6 @@
 // `nvmesim sweep`: runs a grid of experiments, each point its own nvmesim
 // process, and writes DIR/results.csv and DIR/results.jsonl (see
-// sweep_text() for the options, sweep_grid.h for the order and the seeds).
+// sweep_text() for the options, sweep_grid.h for the order and the per-point seeds).
 #pragma once
 
 #include <iosfwd>

@@ -109,10 +109,10 @@ TEST_CASE("scenario: ramdisk ratio within 25%", "[scenario]") {
   check_band("ramdisk");
 }
 
-// Gap: the seeds' 190 MB/s came from a main loop that spun on a readable
+// Gap: Ming Lin's 190 MB/s came from a main loop that spun on a readable
 // eventfd. Modelled so (hv.fault=eventfd_spin) it predicts about the fixed
 // run's 2.73 (+55%); issue 5's lost-wake-up reading stalls instead. What
-// cost the real spin a third of the throughput is not in the seeds.
+// cost the real spin a third of the throughput is not in his reports.
 TEST_CASE("scenario: real-nvme eventfd_not_cleared ratio within 25%", "[scenario][!shouldfail]") {
   const auto r = run_nvmesim("scenario real-nvme --output-format=json" + std::string(kIos));
   REQUIRE(r.exit_code == 0);
