@@ -71,6 +71,8 @@ void register_builtin_params(ParamRegistry& r) {
   r.add(time("guest.irq_entry", "500ns", 0, 1 * MS, "guest interrupt handler entry"));
   r.add(integer("guest.io_queue_entries", "1024", "entries", 2, 65536,
                 "entries of each I/O submission and completion queue"));
+  r.add(choice("guest.io_prp_fault", "none", {"none", "misaligned"}, "",
+               "fault injection: every I/O's PRP1 off dword alignment (PRP Offset Invalid; the run fails)"));
   r.add(choice("guest.dbbuf_fault", "none", {"none", "misaligned", "zero", "same", "outside"}, "",
                "fault injection: Doorbell Buffer Config with a bad PRP1/PRP2 (refused; MMIO fallback)"));
   r.add(integer("guest.io_cq_entries", "0", "entries", 0, 65536,

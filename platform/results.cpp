@@ -58,10 +58,40 @@ double DirectionFigures::lat_stddev() const {
   return var > 0 ? double(std::sqrt(var)) : 0.0;
 }
 
+const char* run_outcome(const RunResults& r) {
+  if (!r.bringup_ok) return "bringup_failed";
+  if (r.stalled) return "stalled";
+  if (r.io_errors || r.verify_errors) return "io_errors";
+  return "ok";
+}
+
+std::string run_headline(const RunResults& r) {
+  const std::string outcome = run_outcome(r);
+  if (outcome == "bringup_failed") return "BRING-UP FAILED: " + r.bringup_error;
+  if (outcome == "stalled") {
+    // The report's first clause (where and when); the queue details follow in it.
+    const size_t cut = r.stall_report.find(';');
+    return "STALLED: " + r.stall_report.substr(0, cut) +
+           " (figures cover the run up to the stall)";
+  }
+  if (outcome == "io_errors") {
+    std::string h = "FAILED: ";
+    if (r.io_errors)
+      h += std::to_string(r.io_errors) + " of " + std::to_string(r.ios) +
+           " I/Os completed with an error status (NVMe status field non-zero)";
+    if (r.io_errors && r.verify_errors) h += "; ";
+    if (r.verify_errors) h += std::to_string(r.verify_errors) + " reads failed verification";
+    return h;
+  }
+  return "";
+}
+
 void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
   const std::string i1 = in + "  ", i2 = i1 + "  ", i3 = i2 + "  ";
   o << in << "{\n";
   o << i1 << "\"version\": " << quoted(NVMESIM_VERSION) << ",\n";
+  o << i1 << "\"outcome\": " << quoted(run_outcome(r)) << ",\n";
+  o << i1 << "\"headline\": " << quoted(run_headline(r)) << ",\n";
   o << i1 << "\"config\": {";
   for (size_t k = 0; k < r.config.size(); ++k)
     o << (k ? ", " : "") << "\n" << i2 << quoted(r.config[k].first) << ": " << quoted(r.config[k].second);
@@ -163,6 +193,8 @@ void write_normal(const RunResults& r, std::ostream& o) {
       if (kv.first == name) return kv.second;
     return "?";
   };
+  const std::string headline = run_headline(r);
+  if (!headline.empty()) o << headline << "\n";
   o << "job: rw=" << cfg("rw") << ", bs=" << cfg("bs") << ", iodepth=" << cfg("iodepth")
     << ", numjobs=" << cfg("numjobs") << ", backend=" << cfg("nvme.backend")
     << ", dbbuf=" << cfg("nvme.dbbuf") << (r.dbbuf_active ? " (active)" : " (inactive)")

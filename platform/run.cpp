@@ -121,8 +121,11 @@ Summary summarize(const RunResults& r) {
   s.ios = r.ios;
   s.p50 = r.lat.percentile(50);
   s.p99 = r.lat.percentile(99);
+  s.io_errors = r.io_errors;
+  s.verify_errors = r.verify_errors;
   s.ok = r.bringup_ok;
   s.stalled = r.stalled;
+  std::snprintf(s.headline, sizeof s.headline, "%s", run_headline(r).c_str());
   s.dbbuf_active = r.dbbuf_active;
   return s;
 }
@@ -217,11 +220,27 @@ int run_default_comparison(const Config& base, const RunOptions& options, std::o
       return 1;
     }
   }
+  const int code = options.fail_on_stall && (s[0].stalled || s[1].stalled) ? 3
+                   : s[0].io_errors || s[0].verify_errors || s[1].io_errors || s[1].verify_errors
+                       ? 4
+                       : 0;
+  // A run that went wrong says so first, before any figure.
+  std::string headline;
+  for (int k = 0; k < 2; ++k)
+    if (s[k].headline[0])
+      headline += std::string(headline.empty() ? "" : "\n") + "dbbuf=" + modes[k] + ": " + s[k].headline;
   if (options.output_format == "json") {
-    out << "{\n  \"experiment\": \"default: doorbell buffer off vs spec\",\n  \"runs\": {\n";
+    const char* outcome = s[0].stalled || s[1].stalled ? "stalled"
+                          : s[0].io_errors || s[0].verify_errors || s[1].io_errors ||
+                                  s[1].verify_errors
+                              ? "io_errors"
+                              : "ok";
+    out << "{\n  \"experiment\": \"default: doorbell buffer off vs spec\",\n  \"outcome\": \""
+        << outcome << "\",\n  \"runs\": {\n";
     out << "    \"off\":\n" << json[0] << ",\n    \"spec\":\n" << json[1] << "\n  }\n}\n";
-    return options.fail_on_stall && (s[0].stalled || s[1].stalled) ? 3 : 0;
+    return code;
   }
+  if (!headline.empty()) out << headline << "\n";
   out << "nvmesim default experiment: rw=" << base.text("rw") << " bs=" << base.text("bs")
       << " iodepth=" << base.text("iodepth") << " numjobs=" << base.text("numjobs")
       << " backend=" << base.text("nvme.backend") << " number_ios=" << base.text("number_ios")
@@ -251,7 +270,7 @@ int run_default_comparison(const Config& base, const RunOptions& options, std::o
   for (int k = 0; k < 2; ++k)
     if (s[k].stalled) out << "dbbuf=" << modes[k] << ": the run stalled (see --output-format=json)\n";
   out << "\nRun one configuration with any option (e.g. --nvme.dbbuf=spec) for the full report.\n";
-  return options.fail_on_stall && (s[0].stalled || s[1].stalled) ? 3 : 0;
+  return code;
 }
 
 }  // namespace
@@ -300,6 +319,7 @@ int run_experiment(const Config& config, const RunOptions& options, std::ostream
   }
   if (!r.bringup_ok) return 1;
   if (r.stalled && options.fail_on_stall) return 3;
+  if (r.io_errors || r.verify_errors) return 4;
   return 0;
 }
 

@@ -31,7 +31,9 @@ struct RunOptions {
 struct RunSummary {
   double iops, bw_bytes, sq_per_io, cq_per_io, sq_hit, cq_hit, exits_per_io;
   uint64_t ios, p50, p99;
+  uint64_t io_errors, verify_errors;
   bool ok, stalled, dbbuf_active;
+  char headline[512];  // run_headline(), cut to fit; "" for an ok run
 };
 
 // Simulates `config` in a child process (SystemC elaborates once per
@@ -42,7 +44,9 @@ bool run_in_child(const Config& config, bool host_stats, RunSummary& summary, st
                   std::string& error);
 
 // Runs the configured experiment and writes its results to `out`. Returns
-// the process exit code (0 on success).
+// the process exit code: 0 success, 1 internal error or failed bring-up,
+// 2 usage, 3 stalled with --fail-on-stall, 4 I/Os failed (error status or
+// verification).
 int run_experiment(const Config& config, const RunOptions& options, std::ostream& out);
 
 }  // namespace nvmesim::platform

@@ -252,6 +252,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
                             : f == "outside"  ? fw::DbbufConfigFault::Outside
                                               : fw::DbbufConfigFault::None;
   }
+  dc.io_prp1_misaligned = c.choice("guest.io_prp_fault") == "misaligned";
   dc.max_outstanding_per_queue = iodepth;
   dc.max_transfer_bytes = bs;
   dc.use_dbbuf = dbbuf != "off";
