@@ -444,19 +444,22 @@ void NvmeControllerModel::device_barrier() {
   }
 }
 
-// Interrupt coalescing (Set Features 0x08) holds back I/O queue interrupts
-// until THR+1 completions are aggregated or TIME x 100 us has passed since
-// the first held one; the admin queue's vector is never coalesced.
+// Interrupt coalescing (Set Features 0x08, NVMe 1.4 section 5.21.1.8)
+// holds back I/O queue interrupts until THR+1 completions are aggregated or
+// TIME x 100 us has passed since the first held one, whichever comes first.
+// TIME 0 "corresponds to no delay": nothing is held, whatever THR says (a
+// held completion with no deadline would never be signalled). The admin
+// queue's vector is never coalesced.
 void NvmeControllerModel::msix(uint16_t vector) {
   if (vector >= msix_table_.size()) return;
   const uint16_t thr = firmware_->interrupt_coalescing_threshold();
   const uint8_t time = firmware_->interrupt_coalescing_time_100us();
-  if (vector != 0 && (thr || time)) {
+  if (vector != 0 && time) {
     const uint64_t posted = firmware_->counters().completions_posted - posted_before_;
     coalesced_[vector] += uint32_t(posted ? posted : 1);
     if (coalesced_[vector] < uint32_t(thr) + 1u) {
       counters_.coalesced_completions += posted ? posted : 1;
-      if (time && coalesce_deadline_[vector] == SC_ZERO_TIME) {
+      if (coalesce_deadline_[vector] == SC_ZERO_TIME) {
         const sc_time at = sc_time_stamp() + (local_ ? *local_ : SC_ZERO_TIME) +
                            sc_time(100.0 * time, SC_US);
         coalesce_deadline_[vector] = at;

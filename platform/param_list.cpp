@@ -90,7 +90,7 @@ void register_builtin_params(ParamRegistry& r) {
   r.add(time("guest.store_visibility", "20ns", 0, 10 * US,
              "how long a store can sit in the store buffer before it is visible"));
   r.add(integer("guest.irq_coalescing_thr", "0", "CQEs", 0, 256,
-                "Set Features 0x08 at bring-up: interrupt after this many CQEs (0 = not configured)"));
+                "Set Features 0x08 at bring-up: interrupt after this many CQEs (0 = not configured; needs guest.irq_coalescing_time > 0, TIME 0 = no delay)"));
   r.add(time("guest.irq_coalescing_time", "0us", 0, 25.5 * MS,
              "Set Features 0x08: or this long after the first held one (multiple of 100 us)"));
 
