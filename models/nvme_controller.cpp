@@ -486,6 +486,15 @@ void NvmeControllerModel::coalescing_timeout() {
   if (next != SC_ZERO_TIME) coalesce_event_.notify(next - now);
 }
 
+bool NvmeControllerModel::work_pending() const {
+  if (backend_->in_flight() > 0) return true;
+  for (const Context& c : ctx_)
+    if (c.done_count) return true;
+  for (const sc_time& d : coalesce_deadline_)
+    if (d != SC_ZERO_TIME) return true;
+  return false;
+}
+
 void NvmeControllerModel::send_msix(uint16_t vector) {
   coalesced_[vector] = 0;
   coalesce_deadline_[vector] = SC_ZERO_TIME;

@@ -83,6 +83,10 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
     uint64_t coalesced_completions = 0;  // completions whose interrupt was held back
   };
   const Counters& counters() const { return counters_; }
+  // Something the device will do as time passes by itself: commands at the
+  // backend, completions not yet handed to a thread, a held interrupt's
+  // coalescing deadline. (Its threads answer for themselves.)
+  bool work_pending() const;
 
   // ControllerEnv (called by the firmware).
   bool dma_read(uint64_t addr, void* dst, uint32_t len) override;

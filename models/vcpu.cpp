@@ -208,11 +208,13 @@ void Vcpu::wait_for_interrupt() {
   }
   while (!irq_pending_ || irq_time_ > sc_time_stamp()) {
     take_admin_interrupts();
+    waits_on_device_ = !irq_pending_;
     if (irq_pending_)
       wait(irq_time_ - sc_time_stamp(), irq_event_);
     else
       wait(irq_event_);
   }
+  waits_on_device_ = false;
   guest_.set_current(this);
   if (idles) set_runnable(true);
   const sc_time idle = sc_time_stamp() - t0;
@@ -376,7 +378,8 @@ void Vcpu::run_job() {
     if (params_.poll_completions) {
       guest_work(params_.poll_interval);
       sync_local();
-      if (guest_.driver().completion_ready(params_.qid)) handle_completions(false);
+      waits_on_device_ = !guest_.driver().completion_ready(params_.qid);
+      if (!waits_on_device_) handle_completions(false);
       continue;
     }
     wait_for_interrupt();
