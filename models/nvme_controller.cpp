@@ -533,11 +533,22 @@ void NvmeControllerModel::on_completion_posting() {
 void NvmeControllerModel::backend_submit(const fw::IoRequest& req) {
   const sc_time zero = SC_ZERO_TIME;
   const sc_time& now = local_ ? *local_ : zero;
-  // A real device moves the data over the link whatever the medium; an
-  // emulated one only when the backend touches guest memory (ram).
-  if (link_.mode() == PcieMode::Link && params_.backend.kind != BackendKind::Ram && local_) {
-    if (req.opcode == nvme::io::READ) *local_ += link_.write_time(req.bytes);
-    if (req.opcode == nvme::io::WRITE) *local_ += link_.read_time(req.bytes);
+  // The data moves whatever the medium: over the link for a real device,
+  // as a host memcpy into or out of guest memory for an emulated one (QEMU
+  // copies to or from the guest's pages even for null-co with read-zeroes,
+  // which zero-fills them). The ram backend moves it itself, segment by
+  // segment through dma_read/dma_write; the others are charged the same here.
+  if (params_.backend.kind != BackendKind::Ram && local_ &&
+      (req.opcode == nvme::io::READ || req.opcode == nvme::io::WRITE)) {
+    const bool to_guest = req.opcode == nvme::io::READ;
+    if (link_.mode() == PcieMode::Link) {
+      *local_ += to_guest ? link_.write_time(req.bytes) : link_.read_time(req.bytes);
+    } else {
+      for (uint32_t i = 0; i < req.segment_count; ++i) {
+        const uint32_t len = req.segments[i].len;
+        *local_ += to_guest ? link_.write_time(len) : link_.read_time(len);
+      }
+    }
   }
   const uint32_t slot = req.tag & 0xFFFFFF;  // fw tags: generation << 24 | slot
   if (slot >= slot_sq_.size()) slot_sq_.resize(slot + 1024);  // grows with queues, not per I/O

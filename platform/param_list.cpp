@@ -131,7 +131,7 @@ void register_builtin_params(ParamRegistry& r) {
   r.add(integer("pcie.tlp_overhead", "24", "bytes", 0, 64, "header and framing bytes per TLP"));
   r.add(time("pcie.read_rtt", "700ns", 0, 100 * US, "round trip of a DMA read request"));
   r.add(real("pcie.host_copy_gbps", "10", "GB/s", 0.1, 1000,
-             "host memory copy bandwidth (pcie.mode=emulated)"));
+             "host memcpy bandwidth of a device thread: every DMA incl. data, any backend (pcie.mode=emulated)"));
   r.add(time("pcie.emulated_access", "20ns", 0, 10 * US,
              "fixed cost of one emulated DMA access (pcie.mode=emulated)"));
 
