@@ -530,7 +530,10 @@ void NvmeControllerModel::on_completion_posting() {
   *local_ += running_ ? running_->thread->cpu(params_.cqe_cost) : params_.cqe_cost;
 }
 
-void NvmeControllerModel::backend_submit(const fw::IoRequest& req) {
+void NvmeControllerModel::backend_submit(const fw::IoRequest& shared_req) {
+  Context& own = running_ ? *running_ : context_of(shared_req.sqid);
+  own.request = shared_req;  // reuses its capacity: no allocation per I/O
+  const fw::IoRequest& req = own.request;
   const sc_time zero = SC_ZERO_TIME;
   const sc_time& now = local_ ? *local_ : zero;
   // The data moves whatever the medium: over the link for a real device,

@@ -131,6 +131,10 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
     std::vector<uint32_t> stuck_eventfds;  // doorbell indexes whose eventfd stays readable (Spin)
     std::vector<Done> done;         // backend completions to hand to the firmware
     size_t done_count = 0;
+    // The command this thread hands to the backend. The firmware's request
+    // is one scratch for all threads, and a ram backend's DMA lets another
+    // thread run (and overwrite it) in the middle of the transfer.
+    fw::IoRequest request;
   };
   std::vector<Context> ctx_;
   std::vector<uint8_t> queue_ctx_;  // by queue id
