@@ -1,5 +1,6 @@
 #include "models/nvme_controller.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -358,6 +359,22 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
 }
 
 // ---------------------------------------------------------------- ControllerEnv
+sc_time NvmeControllerModel::dma_time(bool device_reads, uint32_t len) {
+  const sc_time t = device_reads
+                        ? (len < small_read_time_.size() ? small_read_time_[len] : link_.read_time(len))
+                        : (len < small_write_time_.size() ? small_write_time_[len] : link_.write_time(len));
+  if (link_.mode() != PcieMode::Link || !local_ || len == 0) return t;
+  // A read's completions arrive a round trip after the request; its TLPs
+  // then hold the downstream direction for the rest of its time, as a
+  // write's hold the upstream one. Another thread's transfer queues behind.
+  const sc_time at = sc_time_stamp() + *local_;
+  const sc_time rtt = device_reads ? sc_time(link_.params().read_round_trip_ns, SC_NS) : SC_ZERO_TIME;
+  sc_time& free = device_reads ? downstream_free_ : upstream_free_;
+  const sc_time start = std::max(at + rtt, free);
+  free = start + (t - rtt);
+  return free - at;
+}
+
 bool NvmeControllerModel::dma_read(uint64_t addr, void* dst, uint32_t len) {
   if (len == 0) return true;
   ++counters_.dma_reads;
@@ -365,9 +382,7 @@ bool NvmeControllerModel::dma_read(uint64_t addr, void* dst, uint32_t len) {
   const uint64_t last = addr + len - 1;
   if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
     std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
-    if (local_)
-      *local_ += dmi_read_latency_ +
-                 (len < small_read_time_.size() ? small_read_time_[len] : link_.read_time(len));
+    if (local_) *local_ += dmi_read_latency_ + dma_time(true, len);
     return true;
   }
   tlm::tlm_generic_payload p;
@@ -390,8 +405,7 @@ bool NvmeControllerModel::dma_write(uint64_t addr, const void* src, uint32_t len
   const uint64_t last = addr + len - 1;
   if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
     if (local_) {
-      *local_ += dmi_write_latency_ +
-                 (len < small_write_time_.size() ? small_write_time_[len] : link_.write_time(len));
+      *local_ += dmi_write_latency_ + dma_time(false, len);
       // The write lands when its time has passed: a polling guest must not
       // see it earlier.
       if (sc_get_current_process_handle().proc_kind() == SC_THREAD_PROC_) {
@@ -545,7 +559,7 @@ void NvmeControllerModel::backend_submit(const fw::IoRequest& shared_req) {
       (req.opcode == nvme::io::READ || req.opcode == nvme::io::WRITE)) {
     const bool to_guest = req.opcode == nvme::io::READ;
     if (link_.mode() == PcieMode::Link) {
-      *local_ += to_guest ? link_.write_time(req.bytes) : link_.read_time(req.bytes);
+      *local_ += dma_time(!to_guest, req.bytes);
     } else {
       for (uint32_t i = 0; i < req.segment_count; ++i) {
         const uint32_t len = req.segments[i].len;

@@ -172,6 +172,13 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
   sc_core::sc_event enable_event_;
   std::array<uint8_t, 4096> config_space_{};
   std::array<sc_core::sc_time, 65> small_read_time_, small_write_time_;
+  // pcie.mode=link: the link is one resource for every device thread. Each
+  // direction is busy until these times (downstream carries the read
+  // completions of device DMA reads, upstream the device's posted writes).
+  sc_core::sc_time downstream_free_, upstream_free_;
+  // The time a DMA of `len` bytes adds to *local_: its link time, plus any
+  // wait for the direction it needs (link mode; one thread never waits).
+  sc_core::sc_time dma_time(bool device_reads, uint32_t len);
   tlm::tlm_generic_payload msi_payload_;
 };
 

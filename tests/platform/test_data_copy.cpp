@@ -50,3 +50,26 @@ TEST_CASE("data copy: fio's aio-read example stays under the default copy rate",
   CHECK(bw <= copy_bound(131072, 10));  // 9.53 GB/s at the default 10 GB/s
   CHECK(bw >= 0.5 * copy_bound(131072, 10));
 }
+
+TEST_CASE("data copy: device threads share one PCIe link", "[e2e][copy]") {
+  // Gen1 x1: 2.5 GT/s x 8b/10b = 250 MB/s a direction; 256-byte payloads
+  // (MPS, and completions of 512-byte reads split at MPS) carry 24 bytes of
+  // TLP overhead each. Four iothreads cannot move more than the link does.
+  const double link = 250e6 * 256 / 280;
+  for (const char* backend : {"null", "ram"}) {
+    for (const char* rw : {"randread", "randwrite"}) {
+      const std::string args =
+          std::string("--numjobs=4 --hv.device_thread=iothread --hv.iothreads=4 --pcie.mode=link "
+                      "--pcie.gen=1 --pcie.lanes=1 --bs=128k --number_ios=200 --output-format=json "
+                      "--nvme.backend=") +
+          backend + " --rw=" + rw;
+      INFO("nvmesim " << args);
+      const auto r = run_nvmesim(args);
+      REQUIRE(r.exit_code == 0);
+      CHECK(json_number(r.out, "ios") == 800);
+      const double bw = json_number(r.out, "bw_bytes");
+      CHECK(bw <= link);
+      CHECK(bw >= 0.9 * link);
+    }
+  }
+}
