@@ -41,7 +41,7 @@ void register_builtin_params(ParamRegistry& r) {
   // fio (flat names): the workload.
   r.add(choice("rw", "randread", {"read", "write", "randread", "randwrite", "randrw"}, "",
                "I/O pattern, as fio's rw"));
-  r.add(size("bs", "4k", 512, 1 * MiB, "block size of each I/O"));
+  r.add(size("bs", "4k", 512, 1 * MiB, "block size of each I/O (at most nvme.mdts allows; not split)"));
   r.add(integer("iodepth", "32", "I/Os", 1, 4095, "I/Os kept in flight per job"));
   r.add(integer("numjobs", "1", "jobs", 1, 64, "jobs, one per vCPU and I/O queue pair"));
   r.add(time("runtime", "0s", 0, 3600 * S, "measured interval (0 = until number_ios)"));
