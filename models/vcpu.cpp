@@ -338,7 +338,7 @@ void Vcpu::handle_completions(bool from_interrupt) {
       t->io(params_.qid, c.tag, is_write_[c.tag], start_time_[c.tag].value(), end.value());
     --outstanding_;
     ++results_.ios;
-    if (c.status) ++results_.errors;
+    if (c.status && results_.errors++ == 0) results_.first_error_status = c.status;
     const uint64_t bytes = params_.job.bs;
     if (params_.verify && !c.status) {
       if (is_write_[c.tag]) {

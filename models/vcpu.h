@@ -66,6 +66,7 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
   struct Results {
     uint64_t ios = 0, read_ios = 0, write_ios = 0, read_bytes = 0, write_bytes = 0;
     uint64_t errors = 0;           // completions with a non-zero status
+    uint16_t first_error_status = 0;  // the status field of the first of them
     uint64_t interrupts = 0;       // interrupts taken
     uint64_t issued = 0;
     uint64_t verified_reads = 0;   // reads of blocks this job had written, checked

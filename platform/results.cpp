@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "firmware/nvme_spec.h"
 #include "platform/json_text.h"
 
 namespace nvmesim::platform {
@@ -58,6 +59,33 @@ double DirectionFigures::lat_stddev() const {
   return var > 0 ? double(std::sqrt(var)) : 0.0;
 }
 
+namespace {
+// "0x4013 PRP Offset Invalid (SCT 0h, SC 13h, DNR)": names from the NVMe
+// base specification's Generic Command Status table.
+std::string status_text(uint16_t status) {
+  namespace sc = nvme::sc;
+  const uint8_t sct = nvme::status_sct(status), code = nvme::status_sc(status);
+  const char* name = "";
+  if (sct == 0) {
+    switch (code) {
+      case sc::INVALID_OPCODE: name = "Invalid Command Opcode "; break;
+      case sc::INVALID_FIELD: name = "Invalid Field in Command "; break;
+      case sc::DATA_TRANSFER_ERROR: name = "Data Transfer Error "; break;
+      case sc::INTERNAL_ERROR: name = "Internal Error "; break;
+      case sc::ABORTED_SQ_DELETION: name = "Command Aborted due to SQ Deletion "; break;
+      case sc::INVALID_NAMESPACE: name = "Invalid Namespace or Format "; break;
+      case sc::PRP_OFFSET_INVALID: name = "PRP Offset Invalid "; break;
+      case sc::LBA_OUT_OF_RANGE: name = "LBA Out of Range "; break;
+      default: break;
+    }
+  }
+  char b[96];
+  std::snprintf(b, sizeof b, "0x%04x %s(SCT %xh, SC %02Xh%s)", status, name, sct, code,
+                nvme::status_dnr(status) ? ", DNR" : "");
+  return b;
+}
+}  // namespace
+
 const char* run_outcome(const RunResults& r) {
   if (!r.bringup_ok) return "bringup_failed";
   if (r.stalled) return "stalled";
@@ -78,7 +106,7 @@ std::string run_headline(const RunResults& r) {
     std::string h = "FAILED: ";
     if (r.io_errors)
       h += std::to_string(r.io_errors) + " of " + std::to_string(r.ios) +
-           " I/Os completed with an error status (NVMe status field non-zero)";
+           " I/Os completed with an error status (first: " + status_text(r.first_error_status) + ")";
     if (r.io_errors && r.verify_errors) h += "; ";
     if (r.verify_errors) h += std::to_string(r.verify_errors) + " reads failed verification";
     return h;
@@ -101,6 +129,7 @@ void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
   o << i1 << "\"read_ios\": " << r.read_ios << ",\n";
   o << i1 << "\"write_ios\": " << r.write_ios << ",\n";
   o << i1 << "\"io_errors\": " << r.io_errors << ",\n";
+  o << i1 << "\"first_error_status\": " << r.first_error_status << ",\n";
   o << i1 << "\"verify\": {\"verified_reads\": " << r.verified_reads
     << ", \"errors\": " << r.verify_errors << "},\n";
   o << i1 << "\"iops\": " << fixed(r.iops(), 3) << ",\n";

@@ -54,6 +54,7 @@ struct RunResults {
   double sim_time_ns = 0;  // the measured interval
   uint64_t ios = 0, read_ios = 0, write_ios = 0, read_bytes = 0, write_bytes = 0;
   uint64_t io_errors = 0;
+  uint16_t first_error_status = 0;  // NVMe status field of the first failed I/O (lowest vCPU)
   uint64_t verified_reads = 0, verify_errors = 0;  // verify=pattern
   models::LatencyHistogram lat;
   DirectionFigures read, write;  // the same I/Os as lat, split by direction

@@ -504,6 +504,7 @@ RunResults System::run() {
     r.write_ios += vr.write_ios;
     r.read_bytes += vr.read_bytes;
     r.write_bytes += vr.write_bytes;
+    if (!r.io_errors && vr.errors) r.first_error_status = vr.first_error_status;
     r.io_errors += vr.errors;
     r.verified_reads += vr.verified_reads;
     r.verify_errors += vr.verify_errors;

@@ -66,7 +66,8 @@ TEST_CASE("failed I/Os: the report's first line says FAILED, JSON outcome, exit 
   };
   const Row rows[] = {
       {"normal",
-       "FAILED: 100 of 100 I/Os completed with an error status (NVMe status field non-zero)"},
+       "FAILED: 100 of 100 I/Os completed with an error status (first: 0x4013 PRP Offset Invalid "
+       "(SCT 0h, SC 13h, DNR))"},
       {"json", "{"},
   };
   for (const Row& row : rows) {
@@ -77,6 +78,7 @@ TEST_CASE("failed I/Os: the report's first line says FAILED, JSON outcome, exit 
     if (std::string(row.format) == "json") {
       CHECK(json_string(r.out, "outcome") == "io_errors");
       CHECK(json_number(r.out, "io_errors") == 100);
+      CHECK(json_number(r.out, "first_error_status") == 0x4013);  // PRP Offset Invalid, DNR
     }
   }
   // The same run without the fault: no headline, exit 0.
@@ -96,6 +98,7 @@ TEST_CASE("failed I/Os: the default comparison leads with them and exits 4", "[e
   CHECK(run_experiment(c, o, out) == 4);
   const std::string text = out.str();
   const std::string failed =
-      ": FAILED: 100 of 100 I/Os completed with an error status (NVMe status field non-zero)\n";
+      ": FAILED: 100 of 100 I/Os completed with an error status (first: 0x4013 PRP Offset "
+      "Invalid (SCT 0h, SC 13h, DNR))\n";
   CHECK(text.rfind("dbbuf=off" + failed + "dbbuf=spec" + failed, 0) == 0);
 }
