@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "firmware/prp.h"
+
 namespace nvmesim::fw {
 
 using namespace nvme;
@@ -20,6 +22,14 @@ Controller::Controller(const ControllerConfig& config, ControllerEnv& env)
   sqs_.resize(size_t(config_.max_io_queues) + 1);
   cqs_.resize(size_t(config_.max_io_queues) + 1);
   nsq_allocated_ = ncq_allocated_ = uint16_t(config_.max_io_queues - 1);
+  // Room for the largest transfer once: MDTS, or NLB's 16 bits when MDTS is
+  // 0 (no limit), at the smallest memory page size.
+  const uint64_t min_page = uint64_t(4096) << config_.mpsmin;
+  uint64_t largest = uint64_t(65536) * config_.lba_bytes;
+  if (config_.mdts != 0 && config_.mdts < 32)
+    largest = std::min(largest, (uint64_t(1) << config_.mdts) * min_page);
+  req_.segments.reserve(max_prp_segments(std::min<uint64_t>(largest, 0xFFFFFFFFull), uint32_t(min_page)));
+  page_segments_.reserve(2);
 }
 
 // ---------------------------------------------------------------- introspection

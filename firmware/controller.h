@@ -35,7 +35,6 @@ struct ControllerConfig {
 
 // One I/O command that passed the controller's checks, for the backend.
 struct IoRequest {
-  static constexpr unsigned MAX_SEGMENTS = 65;  // 2^MDTS pages (+1 for an unaligned PRP1)
   uint32_t tag = 0;     // controller's command slot; pass back to complete_io()
   uint16_t sqid = 0;
   uint16_t cid = 0;
@@ -44,9 +43,12 @@ struct IoRequest {
   uint64_t slba = 0;
   uint32_t nlb = 0;     // number of logical blocks (1-based)
   uint32_t bytes = 0;   // nlb * lba_bytes
-  uint16_t segment_count = 0;
+  uint32_t segment_count = 0;  // == segments.size()
   struct Segment { uint64_t addr; uint32_t len; };
-  std::array<Segment, MAX_SEGMENTS> segments{};  // the data buffer, from PRP1/PRP2/PRP list
+  // The data buffer, from PRP1/PRP2/PRP lists: one entry per memory page
+  // (+1 for an unaligned PRP1), as many as MDTS allows. The controller keeps
+  // one request and reuses its capacity: no allocation per I/O.
+  std::vector<Segment> segments;
 };
 
 // What the controller needs from the world around it. Implemented by the
@@ -361,6 +363,7 @@ class Controller {
 
   // scratch (no per-command heap allocation)
   IoRequest req_;
+  std::vector<IoRequest::Segment> page_segments_;  // admin data pages (reused)
   std::array<uint8_t, 4096> page_buf_{};
 };
 

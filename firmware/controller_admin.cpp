@@ -35,13 +35,11 @@ uint8_t log2_u32(uint32_t v) {
 static_assert(AERL + 1 == 4, "AER_MAX in controller.h is AERL + 1");
 
 uint16_t Controller::write_page_to_host(const SubmissionEntry& cmd, uint32_t len) {
-  std::array<IoRequest::Segment, 2> segs{};
-  uint16_t n = 0;
-  const uint16_t st = map_prp(env_, cmd.prp1, cmd.prp2, len, page_bytes(), segs.data(),
-                              unsigned(segs.size()), &n);
+  std::vector<IoRequest::Segment>& segs = page_segments_;
+  const uint16_t st = map_prp(env_, cmd.prp1, cmd.prp2, len, page_bytes(), segs);
   if (st != STATUS_SUCCESS) return st;
   uint32_t done = 0;
-  for (uint16_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < segs.size(); ++i) {
     if (!env_.dma_write(segs[i].addr, page_buf_.data() + done, segs[i].len))
       return status_generic(sc::DATA_TRANSFER_ERROR);
     done += segs[i].len;

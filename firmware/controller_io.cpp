@@ -80,6 +80,7 @@ uint16_t Controller::execute_io(const SubmissionEntry& cmd, uint16_t sqid, uint3
   r.nlb = 0;
   r.bytes = 0;
   r.segment_count = 0;
+  r.segments.clear();
   if (op == io::FLUSH) {
     if (cmd.nsid != 1 && cmd.nsid != 0xFFFFFFFFu) return status_generic(sc::INVALID_NAMESPACE);
   } else {
@@ -94,12 +95,12 @@ uint16_t Controller::execute_io(const SubmissionEntry& cmd, uint16_t sqid, uint3
     if (bytes > 0xFFFFFFFFull) return status_generic(sc::INVALID_FIELD);
     if (slba >= config_.namespace_lbas || nlb > config_.namespace_lbas - slba)
       return status_generic(sc::LBA_OUT_OF_RANGE);
-    const uint16_t st = map_prp(env_, cmd.prp1, cmd.prp2, uint32_t(bytes), page_bytes(),
-                                r.segments.data(), IoRequest::MAX_SEGMENTS, &r.segment_count);
+    const uint16_t st = map_prp(env_, cmd.prp1, cmd.prp2, uint32_t(bytes), page_bytes(), r.segments);
     if (st != STATUS_SUCCESS) return st;
+    r.segment_count = uint32_t(r.segments.size());
     // Data outside guest memory: refused before the backend (as QEMU's
     // mapping), whatever the backend would do with it.
-    for (uint16_t i = 0; i < r.segment_count; ++i)
+    for (uint32_t i = 0; i < r.segment_count; ++i)
       if (!inside_guest_memory(r.segments[i].addr, r.segments[i].len))
         return status_generic(sc::DATA_TRANSFER_ERROR);
     r.slba = slba;

@@ -20,6 +20,13 @@ bool Driver::needs_prp_list(const DriverConfig& c) {
   return data_buffer_stride(c) / PAGE > 2;  // PRP1 + PRP2 cover two pages
 }
 
+uint32_t Driver::prp_list_pages(const DriverConfig& c) {
+  if (!needs_prp_list(c)) return 0;
+  const uint32_t entries = data_buffer_stride(c) / PAGE - 1;  // PRP1 covers page 0
+  constexpr uint32_t per_page = PAGE / 8;
+  return entries <= per_page ? 1 : (entries - 1 + per_page - 2) / (per_page - 1);
+}
+
 uint32_t Driver::io_cq_entries_for(const DriverConfig& c, uint32_t io_entries, uint16_t mqes) {
   return c.io_cq_entries ? std::min<uint32_t>(c.io_cq_entries, uint32_t(mqes) + 1) : io_entries;
 }
@@ -37,9 +44,6 @@ bool Driver::plan_layout(const DriverConfig& c, uint32_t io_entries, uint32_t cq
   if (cq_entries < 2) return bad("io_cq_entries must be 0 (as the SQ) or at least 2");
   if (tags == 0) return bad("max_outstanding_per_queue must be at least 1");
   if (c.max_transfer_bytes == 0) return bad("max_transfer_bytes must be at least 1");
-  // One PRP list page (512 entries) per tag; chained lists are not built.
-  if (data_buffer_stride(c) / PAGE - 1 > PAGE / 8)
-    return bad("max_transfer_bytes needs more than one PRP list page (limit 2 MiB + 4 KiB)");
 
   Layout l;
   uint64_t cur = align_up(c.memory_base, PAGE);
@@ -59,7 +63,7 @@ bool Driver::plan_layout(const DriverConfig& c, uint32_t io_entries, uint32_t cq
     l.io_sq.push_back(carve(uint64_t(io_entries) * nvme::SQE_SIZE));
     l.io_cq.push_back(carve(uint64_t(cq_entries) * nvme::CQE_SIZE));
     l.data.push_back(carve(stride * tags));
-    l.prp.push_back(needs_prp_list(c) ? carve(uint64_t(PAGE) * tags) : 0);
+    l.prp.push_back(needs_prp_list(c) ? carve(uint64_t(PAGE) * prp_list_pages(c) * tags) : 0);
   }
   l.end = cur;
   if (l.end - c.memory_base > c.memory_bytes)

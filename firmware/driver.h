@@ -56,6 +56,9 @@ struct DriverConfig {
   // non-zero: aggregation threshold in CQEs (1..256) and time in 100 us units.
   uint16_t irq_coalescing_threshold = 0;
   uint8_t irq_coalescing_time_100us = 0;
+  // Fault injection: every I/O's PRP1 2 bytes off dword alignment, which the
+  // controller must answer with PRP Offset Invalid (NVMe 1.3 section 4.3).
+  bool io_prp1_misaligned = false;
 };
 
 // The guest around the driver. Implemented by the vCPU model (with timing)
@@ -228,6 +231,9 @@ class Driver {
   static uint32_t io_cq_entries_for(const DriverConfig& c, uint32_t io_entries, uint16_t mqes);
   static uint32_t data_buffer_stride(const DriverConfig& c);
   static bool needs_prp_list(const DriverConfig& c);
+  // PRP list pages per tag: 512 entries a page, the last one of a full page
+  // chaining to the next when more follow (NVMe 1.3 section 4.3).
+  static uint32_t prp_list_pages(const DriverConfig& c);
 
   BringUpResult fail(std::string message);
   void reset_state();

@@ -117,12 +117,24 @@ int32_t Driver::submit(uint16_t qid, const IoSpec& io) {
     if (pages == 2) {
       c.prp2 = data + PAGE;
     } else if (pages > 2) {
-      // PRP1 covers page 0; the tag's list page holds pages 1..n-1.
-      const uint64_t list = layout_.prp[qid - 1] + uint64_t(tag) * PAGE;
-      uint8_t* p = mem(list, (pages - 1) * 8);
-      for (uint32_t i = 1; i < pages; ++i) store_le64(p + (i - 1) * 8, data + uint64_t(i) * PAGE);
+      // PRP1 covers page 0; the tag's list pages hold pages 1..n-1. A full
+      // list page's last entry points to the next list page when more
+      // entries follow (NVMe 1.3 section 4.3), as Linux's nvme_pci_setup_prps.
+      constexpr uint32_t per_page = PAGE / 8;
+      uint64_t list = layout_.prp[qid - 1] + uint64_t(tag) * PAGE * prp_list_pages(config_);
       c.prp2 = list;
+      uint32_t slot = 0;
+      for (uint32_t i = 1; i < pages; ++i) {
+        if (slot == per_page - 1 && i + 1 < pages) {  // one entry left here, two or more to go
+          store_le64(mem(list + uint64_t(slot) * 8, 8), list + PAGE);
+          list += PAGE;
+          slot = 0;
+        }
+        store_le64(mem(list + uint64_t(slot) * 8, 8), data + uint64_t(i) * PAGE);
+        ++slot;
+      }
     }
+    if (config_.io_prp1_misaligned) c.prp1 += 2;
     c.cdw10 = uint32_t(io.slba);
     c.cdw11 = uint32_t(io.slba >> 32);
     c.cdw12 = (io.nlb - 1) & 0xFFFF;

@@ -14,35 +14,29 @@ uint64_t le64(const uint8_t* p) {
 }
 }  // namespace
 
+uint32_t max_prp_segments(uint64_t len, uint32_t page_bytes) {
+  return len == 0 ? 0 : uint32_t((len + page_bytes - 1) / page_bytes + 1);
+}
+
 uint16_t map_prp(ControllerEnv& env, uint64_t prp1, uint64_t prp2, uint32_t len,
-                 uint32_t page_bytes, IoRequest::Segment* out, unsigned max_segments,
-                 uint16_t* count) {
+                 uint32_t page_bytes, std::vector<IoRequest::Segment>& out) {
   using namespace nvme;
-  *count = 0;
+  out.clear();
   if (len == 0) return STATUS_SUCCESS;
   const uint64_t page_mask = uint64_t(page_bytes) - 1;
-  unsigned n = 0;
-  auto add = [&](uint64_t addr, uint32_t seg_len) {
-    if (n >= max_segments) return false;
-    out[n++] = IoRequest::Segment{addr, seg_len};
-    return true;
-  };
+  auto add = [&](uint64_t addr, uint32_t seg_len) { out.push_back(IoRequest::Segment{addr, seg_len}); };
 
   if (prp1 == 0) return status_generic(sc::INVALID_FIELD);
   if (prp1 & 3) return status_generic(sc::PRP_OFFSET_INVALID);
   const uint32_t first = uint32_t(std::min<uint64_t>(len, page_bytes - (prp1 & page_mask)));
-  if (!add(prp1, first)) return status_generic(sc::INVALID_FIELD);
+  add(prp1, first);
   uint32_t remaining = len - first;
-  if (remaining == 0) {
-    *count = uint16_t(n);
-    return STATUS_SUCCESS;
-  }
+  if (remaining == 0) return STATUS_SUCCESS;
 
   if (remaining <= page_bytes) {  // PRP2 is the second data page
     if (prp2 == 0) return status_generic(sc::INVALID_FIELD);
     if (prp2 & page_mask) return status_generic(sc::PRP_OFFSET_INVALID);
-    if (!add(prp2, remaining)) return status_generic(sc::INVALID_FIELD);
-    *count = uint16_t(n);
+    add(prp2, remaining);
     return STATUS_SUCCESS;
   }
 
@@ -74,7 +68,7 @@ uint16_t map_prp(ControllerEnv& env, uint64_t prp1, uint64_t prp2, uint32_t len,
         if (e == 0) return status_generic(sc::INVALID_FIELD);
         if (e & page_mask) return status_generic(sc::PRP_OFFSET_INVALID);
         const uint32_t seg = std::min(remaining, page_bytes);
-        if (!add(e, seg)) return status_generic(sc::INVALID_FIELD);
+        add(e, seg);
         remaining -= seg;
       }
       done += k;
@@ -84,7 +78,6 @@ uint16_t map_prp(ControllerEnv& env, uint64_t prp1, uint64_t prp2, uint32_t len,
     if (chain_ptr & page_mask) return status_generic(sc::PRP_OFFSET_INVALID);
     list = chain_ptr;
   }
-  *count = uint16_t(n);
   return STATUS_SUCCESS;
 }
 

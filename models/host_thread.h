@@ -50,6 +50,10 @@ class HostThread : public sc_core::sc_module {
   static void sync(sc_core::sc_time& local);
 
   bool busy() const { return busy_; }
+  // Work is due or running (a request, an armed timer, a dispatch that is
+  // not a spin): time passing will make it progress. A thread asleep,
+  // polling or spinning on a stuck fd waits for someone else.
+  bool work_pending() const { return has_request_ || timer_armed_ || (busy_ && !spinning_); }
   bool polling() const { return polling_; }
   uint64_t dispatches() const { return dispatches_; }
   uint64_t wakeups_from_sleep() const { return sleep_wakeups_; }

@@ -1,5 +1,6 @@
 #include "models/nvme_controller.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -369,6 +370,22 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
 }
 
 // ---------------------------------------------------------------- ControllerEnv
+sc_time NvmeControllerModel::dma_time(bool device_reads, uint32_t len) {
+  const sc_time t = device_reads
+                        ? (len < small_read_time_.size() ? small_read_time_[len] : link_.read_time(len))
+                        : (len < small_write_time_.size() ? small_write_time_[len] : link_.write_time(len));
+  if (link_.mode() != PcieMode::Link || !local_ || len == 0) return t;
+  // A read's completions arrive a round trip after the request; its TLPs
+  // then hold the downstream direction for the rest of its time, as a
+  // write's hold the upstream one. Another thread's transfer queues behind.
+  const sc_time at = sc_time_stamp() + *local_;
+  const sc_time rtt = device_reads ? sc_time(link_.params().read_round_trip_ns, SC_NS) : SC_ZERO_TIME;
+  sc_time& free = device_reads ? downstream_free_ : upstream_free_;
+  const sc_time start = std::max(at + rtt, free);
+  free = start + (t - rtt);
+  return free - at;
+}
+
 bool NvmeControllerModel::dma_read(uint64_t addr, void* dst, uint32_t len) {
   if (len == 0) return true;
   ++counters_.dma_reads;
@@ -376,9 +393,7 @@ bool NvmeControllerModel::dma_read(uint64_t addr, void* dst, uint32_t len) {
   const uint64_t last = addr + len - 1;
   if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
     std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
-    if (local_)
-      *local_ += dmi_read_latency_ +
-                 (len < small_read_time_.size() ? small_read_time_[len] : link_.read_time(len));
+    if (local_) *local_ += dmi_read_latency_ + dma_time(true, len);
     return true;
   }
   tlm::tlm_generic_payload p;
@@ -401,8 +416,7 @@ bool NvmeControllerModel::dma_write(uint64_t addr, const void* src, uint32_t len
   const uint64_t last = addr + len - 1;
   if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
     if (local_) {
-      *local_ += dmi_write_latency_ +
-                 (len < small_write_time_.size() ? small_write_time_[len] : link_.write_time(len));
+      *local_ += dmi_write_latency_ + dma_time(false, len);
       // The write lands when its time has passed: a polling guest must not
       // see it earlier.
       if (sc_get_current_process_handle().proc_kind() == SC_THREAD_PROC_) {
@@ -455,19 +469,22 @@ void NvmeControllerModel::device_barrier() {
   }
 }
 
-// Interrupt coalescing (Set Features 0x08) holds back I/O queue interrupts
-// until THR+1 completions are aggregated or TIME x 100 us has passed since
-// the first held one; the admin queue's vector is never coalesced.
+// Interrupt coalescing (Set Features 0x08, NVMe 1.4 section 5.21.1.8)
+// holds back I/O queue interrupts until THR+1 completions are aggregated or
+// TIME x 100 us has passed since the first held one, whichever comes first.
+// TIME 0 "corresponds to no delay": nothing is held, whatever THR says (a
+// held completion with no deadline would never be signalled). The admin
+// queue's vector is never coalesced.
 void NvmeControllerModel::msix(uint16_t vector) {
   if (vector >= msix_table_.size()) return;
   const uint16_t thr = firmware_->interrupt_coalescing_threshold();
   const uint8_t time = firmware_->interrupt_coalescing_time_100us();
-  if (vector != 0 && (thr || time)) {
+  if (vector != 0 && time) {
     const uint64_t posted = firmware_->counters().completions_posted - posted_before_;
     coalesced_[vector] += uint32_t(posted ? posted : 1);
     if (coalesced_[vector] < uint32_t(thr) + 1u) {
       counters_.coalesced_completions += posted ? posted : 1;
-      if (time && coalesce_deadline_[vector] == SC_ZERO_TIME) {
+      if (coalesce_deadline_[vector] == SC_ZERO_TIME) {
         const sc_time at = sc_time_stamp() + (local_ ? *local_ : SC_ZERO_TIME) +
                            sc_time(100.0 * time, SC_US);
         coalesce_deadline_[vector] = at;
@@ -492,6 +509,15 @@ void NvmeControllerModel::coalescing_timeout() {
     }
   }
   if (next != SC_ZERO_TIME) coalesce_event_.notify(next - now);
+}
+
+bool NvmeControllerModel::work_pending() const {
+  if (backend_->in_flight() > 0) return true;
+  for (const Context& c : ctx_)
+    if (c.done_count) return true;
+  for (const sc_time& d : coalesce_deadline_)
+    if (d != SC_ZERO_TIME) return true;
+  return false;
 }
 
 void NvmeControllerModel::send_msix(uint16_t vector) {
@@ -529,14 +555,28 @@ void NvmeControllerModel::on_completion_posting() {
   *local_ += running_ ? running_->thread->cpu(params_.cqe_cost) : params_.cqe_cost;
 }
 
-void NvmeControllerModel::backend_submit(const fw::IoRequest& req) {
+void NvmeControllerModel::backend_submit(const fw::IoRequest& shared_req) {
+  Context& own = running_ ? *running_ : context_of(shared_req.sqid);
+  own.request = shared_req;  // reuses its capacity: no allocation per I/O
+  const fw::IoRequest& req = own.request;
   const sc_time zero = SC_ZERO_TIME;
   const sc_time& now = local_ ? *local_ : zero;
-  // A real device moves the data over the link whatever the medium; an
-  // emulated one only when the backend touches guest memory (ram).
-  if (link_.mode() == PcieMode::Link && params_.backend.kind != BackendKind::Ram && local_) {
-    if (req.opcode == nvme::io::READ) *local_ += link_.write_time(req.bytes);
-    if (req.opcode == nvme::io::WRITE) *local_ += link_.read_time(req.bytes);
+  // The data moves whatever the medium: over the link for a real device,
+  // as a host memcpy into or out of guest memory for an emulated one (QEMU
+  // copies to or from the guest's pages even for null-co with read-zeroes,
+  // which zero-fills them). The ram backend moves it itself, segment by
+  // segment through dma_read/dma_write; the others are charged the same here.
+  if (params_.backend.kind != BackendKind::Ram && local_ &&
+      (req.opcode == nvme::io::READ || req.opcode == nvme::io::WRITE)) {
+    const bool to_guest = req.opcode == nvme::io::READ;
+    if (link_.mode() == PcieMode::Link) {
+      *local_ += dma_time(!to_guest, req.bytes);
+    } else {
+      for (uint32_t i = 0; i < req.segment_count; ++i) {
+        const uint32_t len = req.segments[i].len;
+        *local_ += to_guest ? link_.write_time(len) : link_.read_time(len);
+      }
+    }
   }
   const uint32_t slot = req.tag & 0xFFFFFF;  // fw tags: generation << 24 | slot
   if (slot >= slot_sq_.size()) slot_sq_.resize(slot + 1024);  // grows with queues, not per I/O

@@ -83,6 +83,10 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
     uint64_t coalesced_completions = 0;  // completions whose interrupt was held back
   };
   const Counters& counters() const { return counters_; }
+  // Something the device will do as time passes by itself: commands at the
+  // backend, completions not yet handed to a thread, a held interrupt's
+  // coalescing deadline. (Its threads answer for themselves.)
+  bool work_pending() const;
 
   // ControllerEnv (called by the firmware).
   bool dma_read(uint64_t addr, void* dst, uint32_t len) override;
@@ -127,6 +131,10 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
     std::vector<uint32_t> stuck_eventfds;  // doorbell indexes whose eventfd stays readable (Spin)
     std::vector<Done> done;         // backend completions to hand to the firmware
     size_t done_count = 0;
+    // The command this thread hands to the backend. The firmware's request
+    // is one scratch for all threads, and a ram backend's DMA lets another
+    // thread run (and overwrite it) in the middle of the transfer.
+    fw::IoRequest request;
   };
   std::vector<Context> ctx_;
   std::vector<uint8_t> queue_ctx_;  // by queue id
@@ -165,6 +173,13 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
   sc_core::sc_event enable_event_;
   std::array<uint8_t, 4096> config_space_{};
   std::array<sc_core::sc_time, 65> small_read_time_, small_write_time_;
+  // pcie.mode=link: the link is one resource for every device thread. Each
+  // direction is busy until these times (downstream carries the read
+  // completions of device DMA reads, upstream the device's posted writes).
+  sc_core::sc_time downstream_free_, upstream_free_;
+  // The time a DMA of `len` bytes adds to *local_: its link time, plus any
+  // wait for the direction it needs (link mode; one thread never waits).
+  sc_core::sc_time dma_time(bool device_reads, uint32_t len);
   tlm::tlm_generic_payload msi_payload_;
 };
 

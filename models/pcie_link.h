@@ -28,7 +28,11 @@
 //      mmio_time(false, b) = RTT             one non-posted round trip
 //      n == 0 costs nothing.
 //
-//  * Emulated: the "device" is software in the host, so a DMA is a memcpy.
+//  * Emulated: the "device" is software in the host, so a DMA is a memcpy,
+//      by the device thread doing it (each thread copies at BW). The data
+//      of every read and write is copied whatever the backend (QEMU maps
+//      the guest's pages and the block layer fills or drains them; null-co
+//      with read-zeroes zero-fills them).
 //      BW              = host_copy_gbps                [GB/s == bytes per ns]
 //      write_time(n) = read_time(n) = host_access_overhead_ns + n / BW
 //      mmio_time(any)  = host_access_overhead_ns

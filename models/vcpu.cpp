@@ -239,11 +239,13 @@ void Vcpu::wait_for_interrupt() {
   }
   while (!irq_pending_ || irq_time_ > sc_time_stamp()) {
     take_admin_interrupts();
+    waits_on_device_ = !irq_pending_;
     if (irq_pending_)
       wait(irq_time_ - sc_time_stamp(), irq_event_);
     else
       wait(irq_event_);
   }
+  waits_on_device_ = false;
   guest_.set_current(this);
   if (idles) set_runnable(true);
   const sc_time idle = sc_time_stamp() - t0;
@@ -369,7 +371,7 @@ void Vcpu::handle_completions(bool from_interrupt) {
     --outstanding_;
     ++ready_;  // into the job's aio ring, for fio's next reap
     ++results_.ios;
-    if (c.status) ++results_.errors;
+    if (c.status && results_.errors++ == 0) results_.first_error_status = c.status;
     const uint64_t bytes = params_.job.bs;
     if (params_.verify && !c.status) {
       if (is_write_[c.tag]) {
@@ -417,7 +419,8 @@ void Vcpu::reap() {
     if (params_.poll_completions) {
       guest_work(params_.poll_interval);
       sync_local();
-      if (guest_.driver().completion_ready(params_.qid)) handle_completions(false);
+      waits_on_device_ = !guest_.driver().completion_ready(params_.qid);
+      if (!waits_on_device_) handle_completions(false);
       continue;
     }
     if (!io_interrupt_due()) wait_for_interrupt();

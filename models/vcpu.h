@@ -72,6 +72,7 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
   struct Results {
     uint64_t ios = 0, read_ios = 0, write_ios = 0, read_bytes = 0, write_bytes = 0;
     uint64_t errors = 0;           // completions with a non-zero status
+    uint16_t first_error_status = 0;  // the status field of the first of them
     uint64_t interrupts = 0;       // interrupts taken
     uint64_t issued = 0;
     uint64_t verified_reads = 0;   // reads of blocks this job had written, checked
@@ -89,6 +90,12 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
   const LatencyHistogram& latency() const { return latency_; }
   const LatencyHistogram& latency(bool write) const { return latency_dir_[write ? 1 : 0]; }
   uint32_t outstanding() const { return outstanding_; }
+  // The vCPU has something of its own to do as time passes (guest work, an
+  // exit, an interrupt on its way, a store draining), as opposed to halting
+  // for an interrupt nothing has sent or polling a CQ that stays empty.
+  bool work_pending() const {
+    return !results_.finished && (!waits_on_device_ || store_head_ < store_buffer_.size());
+  }
   const Params& params() const { return params_; }
   sc_core::sc_process_handle thread_handle() const { return thread_; }
 
@@ -141,6 +148,7 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
   unsigned admin_irqs_pending_ = 0;
   void take_admin_interrupts();
   bool irq_pending_ = false;
+  bool waits_on_device_ = false;  // halted with no interrupt pending, or its last poll found nothing
   sc_core::sc_time irq_time_;
   sc_core::sc_event irq_event_;
 

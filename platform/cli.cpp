@@ -206,8 +206,10 @@ std::string help_text() {
        "5100cyc' sets hv.exit_mmio.\n"
        "\n"
        "Exit status: 0 success, 1 internal error, 2 usage or configuration error,\n"
-       "3 the run stalled and --fail-on-stall was given, 130/143 SIGINT/SIGTERM\n"
-       "stopped the run (the results so far are written, marked interrupted).\n";
+       "3 the run stalled and --fail-on-stall was given, 4 I/Os failed (completed\n"
+       "with an error status or failed verification; the report's first line says so),\n"
+       "130/143 SIGINT/SIGTERM stopped the run (the results so far are written, marked\n"
+       "interrupted).\n";
   return o.str();
 }
 

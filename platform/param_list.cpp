@@ -41,7 +41,7 @@ void register_builtin_params(ParamRegistry& r) {
   // fio (flat names): the workload.
   r.add(choice("rw", "randread", {"read", "write", "randread", "randwrite", "randrw"}, "",
                "I/O pattern, as fio's rw"));
-  r.add(size("bs", "4k", 512, 1 * MiB, "block size of each I/O"));
+  r.add(size("bs", "4k", 512, 1 * MiB, "block size of each I/O (at most nvme.mdts allows; not split)"));
   r.add(integer("iodepth", "32", "I/Os", 1, 4095, "I/Os kept in flight per job"));
   r.add(integer("numjobs", "1", "jobs", 1, 64, "jobs, one per vCPU and I/O queue pair"));
   r.add(time("runtime", "0s", 0, 3600 * S, "measured interval (0 = until number_ios)"));
@@ -78,6 +78,8 @@ void register_builtin_params(ParamRegistry& r) {
   r.add(time("guest.irq_entry", "500ns", 0, 1 * MS, "guest interrupt handler entry"));
   r.add(integer("guest.io_queue_entries", "1024", "entries", 2, 65536,
                 "entries of each I/O submission and completion queue"));
+  r.add(choice("guest.io_prp_fault", "none", {"none", "misaligned"}, "",
+               "fault injection: every I/O's PRP1 off dword alignment (PRP Offset Invalid; the run fails)"));
   r.add(choice("guest.dbbuf_fault", "none", {"none", "misaligned", "zero", "same", "outside"}, "",
                "fault injection: Doorbell Buffer Config with a bad PRP1/PRP2 (refused; MMIO fallback)"));
   r.add(integer("guest.io_cq_entries", "0", "entries", 0, 65536,
@@ -95,7 +97,7 @@ void register_builtin_params(ParamRegistry& r) {
   r.add(time("guest.store_visibility", "20ns", 0, 10 * US,
              "how long a store can sit in the store buffer before it is visible"));
   r.add(integer("guest.irq_coalescing_thr", "0", "CQEs", 0, 256,
-                "Set Features 0x08 at bring-up: interrupt after this many CQEs (0 = not configured)"));
+                "Set Features 0x08 at bring-up: interrupt after this many CQEs (0 = not configured; needs guest.irq_coalescing_time > 0, TIME 0 = no delay)"));
   r.add(time("guest.irq_coalescing_time", "0us", 0, 25.5 * MS,
              "Set Features 0x08: or this long after the first held one (multiple of 100 us)"));
 
@@ -136,7 +138,7 @@ void register_builtin_params(ParamRegistry& r) {
   r.add(integer("pcie.tlp_overhead", "24", "bytes", 0, 64, "header and framing bytes per TLP"));
   r.add(time("pcie.read_rtt", "700ns", 0, 100 * US, "round trip of a DMA read request"));
   r.add(real("pcie.host_copy_gbps", "10", "GB/s", 0.1, 1000,
-             "host memory copy bandwidth (pcie.mode=emulated)"));
+             "host memcpy bandwidth of a device thread: every DMA incl. data, any backend (pcie.mode=emulated)"));
   r.add(time("pcie.emulated_access", "20ns", 0, 10 * US,
              "fixed cost of one emulated DMA access (pcie.mode=emulated)"));
 

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "platform/interrupt.h"
+#include "firmware/nvme_spec.h"
 #include "platform/json_text.h"
 
 namespace nvmesim::platform {
@@ -60,10 +61,67 @@ double DirectionFigures::lat_stddev() const {
   return var > 0 ? double(std::sqrt(var)) : 0.0;
 }
 
+namespace {
+// "0x4013 PRP Offset Invalid (SCT 0h, SC 13h, DNR)": names from the NVMe
+// base specification's Generic Command Status table.
+std::string status_text(uint16_t status) {
+  namespace sc = nvme::sc;
+  const uint8_t sct = nvme::status_sct(status), code = nvme::status_sc(status);
+  const char* name = "";
+  if (sct == 0) {
+    switch (code) {
+      case sc::INVALID_OPCODE: name = "Invalid Command Opcode "; break;
+      case sc::INVALID_FIELD: name = "Invalid Field in Command "; break;
+      case sc::DATA_TRANSFER_ERROR: name = "Data Transfer Error "; break;
+      case sc::INTERNAL_ERROR: name = "Internal Error "; break;
+      case sc::ABORTED_SQ_DELETION: name = "Command Aborted due to SQ Deletion "; break;
+      case sc::INVALID_NAMESPACE: name = "Invalid Namespace or Format "; break;
+      case sc::PRP_OFFSET_INVALID: name = "PRP Offset Invalid "; break;
+      case sc::LBA_OUT_OF_RANGE: name = "LBA Out of Range "; break;
+      default: break;
+    }
+  }
+  char b[96];
+  std::snprintf(b, sizeof b, "0x%04x %s(SCT %xh, SC %02Xh%s)", status, name, sct, code,
+                nvme::status_dnr(status) ? ", DNR" : "");
+  return b;
+}
+}  // namespace
+
+const char* run_outcome(const RunResults& r) {
+  if (!r.bringup_ok) return "bringup_failed";
+  if (r.stalled) return "stalled";
+  if (r.io_errors || r.verify_errors) return "io_errors";
+  return "ok";
+}
+
+std::string run_headline(const RunResults& r) {
+  const std::string outcome = run_outcome(r);
+  if (outcome == "bringup_failed") return "BRING-UP FAILED: " + r.bringup_error;
+  if (outcome == "stalled") {
+    // The report's first clause (where and when); the queue details follow in it.
+    const size_t cut = r.stall_report.find(';');
+    return "STALLED: " + r.stall_report.substr(0, cut) +
+           " (figures cover the run up to the stall)";
+  }
+  if (outcome == "io_errors") {
+    std::string h = "FAILED: ";
+    if (r.io_errors)
+      h += std::to_string(r.io_errors) + " of " + std::to_string(r.ios) +
+           " I/Os completed with an error status (first: " + status_text(r.first_error_status) + ")";
+    if (r.io_errors && r.verify_errors) h += "; ";
+    if (r.verify_errors) h += std::to_string(r.verify_errors) + " reads failed verification";
+    return h;
+  }
+  return "";
+}
+
 void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
   const std::string i1 = in + "  ", i2 = i1 + "  ", i3 = i2 + "  ";
   o << in << "{\n";
   o << i1 << "\"version\": " << quoted(NVMESIM_VERSION) << ",\n";
+  o << i1 << "\"outcome\": " << quoted(run_outcome(r)) << ",\n";
+  o << i1 << "\"headline\": " << quoted(run_headline(r)) << ",\n";
   o << i1 << "\"config\": {";
   for (size_t k = 0; k < r.config.size(); ++k)
     o << (k ? ", " : "") << "\n" << i2 << quoted(r.config[k].first) << ": " << quoted(r.config[k].second);
@@ -73,6 +131,7 @@ void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
   o << i1 << "\"read_ios\": " << r.read_ios << ",\n";
   o << i1 << "\"write_ios\": " << r.write_ios << ",\n";
   o << i1 << "\"io_errors\": " << r.io_errors << ",\n";
+  o << i1 << "\"first_error_status\": " << r.first_error_status << ",\n";
   o << i1 << "\"verify\": {\"verified_reads\": " << r.verified_reads
     << ", \"errors\": " << r.verify_errors << "},\n";
   o << i1 << "\"iops\": " << fixed(r.iops(), 3) << ",\n";
@@ -173,6 +232,8 @@ void write_normal(const RunResults& r, std::ostream& o) {
   if (r.interrupted)
     o << "INTERRUPTED by " << interrupt::signal_name(r.interrupt_signal) << " at "
       << fixed(r.sim_time_ns / 1000.0, 1) << " us of the measured phase: the figures cover the run so far\n";
+  const std::string headline = run_headline(r);
+  if (!headline.empty()) o << headline << "\n";
   o << "job: rw=" << cfg("rw") << ", bs=" << cfg("bs") << ", iodepth=" << cfg("iodepth")
     << ", numjobs=" << cfg("numjobs") << ", backend=" << cfg("nvme.backend")
     << ", dbbuf=" << cfg("nvme.dbbuf") << (r.dbbuf_active ? " (active)" : " (inactive)")

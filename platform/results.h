@@ -58,6 +58,7 @@ struct RunResults {
   double utilization_span_ns = 0;
   uint64_t ios = 0, read_ios = 0, write_ios = 0, read_bytes = 0, write_bytes = 0;
   uint64_t io_errors = 0;
+  uint16_t first_error_status = 0;  // NVMe status field of the first failed I/O (lowest vCPU)
   uint64_t verified_reads = 0, verify_errors = 0;  // verify=pattern
   models::LatencyHistogram lat;
   DirectionFigures read, write;  // the same I/Os as lat, split by direction
@@ -104,6 +105,15 @@ struct RunResults {
   }
   double per_io(uint64_t n) const { return ios ? double(n) / double(ios) : 0; }
 };
+
+// What the run came to, for the first line of a report and the JSON
+// "outcome": "ok", "bringup_failed", "stalled" or "io_errors" (I/Os that
+// completed with a non-zero NVMe status, or reads that failed verification).
+// A stall wins over I/O errors: its figures are cut short anyway.
+const char* run_outcome(const RunResults& r);
+// "" for an ok run; otherwise one line starting with "STALLED:", "FAILED:"
+// or "BRING-UP FAILED:" that says why.
+std::string run_headline(const RunResults& r);
 
 void write_json(const RunResults& r, std::ostream& out, const std::string& indent = "");
 void write_normal(const RunResults& r, std::ostream& out);

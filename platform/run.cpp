@@ -158,9 +158,12 @@ Summary summarize(const RunResults& r) {
   s.ios = r.ios;
   s.p50 = r.lat.percentile(50);
   s.p99 = r.lat.percentile(99);
+  s.io_errors = r.io_errors;
+  s.verify_errors = r.verify_errors;
   s.ok = r.bringup_ok;
   s.stalled = r.stalled;
   s.interrupted = r.interrupted;
+  std::snprintf(s.headline, sizeof s.headline, "%s", run_headline(r).c_str());
   s.dbbuf_active = r.dbbuf_active;
   return s;
 }
@@ -269,9 +272,18 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   }
   const int sig = interrupt::received();
   const bool stalled = (ran > 0 && s[0].stalled) || (ran > 1 && s[1].stalled);
-  const int code = sig ? interrupt::exit_code() : options.fail_on_stall && stalled ? 3 : 0;
+  bool failed = false;
+  for (int k = 0; k < ran; ++k) failed = failed || s[k].io_errors || s[k].verify_errors;
+  const int code = sig ? interrupt::exit_code() : options.fail_on_stall && stalled ? 3 : failed ? 4 : 0;
+  // A run that went wrong says so first, before any figure.
+  std::string headline;
+  for (int k = 0; k < ran; ++k)
+    if (s[k].headline[0])
+      headline += std::string(headline.empty() ? "" : "\n") + "dbbuf=" + modes[k] + ": " + s[k].headline;
   if (options.output_format == "json") {
-    out << "{\n  \"experiment\": \"default: doorbell buffer off vs spec\",\n";
+    const char* outcome = stalled ? "stalled" : failed ? "io_errors" : "ok";
+    out << "{\n  \"experiment\": \"default: doorbell buffer off vs spec\",\n  \"outcome\": \"" << outcome
+        << "\",\n";
     if (sig) out << "  \"interrupted\": \"" << interrupt::signal_name(sig) << "\",\n";
     out << "  \"runs\": {\n";
     out << "    \"off\":\n" << (ran > 0 ? json[0] : "    null") << ",\n    \"spec\":\n"
@@ -281,6 +293,7 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   if (sig)
     out << "INTERRUPTED by " << interrupt::signal_name(sig) << ": " << ran
         << " of 2 runs started; a run cut short covers its simulated time so far, '-' marks one not run\n";
+  if (!headline.empty()) out << headline << "\n";
   out << "nvmesim default experiment: rw=" << base.text("rw") << " bs=" << base.text("bs")
       << " iodepth=" << base.text("iodepth") << " numjobs=" << base.text("numjobs")
       << " backend=" << base.text("nvme.backend") << " number_ios=" << base.text("number_ios")
@@ -358,6 +371,7 @@ Outcome run_one(const Config& config, const RunOptions& options, std::ostream& o
   if (interrupt::received()) return {interrupt::exit_code(), true};
   if (!r.bringup_ok) return {1, true};
   if (r.stalled && options.fail_on_stall) return {3, true};
+  if (r.io_errors || r.verify_errors) return {4, true};
   return {0, true};
 }
 

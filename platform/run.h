@@ -32,7 +32,9 @@ struct RunSummary {
   double iops, bw_bytes, sq_per_io, cq_per_io, sq_hit, cq_hit, exits_per_io;
   double irq_per_io;  // MSI-X messages the controller sent, per I/O
   uint64_t ios, p50, p99;
+  uint64_t io_errors, verify_errors;
   bool ok, stalled, dbbuf_active, interrupted;
+  char headline[512];  // run_headline(), cut to fit; "" for an ok run
 };
 
 // Simulates `config` in a child process (SystemC elaborates once per
@@ -46,7 +48,9 @@ bool run_in_child(const Config& config, bool host_stats, RunSummary& summary, st
 // options.output_file when one is given. Every output file (--output, --vcd,
 // --timeline) is written under a temporary name and renamed into place only
 // once complete, so a refused or failed run leaves existing files untouched.
-// Returns the process exit code (0 on success).
+// Returns the process exit code: 0 success, 1 internal error or failed
+// bring-up, 2 usage, 3 stalled with --fail-on-stall, 4 I/Os failed (error
+// status or verification), 130/143 interrupted by SIGINT/SIGTERM.
 int run_experiment(const Config& config, const RunOptions& options, std::ostream& out);
 
 }  // namespace nvmesim::platform

@@ -51,8 +51,11 @@ struct System::Snapshot {
   sc_time overcommitted;
 };
 
-// Progress watchdog: when I/Os are outstanding and no completion arrived
-// for sim.stall_timeout, the run stops and reports the stall.
+// Progress watchdog: when I/Os are outstanding, no completion arrived for
+// sim.stall_timeout and nothing is under way that could bring one (no
+// component has work of its own that time will advance), the run stops and
+// reports the stall. A run that is merely slow (a long backend latency, a
+// costly submission, a narrow link) is not one.
 struct System::Watchdog : sc_module {
   System& sys;
   sc_time period;
@@ -253,6 +256,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
                             : f == "outside"  ? fw::DbbufConfigFault::Outside
                                               : fw::DbbufConfigFault::None;
   }
+  dc.io_prp1_misaligned = c.choice("guest.io_prp_fault") == "misaligned";
   dc.max_outstanding_per_queue = iodepth;
   dc.max_transfer_bytes = bs;
   dc.use_dbbuf = dbbuf != "off";
@@ -424,15 +428,25 @@ void stall_figures(System& sys, uint64_t& ios, uint64_t& outstanding, sc_time& l
 
 }  // namespace
 
+bool System::work_under_way() const {
+  if (controller_->work_pending()) return true;
+  for (const auto& t : host_threads_)
+    if (t->work_pending()) return true;
+  for (const auto& v : vcpus_)
+    if (v->work_pending()) return true;
+  return false;
+}
+
 void System::watchdog() {
   uint64_t ios = 0, outstanding = 0;
   sc_time last;
   stall_figures(*this, ios, outstanding, last);
-  if (guest_->ready() && outstanding && ios == watchdog_->last_ios) {
+  if (guest_->ready() && outstanding && ios == watchdog_->last_ios && !work_under_way()) {
     std::ostringstream h;
     h << "stall detected at " << us_text(sc_time_stamp()) << " by the watchdog: no I/O completed for "
-      << config_.text("sim.stall_timeout") << " (sim.stall_timeout; last completion at "
-      << us_text(last) << "), " << outstanding << " I/Os outstanding";
+      << config_.text("sim.stall_timeout") << " (sim.stall_timeout, last completion at "
+      << us_text(last) << ") and nothing under way could complete one, " << outstanding
+      << " I/Os outstanding";
     stall_ = true;
     stall_report_ = describe_stall(*this, h.str());
     sc_stop();
@@ -499,6 +513,7 @@ RunResults System::run() {
     r.write_ios += vr.write_ios;
     r.read_bytes += vr.read_bytes;
     r.write_bytes += vr.write_bytes;
+    if (!r.io_errors && vr.errors) r.first_error_status = vr.first_error_status;
     r.io_errors += vr.errors;
     r.verified_reads += vr.verified_reads;
     r.verify_errors += vr.verify_errors;

@@ -53,6 +53,7 @@ class System {
   struct Snapshot;
   void snapshot(Snapshot& s) const;
   void watchdog();
+  bool work_under_way() const;  // some component will make progress as time passes
 
   const Config& config_;
   std::vector<const Config*> job_configs_;

@@ -7,10 +7,12 @@ using namespace ctltest;
 namespace {
 struct Walk {
   TestEnv env{4u << 20};
-  std::array<IoRequest::Segment, IoRequest::MAX_SEGMENTS> segs{};
-  uint16_t n = 0;
+  std::vector<IoRequest::Segment> segs;
+  size_t n = 0;
   uint16_t run(uint64_t prp1, uint64_t prp2, uint32_t len, uint32_t page = 4096) {
-    return map_prp(env, prp1, prp2, len, page, segs.data(), IoRequest::MAX_SEGMENTS, &n);
+    const uint16_t st = map_prp(env, prp1, prp2, len, page, segs);
+    n = st == 0 ? segs.size() : 0;
+    return st;
   }
 };
 }  // namespace

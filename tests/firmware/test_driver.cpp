@@ -625,6 +625,56 @@ TEST_CASE("driver: SQE contents and PRPs", "[driver]") {
   CHECK(f.writes.size() == 5 + 12);
 }
 
+TEST_CASE("driver: PRP lists chain across list pages for transfers past 2 MiB", "[driver][prp]") {
+  FakeNvme f(24u << 20);
+  f.mdts = 0;  // no limit
+  fw::DriverConfig c = small_config(f);
+  c.max_outstanding_per_queue = 2;
+  c.max_transfer_bytes = (4u << 20) + 4096;  // 1025 pages: PRP1 + 1024 list entries
+  Driver d(c, f);
+  REQUIRE(d.bring_up().ok);
+  // Each row: pages in the transfer; where the data pointers sit, by list
+  // page, as NVMe 1.3 section 4.3 states it: 512 entries a page, the last
+  // entry of a full page pointing to the next page when more entries follow.
+  struct Row {
+    uint32_t pages;
+    std::vector<uint32_t> data_per_list_page;
+  };
+  const Row rows[] = {
+      {513, {512}},            // 512 entries: one list page, no chain
+      {514, {511, 2}},         // 513: chain after 511
+      {1024, {511, 512}},      // 1023: the second page full, no chain
+      {1025, {511, 511, 2}},   // 1024: two chains
+  };
+  for (const Row& row : rows) {
+    INFO(row.pages << " pages");
+    const int32_t tag = d.submit(1, fw::IoSpec{nvme::io::READ, 0, row.pages * 8});
+    REQUIRE(tag >= 0);
+    const auto e = f.sqe(kIoSq1 + uint64_t(d.sq_tail(1) + 63) % 64 * 64);
+    const uint64_t data = e.prp1;
+    CHECK(data % kPage == 0);
+    uint64_t list = e.prp2;
+    CHECK(list % kPage == 0);
+    uint64_t next_page = 1;
+    for (size_t k = 0; k < row.data_per_list_page.size(); ++k) {
+      for (uint32_t i = 0; i < row.data_per_list_page[k]; ++i)
+        CHECK(f.rd(list + 8 * i, 8) == data + next_page++ * kPage);
+      if (k + 1 < row.data_per_list_page.size()) {
+        CHECK(row.data_per_list_page[k] == 511);
+        const uint64_t chained = f.rd(list + 8 * 511, 8);
+        CHECK(chained % kPage == 0);
+        CHECK(chained != list);
+        list = chained;
+      }
+    }
+    CHECK(next_page == row.pages);
+    d.ring_sq(1);
+    f.post(1, uint16_t(tag), d.sq_tail(1));
+    fw::Completion out[1];
+    REQUIRE(d.reap(1, out, 1, nullptr) == 1);
+  }
+}
+
 namespace {
 
 struct NeedEventRow {

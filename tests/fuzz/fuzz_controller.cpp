@@ -83,7 +83,7 @@ class FuzzEnv : public ControllerEnv {
   // The backend: moves the data like models/storage_backend (a segment
   // outside memory is a Data Transfer Error), then completes at once or later.
   void backend_submit(const IoRequest& req) override {
-    FUZZ_CHECK(req.segment_count <= IoRequest::MAX_SEGMENTS);
+    FUZZ_CHECK(req.segment_count == req.segments.size());
     uint64_t total = 0;
     uint16_t status = 0;
     for (unsigned i = 0; i < req.segment_count; ++i) {

@@ -462,9 +462,8 @@ sc_time null_read_msi(const Bench& b, const NullReadRun& r) {
   const PcieLink& l = b.link();
   const auto& p = b.params;
   return r.t_doorbell + l.mmio_time(true, 4) + p.thread.dispatch_latency +
-         p.thread.dispatch_cost + l.read_time(64) +
-         (l.mode() == PcieMode::Link ? l.write_time(4096) : SC_ZERO_TIME) + p.nvme.cmd_cost +
-         l.write_time(16) + l.write_time(4);
+         p.thread.dispatch_cost + l.read_time(64) + l.write_time(4096) + p.nvme.cmd_cost +
+         l.write_time(16) + l.write_time(4);  // the 4 KiB moves in either mode
 }
 }  // namespace
 
@@ -487,13 +486,16 @@ TEST_CASE("nvme model: null backend Read, emulated vs link DMA timing", "[nvme_m
   CHECK(emu.sink.msgs[2].vector == kIoVector);
   CHECK(emu.sink.msgs[2].at == null_read_msi(emu, re));
   CHECK(lnk.sink.msgs[2].at == null_read_msi(lnk, rl));
-  // Emulated: 20 ns doorbell, 2000 + 300 dispatch, 26.4 SQE, 700 cmd, 21.6 CQE, 20.4 MSI.
-  CHECK(emu.sink.msgs[2].at - re.t_doorbell == ns(20 + 2000 + 300 + 26.4 + 700 + 21.6 + 20.4));
+  // Emulated: 20 ns doorbell, 2000 + 300 dispatch, 26.4 SQE, 700 cmd, 429.6 data
+  // (20 + 4096 B / 10 GB/s), 21.6 CQE, 20.4 MSI.
+  CHECK(emu.sink.msgs[2].at - re.t_doorbell ==
+        ns(20 + 2000 + 300 + 26.4 + 700 + 429.6 + 21.6 + 20.4));
   // The two modes differ by exactly the link functions of each transfer.
   const PcieLink &e = emu.link(), &l = lnk.link();
   const sc_time emu_path = emu.sink.msgs[2].at - re.t_doorbell;
   const sc_time lnk_path = lnk.sink.msgs[2].at - rl.t_doorbell;
-  CHECK(lnk_path + e.mmio_time(true, 4) + e.read_time(64) + e.write_time(16) + e.write_time(4) ==
+  CHECK(lnk_path + e.mmio_time(true, 4) + e.read_time(64) + e.write_time(4096) +
+            e.write_time(16) + e.write_time(4) ==
         emu_path + l.mmio_time(true, 4) + l.read_time(64) + l.write_time(4096) +
             l.write_time(16) + l.write_time(4));
   CHECK(l.read_time(64) > e.read_time(64));  // the round trip dominates a link read
@@ -522,7 +524,7 @@ TEST_CASE("nvme model: sync notify processes inside the doorbell write", "[nvme_
   const PcieLink& l = b.link();
   // No dispatch latency nor dispatch cost: the vCPU's exit runs the device.
   const sc_time work = l.mmio_time(true, 4) + l.read_time(64) + p.nvme.cmd_cost +
-                       l.write_time(16) + l.write_time(4);
+                       l.write_time(4096) + l.write_time(16) + l.write_time(4);
   CHECK((t_return - t_doorbell) + doorbell_delay == work);
   REQUIRE(b.sink.msgs.size() == 3);
   CHECK(b.sink.msgs[2].at == t_doorbell + work);
@@ -554,11 +556,11 @@ TEST_CASE("nvme model: latency backend completes its latency after the submissio
   CHECK(in_flight_mid == 1);
   CHECK(b.nvme.backend().completed() == 1);
   const PcieLink& l = b.link();
-  // Submitted after the SQE fetch; done `latency` later; the backend's
-  // completion wakes the sleeping host thread (another dispatch latency and
-  // cost), which writes the CQE and the MSI-X.
+  // Submitted after the SQE fetch and the data copy; done `latency` later;
+  // the backend's completion wakes the sleeping host thread (another
+  // dispatch latency and cost), which writes the CQE and the MSI-X.
   const sc_time submit = t_doorbell + l.mmio_time(true, 4) + p.thread.dispatch_latency +
-                         p.thread.dispatch_cost + l.read_time(64);
+                         p.thread.dispatch_cost + l.read_time(64) + l.write_time(4096);
   const sc_time expected = submit + p.nvme.backend.latency + p.thread.dispatch_latency +
                            p.thread.dispatch_cost + l.write_time(16) + l.write_time(4);
   REQUIRE(b.sink.msgs.size() == 3);
@@ -647,11 +649,11 @@ TEST_CASE("nvme model: ioeventfd notifications need the ioeventfd mode, the buff
   CHECK(eventidx_cq == 0);  // echo: the head seen before the CQE
   const PcieLink& l = b.link();
   // Dispatch; shadow tail read (4 B); SQE fetch; SQ EventIdx write and
-  // shadow re-read; command cost; CQ EventIdx write and shadow head read;
-  // CQE; MSI-X.
+  // shadow re-read; command cost; the 4 KiB data copy; CQ EventIdx write and
+  // shadow head read; CQE; MSI-X.
   const sc_time expected = t_notify + p.thread.dispatch_latency + p.thread.dispatch_cost +
                            l.read_time(4) + l.read_time(64) + l.write_time(4) + l.read_time(4) +
-                           p.nvme.cmd_cost + l.write_time(4) + l.read_time(4) +
+                           p.nvme.cmd_cost + l.write_time(4096) + l.write_time(4) + l.read_time(4) +
                            l.write_time(16) + l.write_time(4);
   REQUIRE(b.sink.msgs.size() == 4);
   CHECK(b.sink.msgs[3].at == expected);

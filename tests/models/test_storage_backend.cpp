@@ -36,8 +36,7 @@ fw::IoRequest request(uint32_t tag, uint8_t opcode, uint64_t slba, uint64_t addr
   r.nlb = 8;
   r.bytes = 4096;
   r.segment_count = 2;  // split over two guest ranges
-  r.segments[0] = {addr, 1000};
-  r.segments[1] = {addr + 8192, 3096};
+  r.segments = {{addr, 1000}, {addr + 8192, 3096}};
   return r;
 }
 

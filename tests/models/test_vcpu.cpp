@@ -159,14 +159,15 @@ TEST_CASE("vcpu: one I/O at iodepth 1 costs the sum of the path's costs (buffer 
   const models::PcieLink l = emulated_link();
   // vCPU: submit_cost; the SQ doorbell MMIO exit (exit_mmio + the emulated
   // access) after which the exit has queued the work; host thread:
-  // dispatch_latency, dispatch_cost, SQE fetch, cmd_cost, CQE write, MSI-X
-  // write; vCPU: injection exit, irq entry, complete_cost.
+  // dispatch_latency, dispatch_cost, SQE fetch, cmd_cost, the 4 KiB of data
+  // copied into guest memory, CQE write, MSI-X write; vCPU: injection exit,
+  // irq entry, complete_cost.
   const sc_time expected = ns(1500) + ns(2200) + l.mmio_time(true, 4) + ns(2000) + ns(500) +
-                           l.read_time(64) + ns(1000) + l.write_time(16) + l.write_time(4) +
-                           ns(1000) + ns(500) + ns(1000);
+                           l.read_time(64) + ns(1000) + l.write_time(4096) + l.write_time(16) +
+                           l.write_time(4) + ns(1000) + ns(500) + ns(1000);
   const sc_time measured = ps(tracer.ios[0].end - tracer.ios[0].start);
   CHECK(measured == expected);
-  CHECK(measured == ns(9788.4));
+  CHECK(measured == ns(10218.0));
   CHECK(r.lat.min() == expected.value() / 1000);  // histogram in ns, truncated
   CHECK(r.lat.max() == r.lat.min());
   CHECK(r.exits.count[unsigned(ExitKind::MmioDoorbell)] == 2);  // SQ, then CQ head
@@ -192,8 +193,9 @@ TEST_CASE("vcpu: one I/O at iodepth 1 with the doorbell buffer (spec, echo)", "[
   // write + shadow head read, CQE, MSI-X.
   const sc_time expected = ns(1500) + ns(20) + ns(2200) + l.mmio_time(true, 4) + ns(2000) +
                            ns(500) + l.read_time(4) + l.read_time(64) + l.write_time(4) +
-                           l.read_time(4) + ns(1000) + l.write_time(4) + l.read_time(4) +
-                           l.write_time(16) + l.write_time(4) + ns(1000) + ns(500) + ns(1000);
+                           l.read_time(4) + ns(1000) + l.write_time(4096) + l.write_time(4) +
+                           l.read_time(4) + l.write_time(16) + l.write_time(4) + ns(1000) +
+                           ns(500) + ns(1000);
   CHECK(ps(tracer.ios[0].end - tracer.ios[0].start) == expected);
   CHECK(r.sq.mmio == 1);
   CHECK(r.shadow_reads == 3);  // SQ tail twice, CQ head once
@@ -229,12 +231,13 @@ TEST_CASE("vcpu: a polled completion is seen at the first poll after the CQE is 
   REQUIRE(tracer.ios.size() == 1);
   const models::PcieLink l = emulated_link();
   // The vCPU resumes after the doorbell exit at t1 and checks the CQ every
-  // poll_interval; the device writes the CQE dl + dc + SQE + cmd + CQE
-  // after t1 = 3548 ns, so the 4th check (t1 + 4000 ns) is the first that
-  // may see it.
+  // poll_interval; the device writes the CQE dl + dc + SQE + cmd + data
+  // copy + CQE after t1 = 3977.6 ns, so the 4th check (t1 + 4000 ns) is the
+  // first that may see it.
   const sc_time t1 = ns(1500) + ns(2200) + l.mmio_time(true, 4);
-  const sc_time cqe = ns(2000) + ns(500) + l.read_time(64) + ns(1000) + l.write_time(16);
-  REQUIRE(cqe == ns(3548));
+  const sc_time cqe =
+      ns(2000) + ns(500) + l.read_time(64) + ns(1000) + l.write_time(4096) + l.write_time(16);
+  REQUIRE(cqe == ns(3977.6));
   CHECK(ps(tracer.ios[0].end - tracer.ios[0].start) == t1 + ns(4000) + ns(1000));
 }
 

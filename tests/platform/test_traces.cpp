@@ -395,8 +395,11 @@ TEST_CASE("traces: the device thread's timeline with processing inside the exit"
 
 TEST_CASE("traces: iothreads with adaptive polling", "[traces]") {
   const std::string path = temp_path("k.json"), vcd_path = temp_path("k.vcd");
-  const auto r = run_nvmesim("--number_ios=200 --numjobs=2 --hv.device_thread=iothread --hv.iothreads=2 "
-                             "--nvme.dbbuf=spec --timeline " + path + " --vcd " + vcd_path);
+  // iodepth 4: the iothreads run dry between batches and poll (at iodepth 32
+  // they keep working from one batch to the next and never poll).
+  const auto r = run_nvmesim("--number_ios=200 --numjobs=2 --iodepth=4 --hv.device_thread=iothread "
+                             "--hv.iothreads=2 --nvme.dbbuf=spec --timeline " + path + " --vcd " +
+                             vcd_path);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.find("warning") == std::string::npos);
   const Timeline tl = check_timeline(slurp(path));
