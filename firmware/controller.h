@@ -160,7 +160,7 @@ class Controller {
   // Invalid Doorbell Write Value event. The buffer covers every queue in
   // Spec mode (the admin queue too, as QEMU: its MMIO values are always
   // used and mirrored into the shadow, since Linux never writes the admin
-  // shadow) and the I/O queues only in Vendor mode (as the seeds' device).
+  // shadow) and the I/O queues only in Vendor mode (as the Google vendor-extension device).
   // No-op while not ready or after CSTS.CFS; an unreadable SQE sets CFS.
   unsigned process_sq(uint16_t sqid, unsigned budget);
   // True when SQ `sqid` exists and holds commands the device knows of

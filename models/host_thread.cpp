@@ -1,6 +1,7 @@
 #include "models/host_thread.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -28,9 +29,27 @@ void HostThread::set_spinning(bool on) {
   if (on) kick_event_.notify(SC_ZERO_TIME);  // a sleeping thread starts spinning now
 }
 
+// splitmix64 -> uniform (0, 1] -> exponential with the configured mean.
+sc_time HostThread::jitter_draw() {
+  if (params_.dispatch_jitter == SC_ZERO_TIME) return SC_ZERO_TIME;
+  if (jitter_state_ == 0) jitter_state_ = params_.jitter_seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  uint64_t z = (jitter_state_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  const double u = (double(z >> 11) + 1.0) / 9007199254740992.0;  // (0, 1]
+  return sc_time::from_value(uint64_t(-std::log(u) * double(params_.dispatch_jitter.value()) + 0.5));
+}
+
 void HostThread::kick(const sc_time& delay) {
   sc_time at = sc_time_stamp() + delay;
-  if (!busy_ && !polling_ && !spinning_) at += params_.dispatch_latency;
+  // A sleeping thread runs its wake-up delay after the earliest signal of
+  // this sleep; the extra delay is drawn once per sleep, so more signals do
+  // not wake it sooner.
+  if (!busy_ && !polling_ && !spinning_) {
+    if (!has_request_) sleep_jitter_ = jitter_draw();
+    at += params_.dispatch_latency + sleep_jitter_;
+  }
   if (!has_request_ || at < request_time_) {
     has_request_ = true;
     request_time_ = at;

@@ -22,6 +22,11 @@ class HostThread : public sc_core::sc_module {
 
   struct Params {
     sc_core::sc_time dispatch_latency = sc_core::sc_time(2, sc_core::SC_US);  // asleep -> running
+    // Mean of an exponentially distributed extra wake-up delay (0: none): a
+    // stand-in for the scheduler and lock waits a woken thread meets on a
+    // busy host, which the model does not represent one by one.
+    sc_core::sc_time dispatch_jitter = sc_core::SC_ZERO_TIME;
+    uint64_t jitter_seed = 1;  // deterministic: same seed, same delays
     sc_core::sc_time dispatch_cost = sc_core::SC_ZERO_TIME;  // CPU time per dispatch (loop overhead)
     sc_core::sc_time poll_max = sc_core::SC_ZERO_TIME;       // 0: never poll
     unsigned poll_grow = 2;    // QEMU: 0 means 2
@@ -33,6 +38,8 @@ class HostThread : public sc_core::sc_module {
   HostThread(sc_core::sc_module_name name, const Params& params, HostCpus* cpus = nullptr);
 
   void set_work(Work work) { work_ = std::move(work); }
+  // One draw of the extra wake-up delay (SC_ZERO_TIME without jitter).
+  sc_core::sc_time jitter_draw();
   // Ask for the work to run `delay` after sc_time_stamp(). While the thread
   // sleeps this adds the dispatch latency; requests coalesce to the earliest.
   void kick(const sc_core::sc_time& delay);
@@ -41,7 +48,7 @@ class HostThread : public sc_core::sc_module {
   // until the deadline, so no dispatch latency is added.
   void arm_timer(const sc_core::sc_time& delay);
   void cancel_timer() { timer_armed_ = false; }  // QEMU timer_del
-  // A thread whose poll always finds a readable fd (the seeds' uncleared
+  // A thread whose poll always finds a readable fd (Ming Lin's uncleared
   // eventfd): it never sleeps, each loop iteration is a dispatch (its cost
   // must not be zero) and it keeps its core. Cleared by a controller reset.
   void set_spinning(bool on);
@@ -83,6 +90,8 @@ class HostThread : public sc_core::sc_module {
   sc_core::sc_time poll_ns_;        // the current adaptive polling window
   uint64_t dispatches_ = 0, sleep_wakeups_ = 0, poll_hits_ = 0;
   sc_core::sc_time busy_time_, poll_time_;
+  uint64_t jitter_state_ = 0;
+  sc_core::sc_time sleep_jitter_;  // this sleep's extra wake-up delay
 };
 
 }  // namespace nvmesim::models

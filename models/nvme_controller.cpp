@@ -179,9 +179,9 @@ bool NvmeControllerModel::ioeventfd_notify(uint32_t offset, const sc_time& delay
     cq_notified_[qid] = 1;
   }
   using Fault = Params::EventfdFault;
-  // The seeds' bug: the handler never read (cleared) the eventfd.
+  // Ming Lin's ioeventfd bug: the handler never read (cleared) the eventfd.
   if (params_.eventfd_fault == Fault::LostWakeups) {
-    // Issue 5's reading: once set, later writes do not make it readable
+    // The lost-wake-up reading: once set, later writes do not make it readable
     // again, so the work waits until something else wakes the thread.
     if (eventfd_set_[index]) {
       ++counters_.lost_notifications;
@@ -325,7 +325,7 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
     // Backend completions of this thread's queues.
     for (size_t i = 0; i < ctx.done_count; ++i) {
       firmware_->complete_io(ctx.done[i].tag, ctx.done[i].status);
-      // The seeds' QEMU posts completions from the CQ's own timer.
+      // QEMU 2.x posts completions from the CQ's own timer.
       const uint16_t cqid = firmware_->sq_state(slot_sq_[ctx.done[i].tag & 0xFFFFFF]).cqid;
       if (timers) set_queue_deadline(cqid, false, local + params_.timer_delay);
     }

@@ -25,7 +25,7 @@ enum class NotifyMode {
   Sync,       // inside the vCPU's exit, on the vCPU's time
   Deferred,   // the exit schedules it on a host thread (QEMU's main loop)
   Ioeventfd,  // an ioeventfd wakes the host thread; the value is not passed
-  Timer,      // the seeds' QEMU: the exit arms a timer; SQs and CQs are processed when it fires
+  Timer,      // QEMU 2.x hw/block/nvme.c: the exit arms a timer; SQs and CQs are processed when it fires
 };
 NotifyMode parse_notify(const std::string& text);  // throws std::invalid_argument
 const char* to_string(NotifyMode mode);
@@ -42,9 +42,9 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
     unsigned sq_budget = 64;          // commands per SQ per pass (fairness between queues)
     uint16_t pci_device_id = 0x5845;
     sc_core::sc_time timer_delay;     // NotifyMode::Timer: timer_mod(now + delay) per doorbell / completion
-    // The seeds' bug, an ioeventfd handler that never reads (clears) its
-    // eventfd, in two readings: LostWakeups (issue 5's: later signals wake
-    // nobody) or Spin (QEMU's level-triggered poll: the fd stays readable,
+    // Ming Lin's ioeventfd bug (qemu-devel, Google vendor-extension thread):
+    // a handler that never reads (clears) its eventfd, in two readings:
+    // LostWakeups (later signals wake nobody) or Spin (QEMU's level-triggered poll: the fd stays readable,
     // so the thread never sleeps and re-runs the handler every iteration).
     enum class EventfdFault : uint8_t { None, LostWakeups, Spin };
     EventfdFault eventfd_fault = EventfdFault::None;

@@ -141,7 +141,7 @@ std::string help_text() {
        "                           (see 'nvmesim eventidx --help')\n"
        "  nvmesim sweep ...        run a grid of experiments in parallel, CSV and plots\n"
        "                           (see 'nvmesim sweep --help')\n"
-       "  nvmesim scenario ...     rebuild an experiment of the seeds: reported vs\n"
+       "  nvmesim scenario ...     rebuild a published experiment: reported vs\n"
        "                           simulated figures (see 'nvmesim scenario --help')\n"
        "\n"
        "Simulates a virtualized NVMe I/O path (guest driver, hypervisor exits, PCIe,\n"

@@ -149,15 +149,15 @@ void register_builtin_params(ParamRegistry& r) {
   r.add(time("hv.exit_ioeventfd", "2250cyc", 0, 1 * MS, "MMIO write exit through ioeventfd"));
   r.add(choice("hv.notify", "deferred", {"sync", "deferred", "ioeventfd", "timer"}, "",
                "how a doorbell reaches the device: in the exit, deferred to its thread, ioeventfd, "
-               "or the seeds' timer"));
+               "or QEMU 2.x's timer"));
   r.add(time("hv.timer_delay", "500ns", 0, 1 * MS,
-             "hv.notify=timer: delay of QEMU's SQ/CQ timers (the seeds' 500 ns)"));
+             "hv.notify=timer: delay of QEMU's SQ/CQ timers (QEMU 2.x's 500 ns)"));
   r.add(choice("hv.doorbell_access", "mmio", {"mmio", "pio"}, "",
                "what the guest writes a doorbell with: MMIO (NVMe) or port I/O (what-if)"));
   r.add(time("hv.exit_pio", "3800cyc", 0, 1 * MS, "port I/O exit (hv.doorbell_access=pio)"));
   r.add(time("hv.exit_pio_ioeventfd", "1150cyc", 0, 1 * MS, "port I/O exit through an ioeventfd"));
   r.add(choice("hv.fault", "none", {"none", "eventfd_not_cleared", "eventfd_spin"}, "",
-               "inject the seeds' uncleared ioeventfd: eventfd_not_cleared loses later wake-ups, "
+               "inject Ming Lin's uncleared ioeventfd: eventfd_not_cleared loses later wake-ups, "
                "eventfd_spin keeps the fd readable so its thread spins (as QEMU's poll saw it)"));
   r.add(integer("hv.iothreads", "1", "threads", 1, 64,
                 "hv.device_thread=iothread: iothreads; I/O queues are spread round robin"));
@@ -180,6 +180,9 @@ void register_builtin_params(ParamRegistry& r) {
              "hv.bql: how long an MMIO handler in QEMU holds the global lock"));
   r.add(time("hv.dispatch_latency", "2us", 0, 10 * MS,
              "host thread wake-up to start of processing"));
+  r.add(time("hv.dispatch_jitter", "0ns", 0, 100 * MS,
+             "mean extra wake-up delay of a sleeping host thread, exponentially distributed "
+             "(scheduler and lock waits on a busy host; 0 = none)"));
   r.add(time("hv.dispatch_cost", "500ns", 0, 1 * MS,
              "host CPU time per dispatch of the device emulation (main-loop overhead)"));
   r.add(time("hv.inject", "1us", 0, 1 * MS, "interrupt injection exit on the vCPU"));

@@ -8,7 +8,7 @@ namespace nvmesim::platform {
 
 const std::vector<ParamRequirement>& param_requirements() {
   static const std::vector<ParamRequirement> table = {
-      // The fault is in the ioeventfd path (the seeds' uncleared eventfd):
+      // The fault is in the ioeventfd path (Ming Lin's uncleared eventfd):
       // with any other notify mode no eventfd exists to leave uncleared.
       {"hv.fault", "none", "hv.notify", {"ioeventfd"}, true, "no eventfd exists to fault"},
       // Only the ram backend stores data; null and latency move none, so

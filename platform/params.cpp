@@ -157,20 +157,15 @@ std::string parse_value(const ParamSpec& spec, const std::string& text, Config::
         if (mult != 1) digits.pop_back();
       }
       auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-      if (mult != 1 && r.ec == std::errc() && r.ptr == digits.data() + digits.size() && !digits.empty()) {
+      const bool whole = r.ec == std::errc() && r.ptr == digits.data() + digits.size() && !digits.empty();
+      if (mult != 1) {
+        if (!whole) return q + " is not an integer (optionally with k, m or g: x1024)";
         if (v > INT64_MAX / mult || v < INT64_MIN / mult) return out_of_range(text, spec);
         v *= mult;
-        if (static_cast<double>(v) < spec.min || static_cast<double>(v) > spec.max)
-          return out_of_range(text, spec);
-        out.integer = v;
-        out.number = static_cast<double>(v);
-        out.canonical = std::to_string(v);
-        return {};
+      } else {
+        if (r.ec == std::errc::result_out_of_range) return out_of_range(text, spec);
+        if (!whole) return q + " is not an integer";
       }
-      if (mult != 1) return q + " is not an integer (optionally with k, m or g: x1024)";
-      if (r.ec == std::errc::result_out_of_range) return out_of_range(text, spec);
-      if (r.ec != std::errc() || r.ptr != digits.data() + digits.size() || text.empty())
-        return q + " is not an integer";
       if (static_cast<double>(v) < spec.min || static_cast<double>(v) > spec.max)
         return out_of_range(text, spec);
       out.integer = v;

@@ -60,7 +60,7 @@ const std::vector<Preset>& presets() {
        "QEMU TCG (no hardware virtualization): an MMIO write runs the device's handler in the "
        "vCPU thread under the global lock (no VM exit); interrupts are a flag the vCPU checks "
        "between translated blocks (no injection exit, no EOI exit); guest code is emulated, so "
-       "guest CPU costs are two orders of magnitude above native (fitted by nvmesim validate)",
+       "guest CPU costs are two orders of magnitude above native (nvmesim validate fits the guest cost on iodepth=1 IOPS)",
        "QEMU 7.2 accel/tcg/cputlb.c io_writex (MMIO under the lock), hw/intc/apic.c "
        "apic_set_irq -> cpu_interrupt; guest costs and the 2 us handler cost are assumptions",
        {{"hv.exit_mmio", "2us"},

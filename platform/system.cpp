@@ -155,6 +155,8 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   host_cpus_ = std::make_unique<HostCpus>(unsigned(c.integer("host.cores")));
   HostThread::Params tp;
   tp.dispatch_latency = ns(c.time_ns("hv.dispatch_latency"));
+  tp.dispatch_jitter = ns(c.time_ns("hv.dispatch_jitter"));
+  tp.jitter_seed = uint64_t(c.integer("seed")) + 1;
   tp.dispatch_cost = ns(c.time_ns("hv.dispatch_cost"));
   tp.trace_id = 0;
   if (c.flag("hv.bql")) bql_ = std::make_unique<BigLock>();
@@ -170,6 +172,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
     const unsigned n = unsigned(c.integer("hv.iothreads"));
     for (unsigned i = 0; i < n; ++i) {
       tp.trace_id = i + 1;
+      tp.jitter_seed = (uint64_t(c.integer("seed")) + 1) * 1000003u + i + 1;  // its own delays
       host_threads_.push_back(std::make_unique<HostThread>(("iothread" + std::to_string(i)).c_str(),
                                                            tp, host_cpus_.get()));
     }
@@ -192,7 +195,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   fc.pci_vendor_id = dbbuf == "vendor" ? nvme::PCI_VENDOR_VENDOR_EXT : nvme::PCI_VENDOR_QEMU;
   fc.sq_eventidx = parse_policy(c.choice("nvme.sq_eventidx"));
   const std::string cq_policy = c.choice("nvme.cq_eventidx");
-  // The seeds' vendor device updates only the SQ EventIdx.
+  // The Google vendor-extension device updates only the SQ EventIdx.
   fc.cq_eventidx = cq_policy == "auto" ? (dbbuf == "vendor" ? fw::EventIdxPolicy::Never
                                                             : fw::EventIdxPolicy::Echo)
                                        : parse_policy(cq_policy);

@@ -65,7 +65,8 @@ const char* const kRequired[] = {"rw", "bs", "iodepth", "numjobs", "dbbuf", "ioe
                                  "iops", "sq_mmio_per_io", "cq_mmio_per_io"};
 const char* const kOptional[] = {"accel", "qemu_version", "linux_version", "sq_mmio_per_io_min",
                                  "sq_mmio_per_io_max", "cq_mmio_per_io_min", "cq_mmio_per_io_max",
-                                 "irq_per_io", "sq_updates_per_io", "cq_updates_per_io"};
+                                 "irq_per_io", "sq_updates_per_io", "cq_updates_per_io",
+                                 "clat_p50_ns", "clat_p99_ns"};
 
 }  // namespace
 
@@ -131,6 +132,8 @@ std::vector<ReferenceRow> read_reference_csv(const std::string& path) {
     r.irq = row.number("irq_per_io", false);
     r.sq_updates = row.number("sq_updates_per_io", false);
     r.cq_updates = row.number("cq_updates_per_io", false);
+    r.clat_p50_ns = row.number("clat_p50_ns", false);
+    r.clat_p99_ns = row.number("clat_p99_ns", false);
     if (!seen.emplace(r.rw, r.bs, r.iodepth, r.numjobs, r.dbbuf, r.ioeventfd).second)
       throw ConfigError(path + " line " + std::to_string(line) + ": the configuration " + r.label() +
                         " appears twice");

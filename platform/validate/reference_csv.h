@@ -22,6 +22,7 @@ struct ReferenceRow {
   // The measured figures; NaN where the cell is empty.
   double iops, sq_mmio, sq_mmio_min, sq_mmio_max, cq_mmio, cq_mmio_min, cq_mmio_max, irq;
   double sq_updates, cq_updates;
+  double clat_p50_ns, clat_p99_ns;  // fio's completion latency percentiles
 
   // "rw=read bs=4096 iodepth=8 numjobs=1 dbbuf=on ioeventfd=off"
   std::string label() const;

@@ -71,7 +71,8 @@ std::vector<const ReferenceRow*> calibration_rows(const Calibration& c,
   return out;
 }
 
-RowFigures run_row(const ValidateSetup& setup, const ReferenceRow& row, bool& stalled) {
+RowFigures run_row(const ValidateSetup& setup, const ReferenceRow& row, bool& stalled,
+                   double* spread_ns = nullptr) {
   const Config config = row_config(setup, row);
   RunSummary s{};
   std::string json, error;
@@ -84,33 +85,49 @@ RowFigures run_row(const ValidateSetup& setup, const ReferenceRow& row, bool& st
   f.cq_mmio = s.cq_per_io;
   f.irq = s.irq_per_io;
   f.iops = s.stalled ? 0 : s.iops;
+  if (spread_ns) *spread_ns = double(s.p99) - double(s.p50);
   return f;
 }
 
-double model_iops_sum(const ValidateSetup& setup, const std::vector<const ReferenceRow*>& rows) {
+// The fitted figure over `rows`: IOPS summed, or the mean latency spread.
+double model_figure(const ValidateSetup& setup, const Calibration& c,
+                    const std::vector<const ReferenceRow*>& rows) {
   double sum = 0;
   bool stalled = false;
-  for (const ReferenceRow* r : rows) sum += run_row(setup, *r, stalled).iops;
-  return sum;
+  for (const ReferenceRow* r : rows) {
+    double spread = 0;
+    const double iops = run_row(setup, *r, stalled, &spread).iops;
+    sum += c.target == Calibration::Target::Iops ? iops : spread;
+  }
+  return c.target == Calibration::Target::Iops ? sum : sum / double(rows.size());
 }
 
-// Model IOPS falls as a cost rises: bisect on a log scale.
+double reference_figure(const Calibration& c, const std::vector<const ReferenceRow*>& rows) {
+  double sum = 0;
+  for (const ReferenceRow* r : rows)
+    sum += c.target == Calibration::Target::Iops ? r->iops : r->clat_p99_ns - r->clat_p50_ns;
+  return c.target == Calibration::Target::Iops ? sum : sum / double(rows.size());
+}
+
+// Bisect on a log scale: model IOPS falls as a cost rises, the latency
+// spread grows as a varying delay does.
 void calibrate(ValidateSetup& setup, size_t k, const std::vector<ReferenceRow>& rows) {
   Calibration& c = setup.calibrations[k];
   const std::vector<const ReferenceRow*> matched = calibration_rows(c, rows);
+  const bool rising = c.target == Calibration::Target::Spread;
   c.matched_rows = unsigned(matched.size());
-  c.reference_iops = 0;
-  for (const ReferenceRow* r : matched) c.reference_iops += r->iops;
+  c.reference_iops = reference_figure(c, matched);
   double lo = c.lo_ns, hi = c.hi_ns;
   for (int i = 0; i < 16; ++i) {
     c.value_ns = std::sqrt(lo * hi);
-    if (model_iops_sum(setup, matched) > c.reference_iops)
+    const bool above = model_figure(setup, c, matched) > c.reference_iops;
+    if (above != rising)
       lo = c.value_ns;
     else
       hi = c.value_ns;
   }
   c.value_ns = std::sqrt(lo * hi);
-  c.model_iops = model_iops_sum(setup, matched);
+  c.model_iops = model_figure(setup, c, matched);
   c.converged = std::abs(c.model_iops - c.reference_iops) <= 0.05 * c.reference_iops;
 }
 
@@ -148,9 +165,15 @@ void check_setup(const ValidateSetup& setup, const std::vector<ReferenceRow>& ro
         throw ConfigError("--calibrate: " + c.param + " is given twice");
     for (const auto& [k, v] : setup.what_if)
       if (k == c.param) throw ConfigError("--set: " + k + " is calibrated; it cannot be set");
-    if (calibration_rows(c, rows).empty())
+    const auto matched = calibration_rows(c, rows);
+    if (matched.empty())
       throw ConfigError("--calibrate: " + c.param + (c.rows.empty() ? "" : "@" + c.rows) +
                         ": no iodepth=1 row of the reference matches");
+    if (c.target == Calibration::Target::Spread)
+      for (const ReferenceRow* r : matched)
+        if (std::isnan(r->clat_p50_ns) || std::isnan(r->clat_p99_ns))
+          throw ConfigError("--calibrate: " + c.param + ":spread needs clat_p50_ns and clat_p99_ns (reference line " +
+                            std::to_string(r->line) + ")");
   }
   for (const auto& [k, v] : setup.what_if)
     for (const char* row_key : {"rw", "bs", "iodepth", "numjobs", "nvme.dbbuf", "number_ios", "runtime"})

@@ -28,16 +28,22 @@ constexpr double kIopsRatioBand = 0.25;  // relative
 bool doorbell_in_band(double model, double reference, double reference_min, double reference_max);
 bool iops_ratio_in_band(double model_ratio, double reference_ratio);
 
-// A cost fitted on iodepth=1 rows: `param` (a time) is bisected so the
-// model's IOPS summed over the matching rows equals the reference's.
+// A cost fitted on iodepth=1 rows: `param` (a time) is bisected so that,
+// over the matching rows, the model's IOPS sum equals the reference's
+// (target Iops), or the model's latency spread p99 - p50 (mean over the
+// rows) equals that of the reference's clat (target Spread: at iodepth 1 the
+// guest's fixed costs cancel in the difference, what varies from I/O to I/O
+// remains).
 struct Calibration {
+  enum class Target { Iops, Spread };
   std::string param;
+  Target target = Target::Iops;
   // Which iodepth=1 rows: "" (all of them) or KEY=VALUE[,KEY=VALUE] over
   // rw, numjobs, dbbuf, ioeventfd ("ioeventfd=off").
   std::string rows;
   double lo_ns = 10, hi_ns = 1e7;
   // Results.
-  double value_ns = 0, reference_iops = 0, model_iops = 0;
+  double value_ns = 0, reference_iops = 0, model_iops = 0;  // Iops: sums; Spread: mean ns
   unsigned matched_rows = 0;
   bool converged = false;  // within 5% of the reference
 };

@@ -9,6 +9,7 @@
 
 #include "platform/params.h"
 #include "platform/presets.h"
+#include "platform/user_text.h"
 #include "platform/validate/validate.h"
 
 namespace nvmesim::platform {
@@ -29,9 +30,12 @@ const char* kHelp =
     "Options:\n"
     "  --preset NAME[,NAME]      presets applied to every row first (--list-presets of\n"
     "                            nvmesim shows them), e.g. qemu-7.2 or qemu-7.2,haswell-ep\n"
-    "  --calibrate PARAM[@ROWS]  fit a time cost on the reference's iodepth=1 rows: the\n"
-    "                            model's IOPS summed over them equals the reference's; ROWS\n"
-    "                            narrows them (KEY=VALUE,... over rw, numjobs, dbbuf,\n"
+    "  --calibrate PARAM[:TARGET][@ROWS]\n"
+    "                            fit a time cost on the reference's iodepth=1 rows; TARGET\n"
+    "                            iops (default): the model's IOPS summed over them equals\n"
+    "                            the reference's; spread: the model's latency p99 - p50\n"
+    "                            equals that of the reference's clat (mean over the rows);\n"
+    "                            ROWS narrows them (KEY=VALUE,... over rw, numjobs, dbbuf,\n"
     "                            ioeventfd); at most two; default: the presets' own choice\n"
     "  --no-calibrate            fit nothing\n"
     "  --set PARAM=VALUE         a what-if for every row (after the presets)\n"
@@ -65,11 +69,12 @@ void write_json(const ValidateSetup& setup, const ValidateResult& result, std::o
   J cal = J::array();
   for (const Calibration& c : result.calibrations)
     cal.push_back({{"parameter", c.param},
+                   {"target", c.target == Calibration::Target::Iops ? "iops" : "spread"},
                    {"rows", c.rows.empty() ? "iodepth=1" : "iodepth=1," + c.rows},
                    {"value_ns", round_to(c.value_ns, 1)},
                    {"matched_rows", c.matched_rows},
-                   {"reference_iops", round_to(c.reference_iops, 1)},
-                   {"model_iops", round_to(c.model_iops, 1)},
+                   {"reference", round_to(c.reference_iops, 1)},
+                   {"model", round_to(c.model_iops, 1)},
                    {"converged", c.converged}});
   root["calibration"] = cal;
   J rows = J::array();
@@ -120,7 +125,8 @@ void write_text(const std::string& file, const ValidateSetup& setup, const Valid
   for (const Calibration& c : result.calibrations)
     out << "calibrated on " << c.matched_rows << " iodepth=1 row(s)" << (c.rows.empty() ? "" : " with " + c.rows)
         << ": " << c.param << " = " << fixed(c.value_ns, 1) << " ns (reference " << fixed(c.reference_iops, 0)
-        << " IOPS, model " << fixed(c.model_iops, 0) << (c.converged ? ")" : "; NOT converged)") << "\n";
+        << (c.target == Calibration::Target::Iops ? " IOPS, model " : " ns latency p99 - p50, model ")
+        << fixed(c.model_iops, 0) << (c.converged ? ")" : "; NOT converged)") << "\n";
   out << "band: doorbell writes per I/O within +-0.15 or the row's min..max; IOPS ratio to the\n"
          "row's iodepth=1 row within +-25%; * marks a figure out of band\n\n";
   char line[320];
@@ -213,6 +219,14 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
     const auto at = c.find('@');
     cal.param = c.substr(0, at);
     if (at != std::string::npos) cal.rows = c.substr(at + 1);
+    if (const auto colon = cal.param.find(':'); colon != std::string::npos) {
+      const std::string target = cal.param.substr(colon + 1);
+      cal.param.erase(colon);
+      if (target == "spread")
+        cal.target = Calibration::Target::Spread;
+      else if (target != "iops")
+        return refuse("--calibrate: target " + quoted(target) + " is not one of iops, spread");
+    }
     const ParamSpec* spec = ParamRegistry::builtin().find(cal.param);
     if (spec) {
       cal.lo_ns = std::max(10.0, spec->min);

@@ -62,3 +62,44 @@ TEST_CASE("host thread: a kick while working reruns without latency", "[host_thr
   // latency, it runs again at 1400.
   REQUIRE(starts == std::vector<uint64_t>{1000, 1400});
 }
+
+TEST_CASE("host thread: the extra wake-up delay is exponential with the configured mean", "[host_thread]") {
+  HostThread::Params p;
+  p.dispatch_jitter = sc_time(100, SC_US);
+  p.jitter_seed = 7;
+  HostThread a("a", p), b("b", p);
+  HostThread::Params none;
+  HostThread c("c", none);
+  const int n = 20000;
+  double sum = 0;
+  int above = 0;
+  for (int i = 0; i < n; ++i) {
+    const sc_time d = a.jitter_draw();
+    CHECK(d == b.jitter_draw());  // same seed, same delays
+    sum += double(d.value()) / 1e6;  // us
+    above += d > sc_time(300, SC_US);
+  }
+  // Exponential, mean 100 us: mean 100 (+-3%), P(> 3 means) = e^-3 = 0.0498.
+  CHECK(sum / n == Approx(100.0).epsilon(0.03));
+  CHECK(double(above) / n == Approx(0.0498).margin(0.005));
+  CHECK(c.jitter_draw() == SC_ZERO_TIME);
+}
+
+TEST_CASE("host thread: more wake-up signals during one sleep do not wake it sooner", "[host_thread]") {
+  // The delay is drawn once per sleep: a second signal 10 ns after the first
+  // leaves the start where the first one's draw put it.
+  HostThread::Params p;
+  p.dispatch_latency = sc_time(2, SC_US);
+  p.dispatch_jitter = sc_time(50, SC_US);
+  p.jitter_seed = 3;
+  HostThread probe("probe", p);
+  const sc_time first_draw = probe.jitter_draw();  // the same sequence as t's
+  HostThread t("t", p);
+  std::vector<uint64_t> starts;  // ps
+  t.set_work([&](sc_time&) { starts.push_back(sc_time_stamp().value()); });
+  Driver d("d", t);
+  d.kicks = {{100, 0}, {110, 0}};
+  sc_start(sc_time(2, SC_MS));
+  REQUIRE(starts.size() == 1);
+  CHECK(starts[0] == (sc_time(100, SC_NS) + sc_time(2, SC_US) + first_draw).value());
+}

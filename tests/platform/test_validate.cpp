@@ -135,12 +135,12 @@ TEST_CASE("validate: a calibrated cost makes the model's iodepth=1 IOPS the refe
   const auto& c = j["calibration"][0];
   CHECK(c["parameter"] == "guest.submit_cost");
   CHECK(c["matched_rows"] == 2);
-  CHECK(c["reference_iops"] == 42000.0);
+  CHECK(c["reference"] == 42000.0);
   CHECK(c["converged"] == true);
-  CHECK(std::abs(c["model_iops"].get<double>() - 42000.0) <= 0.05 * 42000.0);
+  CHECK(std::abs(c["model"].get<double>() - 42000.0) <= 0.05 * 42000.0);
   // The fitted value is what the rows ran with: their IOPS sum is the fit's.
   const double sum = j["rows"][0]["model"]["iops"].get<double>() + j["rows"][1]["model"]["iops"].get<double>();
-  CHECK(sum == Approx(c["model_iops"].get<double>()).epsilon(1e-4));
+  CHECK(sum == Approx(c["model"].get<double>()).epsilon(1e-4));
 }
 
 TEST_CASE("validate: bad options and references are refused with one line") {
@@ -170,4 +170,32 @@ TEST_CASE("validate: bad options and references are refused with one line") {
   check_refused("validate " + no_qd1.path,
                 "nvmesim validate: error: reference line 2: rw=randread bs=4096 iodepth=8 numjobs=1 dbbuf=off "
                 "ioeventfd=off has no iodepth=1 row to take its IOPS ratio to");
+}
+
+TEST_CASE("validate: a spread calibration fits the model's latency p99 - p50 to the reference's clat") {
+  // iodepth 1 rows whose clat spread is 400 us: the varying wake-up delay of
+  // the device thread is the only varying time in the model at iodepth 1.
+  std::string csv = kHeader;
+  for (const char* dbbuf : {"off", "on"})
+    csv += "7.2,6.1,3.33,tcg,randread,4096,1,1," + std::string(dbbuf) +
+           ",off,1,1000,5000,,,100000,500000,1,1,1,,,1,,,1,,,,,0\n";
+  TempFile ref(csv);
+  const auto r = run_nvmesim("validate " + ref.path +
+                             " --calibrate hv.dispatch_jitter:spread --number_ios=2000 --output-format=json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["calibration"].size() == 1);
+  const auto& c = j["calibration"][0];
+  CHECK(c["target"] == "spread");
+  CHECK(c["reference"] == 400000.0);
+  CHECK(c["converged"] == true);
+  CHECK(std::abs(c["model"].get<double>() - 400000.0) <= 0.05 * 400000.0);
+  // An exponential delay of mean m has p99 - p50 = m ln 50 (3.91 m).
+  CHECK(c["value_ns"].get<double>() == Approx(400000.0 / std::log(50.0)).epsilon(0.15));
+  check_refused("validate " + ref.path + " --calibrate hv.dispatch_jitter:median",
+                "nvmesim validate: error: --calibrate: target 'median' is not one of iops, spread");
+  TempFile no_clat(kHeader + row("randread", 1, "off", 20000, 1, 1));
+  check_refused("validate " + no_clat.path + " --calibrate hv.dispatch_jitter:spread",
+                "nvmesim validate: error: --calibrate: hv.dispatch_jitter:spread needs clat_p50_ns and "
+                "clat_p99_ns (reference line 2)");
 }

@@ -1,0 +1,53 @@
+// nvmesim validate on the committed real-system reference
+// (validation/qemu/results.csv: QEMU 7.2 + Linux 6.1 + fio 3.33 under TCG).
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/platform/run_binary.h"
+
+using nvmesim::test::run_nvmesim;
+
+namespace {
+
+nlohmann::json validate_reference(const std::string& preset) {
+  const auto r = run_nvmesim("validate " NVMESIM_SOURCE_DIR "/validation/qemu/results.csv --preset " + preset +
+                             " --number_ios=1000 --output-format=json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("validate reference: every row runs and the share counts the rows in band") {
+  const auto j = validate_reference("qemu-7.2,tcg");
+  REQUIRE(j["rows"].size() == 112);
+  unsigned in = 0;
+  for (const auto& row : j["rows"]) {
+    in += row["in_band"].get<bool>();
+    // The doorbell buffer off: every update is an MMIO write, in the model as in Linux.
+    if (row["config"]["dbbuf"] == "off") CHECK(row["model"]["per_io.sq_mmio"].get<double>() == 1.0);
+    // iodepth 1: one SQ and one CQ update per I/O, each rung.
+    if (row["config"]["iodepth"] == 1) {
+      CHECK(row["model"]["per_io.sq_mmio"].get<double>() == 1.0);
+      CHECK(row["model"]["per_io.cq_mmio"].get<double>() == 1.0);
+    }
+  }
+  CHECK(j["in_band_share"].get<double>() == Approx(in / 112.0).margin(1e-4));
+  REQUIRE(j["calibration"].size() == 1);
+  CHECK(j["calibration"][0]["parameter"] == "guest.submit_cost");
+  CHECK(j["calibration"][0]["converged"] == true);
+}
+
+// The target: 80% of the reference's rows in band. Not met yet: under TCG
+// the real device answers within tens of microseconds at the median but
+// takes milliseconds at the 99th percentile (the reference's iodepth=1 clat
+// p99), so at depth the guest finds several completions per interrupt and
+// the device several commands per pass; the model's device answers in
+// microseconds every time. docs/mechanisms.md lists what remains.
+TEST_CASE("validate reference: 80% of the rows in band with qemu-7.2 on TCG", "[!shouldfail]") {
+  const auto j = validate_reference("qemu-7.2,tcg");
+  CHECK(j["in_band_share"].get<double>() >= 0.80);
+}
