@@ -170,12 +170,7 @@ FioJobFile parse_fio_job_file(std::istream& in, const std::string& path) {
 }
 
 FioJobFile load_fio_job_file(const std::string& path) {
-  std::string text;
-  try {
-    text = read_input_file(path, "--job " + shown(path));
-  } catch (const InputFileError& e) {
-    throw ConfigError(e.what());
-  }
+  const std::string text = read_input_file_as<ConfigError>(path, "--job " + shown(path));
   std::istringstream in(text);
   return parse_fio_job_file(in, path);
 }

@@ -24,6 +24,16 @@ struct InputFileError : std::runtime_error {
 };
 std::string read_input_file(const std::string& path, const std::string& what);
 
+// The same, its error rethrown as the caller's error type (ConfigError, ...).
+template <class Error>
+std::string read_input_file_as(const std::string& path, const std::string& what) {
+  try {
+    return read_input_file(path, what);
+  } catch (const InputFileError& e) {
+    throw Error(e.what());
+  }
+}
+
 // The same checks for text already read (a stream given to a parser).
 // Throws InputFileError for a line longer than kInputLineMax.
 std::string strip_bom(const std::string& text);

@@ -327,12 +327,7 @@ void Config::set(const std::string& name, const std::string& text) {
 }
 
 void Config::load_ini(const std::string& path) {
-  std::string text;
-  try {
-    text = read_input_file(path, "config file " + shown(path));
-  } catch (const InputFileError& e) {
-    throw ConfigError(e.what());
-  }
+  const std::string text = read_input_file_as<ConfigError>(path, "config file " + shown(path));
   std::istringstream in(text);
   load_ini(in, path);
 }

@@ -140,12 +140,7 @@ Axis parse_grid_arg(const std::string& arg, const ParamRegistry& registry) {
 
 void load_sweep_file(const std::string& path, std::vector<Axis>& axes,
                      std::vector<std::string>& fixed, const ParamRegistry& registry) {
-  std::string text;
-  try {
-    text = read_input_file(path, "--sweep-file " + shown(path));
-  } catch (const InputFileError& e) {
-    throw UsageError(e.what());
-  }
+  const std::string text = read_input_file_as<UsageError>(path, "--sweep-file " + shown(path));
   std::istringstream in(text);
   std::string line;
   int n = 0;
