@@ -126,7 +126,12 @@ TEST_CASE("interrupt: the default comparison passes the signal to its run and re
   CHECK(r.exit_code == 143);
   CHECK(r.out.rfind("INTERRUPTED by SIGTERM: 1 of 2 runs started", 0) == 0);
   CHECK(r.out.find("IOPS") != std::string::npos);
-  CHECK(r.err.empty());
+  // Under AddressSanitizer the child that stops mid-simulation may add ASan's
+  // own warning about SystemC's coroutine stacks; nvmesim itself says nothing.
+  if (NVMESIM_SANITIZED)
+    CHECK(r.err.find("nvmesim") == std::string::npos);
+  else
+    CHECK(r.err.empty());
 }
 
 TEST_CASE("interrupt: a sweep keeps its finished points and exits 130", "[interrupt][sweep]") {
