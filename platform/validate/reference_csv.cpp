@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "platform/params.h"
+#include "platform/user_text.h"
 
 namespace nvmesim::platform {
 
@@ -50,14 +51,14 @@ struct Row {
     errno = 0;
     const double v = std::strtod(t.c_str(), &end);
     if (end != t.c_str() + t.size() || errno || !std::isfinite(v) || v < 0)
-      fail(column, "'" + t.substr(0, 40) + "' is not a non-negative number");
+      fail(column, quoted(t) + " is not a non-negative number");
     return v;
   }
   bool on_off(const std::string& column) const {
     const std::string& t = cell(column);
     if (t == "on") return true;
     if (t == "off") return false;
-    fail(column, "'" + t.substr(0, 40) + "' is not one of on, off");
+    fail(column, quoted(t) + " is not one of on, off");
   }
 };
 
@@ -107,7 +108,7 @@ std::vector<ReferenceRow> read_reference_csv(const std::string& path) {
     r.line = line;
     r.rw = row.cell("rw");
     if (r.rw != "read" && r.rw != "randread" && r.rw != "write" && r.rw != "randwrite")
-      row.fail("rw", "'" + r.rw.substr(0, 40) + "' is not one of read, randread, write, randwrite");
+      row.fail("rw", quoted(r.rw) + " is not one of read, randread, write, randwrite");
     const double bs = row.number("bs", true), depth = row.number("iodepth", true),
                  jobs = row.number("numjobs", true);
     if (bs < 512 || bs != std::floor(bs) || std::fmod(bs, 512) != 0)

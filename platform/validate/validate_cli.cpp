@@ -189,7 +189,7 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
   if (files.size() > 1) return refuse("one reference file, not " + std::to_string(files.size()));
   const std::string format = vm.count("output-format") ? vm["output-format"].as<std::string>() : "normal";
   if (format != "normal" && format != "json")
-    return refuse("--output-format: '" + format.substr(0, 80) + "' is not one of normal, json");
+    return refuse("--output-format: " + quoted(format) + " is not one of normal, json");
 
   ValidateSetup setup;
   if (vm.count("preset"))
@@ -199,13 +199,13 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
     char* end = nullptr;
     const unsigned long long n = std::strtoull(t.c_str(), &end, 10);
     if (t.empty() || *end || n < 100 || n > 10000000)
-      return refuse("--number_ios: '" + t.substr(0, 80) + "' is out of range (100..10000000)");
+      return refuse("--number_ios: " + quoted(t) + " is out of range (100..10000000)");
     setup.number_ios = n;
   }
   if (vm.count("set"))
     for (const std::string& kv : vm["set"].as<std::vector<std::string>>()) {
       const auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0) return refuse("--set: '" + kv.substr(0, 80) + "' is not PARAM=VALUE");
+      if (eq == std::string::npos || eq == 0) return refuse("--set: " + quoted(kv) + " is not PARAM=VALUE");
       setup.what_if.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     }
   std::vector<std::string> calibrate;
