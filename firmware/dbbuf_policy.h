@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "firmware/enum_table.h"
+
 namespace nvmesim::fw {
 
 // Which doorbell-buffer extension the controller offers.
@@ -26,8 +28,18 @@ enum class MmioDoorbellValue : uint8_t {
   Ignore,  // the Google vendor-extension device: only a wake-up; read the shadow
 };
 
-const char* to_string(DbbufMode mode);
-const char* to_string(EventIdxPolicy policy);
-const char* to_string(MmioDoorbellValue value);
+// The names nvme.dbbuf, nvme.sq_eventidx / nvme.cq_eventidx and
+// nvme.mmio_doorbell_value take (models/nvme_controller.h).
+inline constexpr EnumEntry<DbbufMode> dbbuf_modes[] = {
+    {DbbufMode::Off, "off"}, {DbbufMode::Spec, "spec"}, {DbbufMode::Vendor, "vendor"}};
+inline constexpr EnumEntry<EventIdxPolicy> eventidx_policies[] = {
+    {EventIdxPolicy::Echo, "echo"}, {EventIdxPolicy::Lag, "lag"},
+    {EventIdxPolicy::Park, "park"}, {EventIdxPolicy::Never, "never"}};
+inline constexpr EnumEntry<MmioDoorbellValue> mmio_doorbell_values[] = {
+    {MmioDoorbellValue::Use, "use"}, {MmioDoorbellValue::Ignore, "ignore"}};
+
+inline const char* to_string(DbbufMode mode) { return enum_name(dbbuf_modes, mode); }
+inline const char* to_string(EventIdxPolicy policy) { return enum_name(eventidx_policies, policy); }
+inline const char* to_string(MmioDoorbellValue value) { return enum_name(mmio_doorbell_values, value); }
 
 }  // namespace nvmesim::fw

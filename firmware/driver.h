@@ -22,6 +22,11 @@ enum class DbbufConfigFault : uint8_t {
   Same,        // PRP2 = PRP1
   Outside,     // PRP2 = the first page past the driver's memory region
 };
+// The names guest.dbbuf_fault takes.
+inline constexpr EnumEntry<DbbufConfigFault> dbbuf_config_faults[] = {
+    {DbbufConfigFault::None, "none"},          {DbbufConfigFault::Misaligned, "misaligned"},
+    {DbbufConfigFault::Zero, "zero"},          {DbbufConfigFault::Same, "same"},
+    {DbbufConfigFault::Outside, "outside"}};
 
 struct DriverConfig {
   uint16_t io_queues = 1;              // I/O queue pairs to create (qid 1..io_queues)

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "firmware/enum_table.h"
+
 namespace nvmesim::fw {
 
 // Which form of the "must I ring the doorbell?" test a driver uses.
@@ -29,7 +31,10 @@ constexpr bool need_event(NeedEventForm form, uint16_t eventidx, uint16_t new_id
                                       : need_event_inclusive(eventidx, new_idx, old_idx);
 }
 
-const char* to_string(NeedEventForm form);
+// The names guest.need_event takes.
+inline constexpr EnumEntry<NeedEventForm> need_event_forms[] = {
+    {NeedEventForm::Linux, "linux"}, {NeedEventForm::Inclusive, "inclusive"}};
+inline const char* to_string(NeedEventForm form) { return enum_name(need_event_forms, form); }
 
 // Byte offsets, inside the shadow doorbell buffer and the EventIdx buffer, of
 // queue qid's SQ tail and CQ head entries (32-bit little-endian each).
