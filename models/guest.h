@@ -11,10 +11,56 @@
 #include "firmware/driver.h"
 #include "models/guest_memory.h"
 #include "models/hypervisor.h"
+#include "models/param_visit.h"
+#include "models/vcpu.h"
 
 namespace nvmesim::models {
 
-class Vcpu;
+// The guest driver's parameters, guest.* (see models/param_visit.h): the
+// driver's settings, what it costs each vCPU, and the interrupt coalescing
+// it asks for. The DriverConfig fields not visited follow from the workload
+// and the controller (System sets them).
+struct GuestParams {
+  fw::DriverConfig driver;
+  GuestCpuCosts cpu;
+  double irq_coalescing_time_ns{};  // Set Features 0x08 TIME, a multiple of 100 us
+
+  static constexpr const char* param_prefix = "guest";
+  static constexpr EnumEntry<bool> prp_faults[] = {{false, "none"}, {true, "misaligned"}};
+  static constexpr EnumEntry<bool> completion_paths[] = {{true, "irq"}, {false, "poll"}};
+  template <class V>
+  void visit(V& v) {
+    using namespace param_units;
+    v.time(cpu.submit_cost, "submit_cost", "1500ns", 0, 1 * MS, "block layer + driver CPU work per command");
+    v.time(cpu.complete_cost, "complete_cost", "1000ns", 0, 1 * MS, "driver CPU work per completion");
+    v.time(cpu.irq_entry, "irq_entry", "500ns", 0, 1 * MS, "guest interrupt handler entry");
+    v.integer(driver.io_queue_entries, "io_queue_entries", "1024", "entries", 2, 65536,
+              "entries of each I/O submission and completion queue");
+    v.choice(driver.io_prp1_misaligned, "io_prp_fault", "none", prp_faults, "",
+             "fault injection: every I/O's PRP1 off dword alignment (PRP Offset Invalid; the run fails)");
+    v.choice(driver.dbbuf_config_fault, "dbbuf_fault", "none", fw::dbbuf_config_faults, "",
+             "fault injection: Doorbell Buffer Config with a bad PRP1/PRP2 (refused; MMIO fallback)");
+    v.integer(driver.io_cq_entries, "io_cq_entries", "0", "entries", 0, 65536,
+              "entries of each I/O completion queue (0 = as the SQ; else 2..65536)");
+    v.choice(driver.interrupts, "completion", "irq", completion_paths, "",
+             "completion path: interrupts or polling the CQ");
+    v.time(cpu.poll_interval, "poll_interval", "1us", 1 * NS, 1 * MS,
+           "CQ polling period for guest.completion=poll");
+    v.flag(driver.admin_shadow, "admin_shadow", "off",
+           "use the shadow doorbell for the admin queue too (Linux never does)");
+    v.flag(driver.dbbuf_full_barrier, "dbbuf_full_barrier", "on",
+           "full barrier between the shadow store and the EventIdx load (off: Google's old driver)");
+    v.choice(driver.need_event_form, "need_event", "linux", fw::need_event_forms, "",
+             "doorbell test: linux (new-idx-1)<(new-old), inclusive (new-idx)<=(new-old) as SPDK");
+    v.time(cpu.store_visibility, "store_visibility", "20ns", 0, 10 * US,
+           "how long a store can sit in the store buffer before it is visible");
+    v.integer(driver.irq_coalescing_threshold, "irq_coalescing_thr", "0", "CQEs", 0, 256,
+              "Set Features 0x08 at bring-up: interrupt after this many CQEs (0 = not configured; needs "
+              "guest.irq_coalescing_time > 0, TIME 0 = no delay)");
+    v.time(irq_coalescing_time_ns, "irq_coalescing_time", "0us", 0, 25.5 * MS,
+           "Set Features 0x08: or this long after the first held one (multiple of 100 us)");
+  }
+};
 
 class Guest : public sc_core::sc_module, public fw::DriverEnv {
  public:

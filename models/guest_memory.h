@@ -12,7 +12,23 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "models/param_visit.h"
+
 namespace nvmesim::models {
+
+// mem.* (see models/param_visit.h).
+struct GuestMemoryParams {
+  uint64_t size{};           // bytes of guest RAM
+  sc_core::sc_time latency;  // per access
+
+  static constexpr const char* param_prefix = "mem";
+  template <class V>
+  void visit(V& v) {
+    using namespace param_units;
+    v.size(size, "size", "256m", 16 * MiB, 3 * GiB, "guest RAM (below the 3.5 GiB MMIO hole)");
+    v.time(latency, "latency", "0ns", 0, 1 * US, "per-access latency seen by DMA");
+  }
+};
 
 class GuestMemory : public sc_core::sc_module {
  public:

@@ -20,17 +20,19 @@ class HostThread : public sc_core::sc_module {
   // `local` (an offset from sc_time_stamp()); it may sync with sync().
   using Work = std::function<void(sc_core::sc_time& local)>;
 
+  // hv.dispatch_* and the iothreads' polling, visited by HvParams
+  // (platform/config/hv_params.h); the rest System sets per thread.
   struct Params {
-    sc_core::sc_time dispatch_latency = sc_core::sc_time(2, sc_core::SC_US);  // asleep -> running
+    sc_core::sc_time dispatch_latency;  // asleep -> running
     // Mean of an exponentially distributed extra wake-up delay (0: none): a
     // stand-in for the scheduler and lock waits a woken thread meets on a
     // busy host, which the model does not represent one by one.
-    sc_core::sc_time dispatch_jitter = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time dispatch_jitter;
     uint64_t jitter_seed = 1;  // deterministic: same seed, same delays
-    sc_core::sc_time dispatch_cost = sc_core::SC_ZERO_TIME;  // CPU time per dispatch (loop overhead)
-    sc_core::sc_time poll_max = sc_core::SC_ZERO_TIME;       // 0: never poll
-    unsigned poll_grow = 2;    // QEMU: 0 means 2
-    unsigned poll_shrink = 0;  // QEMU: 0 means drop to 0
+    sc_core::sc_time dispatch_cost;  // CPU time per dispatch (loop overhead)
+    sc_core::sc_time poll_max;       // 0: never poll
+    unsigned poll_grow{};      // QEMU: 0 means 2
+    unsigned poll_shrink{};    // QEMU: 0 means drop to 0
     unsigned trace_id = 0;     // its index in traces
     BigLock* bql = nullptr;    // the main loop runs its work under QEMU's global lock
   };

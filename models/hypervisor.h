@@ -29,15 +29,17 @@ class InterruptTarget {
 
 class Hypervisor : public sc_core::sc_module, public MsiSink {
  public:
+  // hv.*, visited by HvParams (platform/config/hv_params.h) in the order
+  // of --list-params, which interleaves them with the host threads'.
   struct Params {
     sc_core::sc_time exit_mmio;        // doorbell MMIO write
     sc_core::sc_time exit_mmio_other;  // other MMIO
     sc_core::sc_time exit_ioeventfd;   // doorbell write caught by an ioeventfd
     sc_core::sc_time inject;           // interrupt injection
     sc_core::sc_time exit_eoi;         // EOI
-    bool posted_interrupts = false;    // no injection exit on the receiving vCPU
-    bool virtual_eoi = false;          // APIC virtualization: EOI without exit
-    bool pio_doorbells = false;        // what-if: doorbells written with port I/O
+    bool posted_interrupts{};          // no injection exit on the receiving vCPU
+    bool virtual_eoi{};                // APIC virtualization: EOI without exit
+    bool pio_doorbells{};              // what-if: doorbells written with port I/O
     sc_core::sc_time exit_pio;         // port I/O exit
     sc_core::sc_time exit_pio_ioeventfd;
     BigLock* bql = nullptr;            // MMIO handled in QEMU takes its global lock...

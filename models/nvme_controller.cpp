@@ -11,25 +11,6 @@ using namespace sc_core;
 
 namespace nvmesim::models {
 
-NotifyMode parse_notify(const std::string& text) {
-  if (text == "sync") return NotifyMode::Sync;
-  if (text == "deferred") return NotifyMode::Deferred;
-  if (text == "ioeventfd") return NotifyMode::Ioeventfd;
-  if (text == "timer") return NotifyMode::Timer;
-  throw std::invalid_argument("hv.notify: '" + text +
-                              "' is not one of sync, deferred, ioeventfd, timer");
-}
-
-const char* to_string(NotifyMode mode) {
-  switch (mode) {
-    case NotifyMode::Sync: return "sync";
-    case NotifyMode::Deferred: return "deferred";
-    case NotifyMode::Ioeventfd: return "ioeventfd";
-    case NotifyMode::Timer: return "timer";
-  }
-  return "?";
-}
-
 NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& params,
                                          std::vector<HostThread*> threads, const PcieLink& link)
     : sc_module(name),

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
@@ -15,6 +16,7 @@
 
 #include "firmware/controller.h"
 #include "models/host_thread.h"
+#include "models/param_visit.h"
 #include "models/pcie_link.h"
 #include "models/storage_backend.h"
 
@@ -27,14 +29,22 @@ enum class NotifyMode {
   Ioeventfd,  // an ioeventfd wakes the host thread; the value is not passed
   Timer,      // QEMU 2.x hw/block/nvme.c: the exit arms a timer; SQs and CQs are processed when it fires
 };
-NotifyMode parse_notify(const std::string& text);  // throws std::invalid_argument
-const char* to_string(NotifyMode mode);
+inline constexpr EnumEntry<NotifyMode> notify_modes[] = {
+    {NotifyMode::Sync, "sync"}, {NotifyMode::Deferred, "deferred"},
+    {NotifyMode::Ioeventfd, "ioeventfd"}, {NotifyMode::Timer, "timer"}};
+inline const char* to_string(NotifyMode mode) { return enum_name(notify_modes, mode); }
 
 class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv {
  public:
+  // The controller's parameters, nvme.* (see models/param_visit.h); hv.notify,
+  // hv.timer_delay and hv.fault come from the hypervisor's (HvParams).
   struct Params {
     fw::ControllerConfig firmware;
     StorageBackend::Params backend;
+    // nvme.cq_eventidx and nvme.mmio_doorbell_value; empty: auto, which
+    // resolve_auto() turns into the firmware's setting for nvme.dbbuf.
+    std::optional<fw::EventIdxPolicy> cq_eventidx;
+    std::optional<fw::MmioDoorbellValue> mmio_doorbell_value;
     NotifyMode notify = NotifyMode::Deferred;
     sc_core::sc_time cmd_cost;        // host CPU per command fetched and executed
     sc_core::sc_time cqe_cost;        // host CPU per completion posted
@@ -51,7 +61,60 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
     // Host thread of each queue id (0: the main loop, which always owns the
     // admin queue); empty: everything on thread 0.
     std::vector<uint8_t> queue_thread;
+
+    static constexpr const char* param_prefix = "nvme";
+    static constexpr unsigned lba_sizes[] = {512, 4096};
+    template <class V>
+    void visit(V& v) {
+      using namespace param_units;
+      v.integer(firmware.mqes, "mqes", "4095", "entries", 1, 65535,
+                "CAP.MQES, maximum queue entries (0's based)");
+      v.integer(firmware.dstrd, "dstrd", "0", "", 0, 3, "CAP.DSTRD, doorbell stride (4 << dstrd bytes)");
+      v.integer(firmware.max_io_queues, "max_io_queues", "64", "queues", 1, 1024,
+                "I/O queue pairs the controller offers");
+      v.choice(firmware.dbbuf, "dbbuf", "spec", fw::dbbuf_modes, "",
+               "doorbell buffer: off, NVMe 1.3 (admin 0x7C), or vendor extension (admin 0xC0)");
+      v.choice(firmware.sq_eventidx, "sq_eventidx", "echo", fw::eventidx_policies, "",
+               "controller's SQ EventIdx update policy");
+      v.choice_or_auto(cq_eventidx, "cq_eventidx", "auto", fw::eventidx_policies, AutoChoice::Last, "",
+                       "controller's CQ EventIdx update policy (auto: echo for spec, never for vendor)");
+      v.choice_or_auto(mmio_doorbell_value, "mmio_doorbell_value", "auto", fw::mmio_doorbell_values,
+                       AutoChoice::First, "",
+                       "take the value of an MMIO doorbell write (auto: use for spec, ignore for vendor)");
+      v.time(cmd_cost, "cmd_cost", "1us", 0, 1 * MS, "host CPU time per command processed");
+      v.time(cqe_cost, "cqe_cost", "300ns", 0, 1 * MS, "host CPU time per completion posted");
+      v.time(enable_latency, "enable_latency", "1us", 0, 1 * S, "CC.EN=1 to CSTS.RDY=1");
+      v.choice(backend.kind, "backend", "null", backend_kinds, "",
+               "storage backend: null (instant), fixed latency, or RAM disk");
+      v.time(backend.latency, "backend_latency", "10us", 0, 1 * S, "backend service time per I/O");
+      v.integer(backend.concurrency, "backend_concurrency", "0", "I/Os", 0, 65536,
+                "I/Os the backend serves at once (0 = unlimited)");
+      v.size(backend.capacity, "capacity", "1g", 1 * MiB, 16 * TiB, "namespace size");
+      v.choice(firmware.lba_bytes, "lba_bytes", "512", lba_sizes, "bytes", "logical block size");
+      v.integer(firmware.mdts, "mdts", "5", "", 0, 10,
+                "maximum data transfer size, 2^mdts memory pages (0 = no limit)");
+    }
+
+    // The firmware settings that follow from the visited ones: the auto
+    // choices (the Google vendor-extension device updates only the SQ
+    // EventIdx and takes an MMIO doorbell write as a wake-up), its PCI
+    // vendor id, one MSI-X vector per queue, the namespace in LBAs.
+    void resolve_auto() {
+      const bool vendor = firmware.dbbuf == fw::DbbufMode::Vendor;
+      firmware.cq_eventidx =
+          cq_eventidx.value_or(vendor ? fw::EventIdxPolicy::Never : fw::EventIdxPolicy::Echo);
+      firmware.mmio_doorbell_value = mmio_doorbell_value.value_or(
+          vendor ? fw::MmioDoorbellValue::Ignore : fw::MmioDoorbellValue::Use);
+      firmware.pci_vendor_id = vendor ? nvme::PCI_VENDOR_VENDOR_EXT : nvme::PCI_VENDOR_QEMU;
+      firmware.msix_vectors = uint16_t(firmware.max_io_queues + 1);
+      firmware.namespace_lbas = backend.capacity / firmware.lba_bytes;
+    }
   };
+  // hv.fault's names.
+  static constexpr EnumEntry<Params::EventfdFault> eventfd_faults[] = {
+      {Params::EventfdFault::None, "none"},
+      {Params::EventfdFault::LostWakeups, "eventfd_not_cleared"},
+      {Params::EventfdFault::Spin, "eventfd_spin"}};
 
   tlm_utils::simple_target_socket<NvmeControllerModel> bar0_target;
   tlm_utils::simple_target_socket<NvmeControllerModel> msix_target;

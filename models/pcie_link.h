@@ -45,33 +45,60 @@
 
 #include <systemc>
 
+#include "models/param_visit.h"
+
 namespace nvmesim::models {
 
 enum class PcieMode { Emulated, Link };
+inline constexpr EnumEntry<PcieMode> pcie_modes[] = {{PcieMode::Emulated, "emulated"},
+                                                     {PcieMode::Link, "link"}};
+inline const char* to_string(PcieMode mode) { return enum_name(pcie_modes, mode); }
 
+// The link's parameters, pcie.* (see models/param_visit.h).
 struct PcieLinkParams {
-  PcieMode mode = PcieMode::Link;
+  PcieMode mode{};
   // Link mode.
-  unsigned generation = 3;               // 1..5
-  unsigned lanes = 4;                    // 1, 2, 4, 8, 16
-  uint32_t max_payload_size = 256;       // MPS: 128..4096, power of 2
-  uint32_t max_read_request_size = 512;  // MRRS: 128..4096, power of 2
-  uint32_t tlp_overhead_bytes = 24;      // per TLP, 0..64
-  double read_round_trip_ns = 700.0;     // >= 0
+  unsigned generation{};               // 1..5
+  unsigned lanes{};                    // 1, 2, 4, 8, 16
+  uint32_t max_payload_size{};         // MPS: 128..4096, power of 2
+  uint32_t max_read_request_size{};    // MRRS: 128..4096, power of 2
+  uint32_t tlp_overhead_bytes{};       // per TLP, 0..64
+  double read_round_trip_ns{};         // >= 0
   // Emulated mode.
-  double host_copy_gbps = 10.0;          // GB/s, > 0
-  double host_access_overhead_ns = 20.0; // >= 0
+  double host_copy_gbps{};             // GB/s, > 0
+  double host_access_overhead_ns{};    // >= 0
+
+  static constexpr const char* param_prefix = "pcie";
+  static constexpr unsigned lane_widths[] = {1, 2, 4, 8, 16};
+  static constexpr unsigned tlp_sizes[] = {128, 256, 512, 1024, 2048, 4096};
+  template <class V>
+  void visit(V& v) {
+    using namespace param_units;
+    v.choice(mode, "mode", "emulated", pcie_modes, "",
+             "emulated device (host memory copies) or a PCIe link model");
+    v.integer(generation, "gen", "3", "", 1, 5, "link generation (pcie.mode=link)");
+    v.choice(lanes, "lanes", "4", lane_widths, "lanes", "link width");
+    v.choice(max_payload_size, "mps", "256", tlp_sizes, "bytes", "max payload size");
+    v.choice(max_read_request_size, "mrrs", "512", tlp_sizes, "bytes", "max read request size");
+    v.integer(tlp_overhead_bytes, "tlp_overhead", "24", "bytes", 0, 64,
+              "header and framing bytes per TLP");
+    v.time(read_round_trip_ns, "read_rtt", "700ns", 0, 100 * US, "round trip of a DMA read request");
+    v.real(host_copy_gbps, "host_copy_gbps", "10", "GB/s", 0.1, 1000,
+           "host memcpy bandwidth of a device thread: every DMA incl. data, any backend (pcie.mode=emulated)");
+    v.time(host_access_overhead_ns, "emulated_access", "20ns", 0, 10 * US,
+           "fixed cost of one emulated DMA access (pcie.mode=emulated)");
+  }
 };
 
 class PcieLink {
  public:
   // Validates (std::invalid_argument on a bad field).
-  explicit PcieLink(const PcieLinkParams& params = PcieLinkParams{});
+  explicit PcieLink(const PcieLinkParams& params);
 
   // Throws std::invalid_argument with a one-line message naming the field and
   // its allowed values, e.g.
   //   "pcie.lanes: 3 is not allowed (allowed: 1, 2, 4, 8, 16)".
-  // Fields are named by their configuration keys (platform/param_list.cpp):
+  // Fields are named by their configuration keys (PcieLinkParams::visit):
   //   generation -> pcie.gen, lanes -> pcie.lanes, max_payload_size ->
   //   pcie.mps, max_read_request_size -> pcie.mrrs, tlp_overhead_bytes ->
   //   pcie.tlp_overhead, read_round_trip_ns -> pcie.read_rtt, host_copy_gbps

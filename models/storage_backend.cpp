@@ -9,22 +9,6 @@ using namespace sc_core;
 
 namespace nvmesim::models {
 
-BackendKind parse_backend(const std::string& text) {
-  if (text == "null") return BackendKind::Null;
-  if (text == "latency") return BackendKind::Latency;
-  if (text == "ram") return BackendKind::Ram;
-  throw std::invalid_argument("nvme.backend: '" + text + "' is not one of null, latency, ram");
-}
-
-const char* to_string(BackendKind kind) {
-  switch (kind) {
-    case BackendKind::Null: return "null";
-    case BackendKind::Latency: return "latency";
-    case BackendKind::Ram: return "ram";
-  }
-  return "?";
-}
-
 StorageBackend::StorageBackend(sc_module_name name, const Params& params, fw::ControllerEnv& data)
     : sc_module(name), params_(params), data_(data) {
   if (params_.kind == BackendKind::Ram) {

@@ -13,20 +13,24 @@
 #include <vector>
 
 #include "firmware/controller.h"
+#include "models/param_visit.h"
 
 namespace nvmesim::models {
 
 enum class BackendKind { Null, Latency, Ram };
-BackendKind parse_backend(const std::string& text);  // throws std::invalid_argument
-const char* to_string(BackendKind kind);
+inline constexpr EnumEntry<BackendKind> backend_kinds[] = {
+    {BackendKind::Null, "null"}, {BackendKind::Latency, "latency"}, {BackendKind::Ram, "ram"}};
+inline const char* to_string(BackendKind kind) { return enum_name(backend_kinds, kind); }
 
 class StorageBackend : public sc_core::sc_module {
  public:
+  // nvme.backend, nvme.backend_latency, nvme.backend_concurrency and
+  // nvme.capacity: visited by NvmeControllerModel::Params.
   struct Params {
-    BackendKind kind = BackendKind::Null;
-    sc_core::sc_time latency = sc_core::SC_ZERO_TIME;
-    uint32_t concurrency = 0;  // 0: unlimited
-    uint64_t capacity = 1ull << 30;
+    BackendKind kind{};
+    sc_core::sc_time latency;
+    uint32_t concurrency{};  // 0: unlimited
+    uint64_t capacity{};     // bytes
   };
   using CompletionCallback = std::function<void(uint32_t tag, uint16_t status)>;
 

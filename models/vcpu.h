@@ -26,28 +26,68 @@ namespace nvmesim::models {
 class Guest;
 class HostCpus;
 
+// One fio job's options, fio's flat names (see models/param_visit.h). A
+// vCPU's Params are these plus its own (Vcpu::Params derives from it).
+struct WorkloadParams {
+  JobSpec job;
+  uint32_t iodepth{};
+  uint32_t numjobs{};             // vCPUs (and I/O queue pairs) running the job
+  sc_core::sc_time runtime;       // 0: until number_ios
+  uint64_t number_ios{};          // 0: until runtime
+  uint32_t batch_submit{};        // fio iodepth_batch_submit: I/Os per SQ doorbell update
+  uint32_t batch_complete_min{};  // fio iodepth_batch_complete_min: I/Os a reap waits for
+  uint32_t batch_complete_max{};  // fio iodepth_batch_complete_max: most I/Os one reap takes
+  bool verify{};                  // fio verify=pattern: writes carry a per-block pattern, reads check it
+
+  static constexpr const char* param_prefix = "";
+  static constexpr EnumEntry<bool> verify_modes[] = {{false, "off"}, {true, "pattern"}};
+  template <class V>
+  void visit(V& v) {
+    using namespace param_units;
+    v.choice(job.rw, "rw", "randread", rw_modes, "", "I/O pattern, as fio's rw");
+    v.size(job.bs, "bs", "4k", 512, 1 * MiB,
+           "block size of each I/O (at most nvme.mdts allows; not split)");
+    v.integer(iodepth, "iodepth", "32", "I/Os", 1, 4095, "I/Os kept in flight per job");
+    v.integer(numjobs, "numjobs", "1", "jobs", 1, 64, "jobs, one per vCPU and I/O queue pair");
+    v.time(runtime, "runtime", "0s", 0, 3600 * S, "measured interval (0 = until number_ios)");
+    v.integer(number_ios, "number_ios", "200000", "I/Os", 0, 1e10,
+              "I/Os each job completes, as fio (0 = until runtime); k, m, g multiply by 1024 as in fio",
+              ParamOptions{true, false, ""});
+    v.size(job.size, "size", "1g", 4 * KiB, 1 * TiB, "region of the namespace the jobs address");
+    v.integer(job.rwmixread, "rwmixread", "50", "%", 0, 100, "percentage of reads for rw=randrw");
+    v.integer(job.seed, "seed", "1", "", 0, 9223372036854775807.0, "random seed (same seed, same run)");
+    v.integer(batch_submit, "iodepth_batch_submit", "1", "I/Os", 1, 4095,
+              "I/Os submitted together, one SQ doorbell update per batch (fio's)");
+    v.integer(batch_complete_min, "iodepth_batch_complete_min", "1", "I/Os", 1, 4095,
+              "I/Os a job waits for before it reaps (fio's; its queue full, it reaps then)");
+    v.integer(batch_complete_max, "iodepth_batch_complete_max", "0", "I/Os", 0, 4095,
+              "most I/Os one reap takes (fio's; 0 = iodepth_batch_complete_min)");
+    v.choice(verify, "verify", "off", verify_modes, "",
+             "pattern: writes carry a per-block pattern that reads of written blocks check");
+  }
+};
+
+// What the guest's driver costs a vCPU: guest.submit_cost and the others
+// GuestParams (models/guest.h) visits.
+struct GuestCpuCosts {
+  sc_core::sc_time submit_cost;       // guest CPU per command submitted
+  sc_core::sc_time complete_cost;     // guest CPU per completion
+  sc_core::sc_time irq_entry;         // guest interrupt entry
+  sc_core::sc_time poll_interval;     // polled completions: time between checks
+  sc_core::sc_time store_visibility;  // store-buffer drain time
+};
+
 class Vcpu : public sc_core::sc_module, public InterruptTarget {
  public:
-  struct Params {
+  // Its job's options and the driver's costs (both from the configuration),
+  // and where it sits.
+  struct Params : WorkloadParams, GuestCpuCosts {
     unsigned index = 0;
     uint16_t qid = 1;                 // its I/O queue pair
-    sc_core::sc_time submit_cost;     // guest CPU per command submitted
-    sc_core::sc_time complete_cost;   // guest CPU per completion
-    sc_core::sc_time irq_entry;       // guest interrupt entry
-    sc_core::sc_time poll_interval;   // polled completions: time between checks
-    sc_core::sc_time store_visibility;  // store-buffer drain time
     bool poll_completions = false;
-    uint32_t iodepth = 32;
-    uint32_t batch_submit = 1;        // fio iodepth_batch_submit: I/Os per SQ doorbell update
-    uint32_t batch_complete_min = 1;  // fio iodepth_batch_complete_min: I/Os a reap waits for
-    uint32_t batch_complete_max = 1;  // fio iodepth_batch_complete_max: most I/Os one reap takes
-    uint64_t number_ios = 0;          // 0: until runtime
-    sc_core::sc_time runtime;         // 0: until number_ios
-    JobSpec job;
     uint32_t io_vector = 0;           // MSI data of its I/O CQ
     uint32_t admin_vector = 0;        // MSI data of the admin CQ
     HostCpus* cpus = nullptr;         // shared host cores (null: a core of its own)
-    bool verify = false;              // fio verify=pattern: writes carry a per-block pattern, reads check it
   };
 
   tlm_utils::simple_initiator_socket<Vcpu> mmio_socket;

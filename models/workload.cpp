@@ -4,27 +4,6 @@
 
 namespace nvmesim::models {
 
-RwMode parse_rw(const std::string& text) {
-  if (text == "read") return RwMode::Read;
-  if (text == "write") return RwMode::Write;
-  if (text == "randread") return RwMode::RandRead;
-  if (text == "randwrite") return RwMode::RandWrite;
-  if (text == "randrw") return RwMode::RandRw;
-  throw std::invalid_argument("rw: '" + text +
-                              "' is not one of read, write, randread, randwrite, randrw");
-}
-
-const char* to_string(RwMode mode) {
-  switch (mode) {
-    case RwMode::Read: return "read";
-    case RwMode::Write: return "write";
-    case RwMode::RandRead: return "randread";
-    case RwMode::RandWrite: return "randwrite";
-    case RwMode::RandRw: return "randrw";
-  }
-  return "?";
-}
-
 static uint64_t splitmix64(uint64_t& x) {
   uint64_t z = (x += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

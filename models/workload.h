@@ -6,18 +6,24 @@
 #include <cstdint>
 #include <string>
 
+#include "models/param_visit.h"
+
 namespace nvmesim::models {
 
 enum class RwMode { Read, Write, RandRead, RandWrite, RandRw };
-RwMode parse_rw(const std::string& text);  // throws std::invalid_argument
-const char* to_string(RwMode mode);
+inline constexpr EnumEntry<RwMode> rw_modes[] = {
+    {RwMode::Read, "read"},           {RwMode::Write, "write"}, {RwMode::RandRead, "randread"},
+    {RwMode::RandWrite, "randwrite"}, {RwMode::RandRw, "randrw"}};
+inline const char* to_string(RwMode mode) { return enum_name(rw_modes, mode); }
 
+// Which I/O comes next; the fields but job_index are fio options that
+// WorkloadParams visits.
 struct JobSpec {
-  RwMode rw = RwMode::RandRead;
-  uint32_t bs = 4096;          // bytes per I/O
-  uint64_t size = 1ull << 30;  // region addressed, bytes from offset 0
-  uint32_t rwmixread = 50;     // percent reads for RandRw
-  uint64_t seed = 1;
+  RwMode rw{};
+  uint32_t bs{};               // bytes per I/O
+  uint64_t size{};             // region addressed, bytes from offset 0
+  uint32_t rwmixread{};        // percent reads for RandRw
+  uint64_t seed{};
   uint32_t job_index = 0;      // jobs get distinct streams from one seed
 };
 

@@ -18,6 +18,7 @@
 #include "models/pcie_link.h"
 #include "models/pcie_root_complex.h"
 #include "models/vcpu.h"
+#include "platform/config/system_params.h"
 #include "platform/interrupt.h"
 #include "platform/params.h"
 
@@ -25,19 +26,6 @@ using namespace sc_core;
 using namespace nvmesim::models;
 
 namespace nvmesim::platform {
-
-namespace {
-
-sc_time ns(double v) { return sc_time(v, SC_NS); }
-
-fw::EventIdxPolicy parse_policy(const std::string& s) {
-  if (s == "echo") return fw::EventIdxPolicy::Echo;
-  if (s == "lag") return fw::EventIdxPolicy::Lag;
-  if (s == "park") return fw::EventIdxPolicy::Park;
-  return fw::EventIdxPolicy::Never;
-}
-
-}  // namespace
 
 struct System::Snapshot {
   std::vector<ExitStats> exits;
@@ -81,98 +69,35 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
     : config_(c), job_configs_(std::move(job_configs)) {
   // sc_stop() ends every run; SystemC's note about it is noise in results.
   sc_report_handler::set_actions(SC_INFO, SC_DO_NOTHING);
-  // vCPU j's workload; the queues and tags are sized for the largest.
-  const auto job = [&](uint32_t j) -> const Config& {
-    return job_configs_.empty() ? c : *job_configs_[j];
-  };
-  const uint32_t numjobs =
-      job_configs_.empty() ? uint32_t(c.integer("numjobs")) : uint32_t(job_configs_.size());
-  uint32_t iodepth = 0, bs = 0;
-  for (uint32_t j = 0; j < numjobs; ++j) {
-    iodepth = std::max(iodepth, uint32_t(job(j).integer("iodepth")));
-    bs = std::max(bs, uint32_t(job(j).size_bytes("bs")));
-  }
-  const std::string dbbuf = c.choice("nvme.dbbuf");
-  const uint32_t lba_bytes = uint32_t(c.integer("nvme.lba_bytes"));
-  if (bs % lba_bytes)
-    throw ConfigError("--bs: " + std::to_string(bs) + " is not a multiple of nvme.lba_bytes (" +
-                      std::to_string(lba_bytes) + ")");
-  const uint32_t entries = uint32_t(
-      std::min<int64_t>(c.integer("guest.io_queue_entries"), c.integer("nvme.mqes") + 1));
-  if (iodepth > entries - 1)
-    throw ConfigError("--iodepth: " + std::to_string(iodepth) +
-                      " does not fit an I/O queue of " + std::to_string(entries) +
-                      " entries (allowed 1.." + std::to_string(entries - 1) +
-                      "; raise guest.io_queue_entries and nvme.mqes)");
-  const int64_t io_cq_entries = c.integer("guest.io_cq_entries");
-  if (io_cq_entries == 1)
-    throw ConfigError("--guest.io_cq_entries: 1 is not a queue size (allowed 0 = as the SQ, or "
-                      "2..65536)");
-  if (numjobs > c.integer("nvme.max_io_queues"))
-    throw ConfigError("--numjobs: " + std::to_string(numjobs) +
-                      " needs more I/O queues than nvme.max_io_queues (" +
-                      std::to_string(c.integer("nvme.max_io_queues")) + ")");
-  const uint64_t mdts_bytes = c.integer("nvme.mdts") ? (4096ull << c.integer("nvme.mdts")) : ~0ull;
-  if (bs > mdts_bytes)
-    throw ConfigError("--bs: " + std::to_string(bs) + " exceeds the controller's MDTS (" +
-                      std::to_string(mdts_bytes) + " bytes; raise nvme.mdts)");
-  if (c.size_bytes("size") > c.size_bytes("nvme.capacity"))
-    throw ConfigError("--size: larger than nvme.capacity");
-  // Each doorbell-buffer page holds an SQ tail and a CQ head per queue id.
-  const int64_t max_q = c.integer("nvme.max_io_queues"), dstrd = c.integer("nvme.dstrd");
-  if (dbbuf != "off" && fw::dbbuf_bytes_needed(uint16_t(max_q), uint32_t(dstrd)) > 4096)
-    throw ConfigError("--nvme.max_io_queues: " + std::to_string(max_q) + " queues do not fit " +
-                      "one 4 KiB doorbell-buffer page at nvme.dstrd " + std::to_string(dstrd) +
-                      " (allowed 1.." + std::to_string(4096 / (8 << dstrd) - 1) +
-                      " with nvme.dbbuf " + dbbuf + ")");
+  // One load per component (platform/config/system_params.cpp), then the
+  // checks that need them all, before anything is built.
+  const SystemParams p = load_system_params(c, job_configs_);
+  check_system_params(p, c);
+  const uint32_t numjobs = p.numjobs();
+  const uint64_t seed = uint64_t(c.integer("seed"));
 
-  // PCIe link.
-  PcieLinkParams lp;
-  lp.mode = c.choice("pcie.mode") == "link" ? PcieMode::Link : PcieMode::Emulated;
-  lp.generation = unsigned(c.integer("pcie.gen"));
-  lp.lanes = unsigned(c.integer("pcie.lanes"));
-  lp.max_payload_size = uint32_t(c.integer("pcie.mps"));
-  lp.max_read_request_size = uint32_t(c.integer("pcie.mrrs"));
-  lp.tlp_overhead_bytes = uint32_t(c.integer("pcie.tlp_overhead"));
-  lp.read_round_trip_ns = c.time_ns("pcie.read_rtt");
-  lp.host_copy_gbps = c.real("pcie.host_copy_gbps");
-  lp.host_access_overhead_ns = c.time_ns("pcie.emulated_access");
-  link_ = std::make_unique<PcieLink>(lp);
-
-  memory_ = std::make_unique<GuestMemory>("memory", c.size_bytes("mem.size"),
-                                          ns(c.time_ns("mem.latency")));
+  link_ = std::make_unique<PcieLink>(p.pcie);
+  memory_ = std::make_unique<GuestMemory>("memory", p.mem.size, p.mem.latency);
   root_complex_ = std::make_unique<PcieRootComplex>("root_complex", *link_);
 
-  // Host threads and where the doorbell's processing runs.
-  const std::string device_thread = c.choice("hv.device_thread");
-  NotifyMode notify = parse_notify(c.choice("hv.notify"));
-  if (device_thread == "vcpu") {
-    if (notify == NotifyMode::Ioeventfd || notify == NotifyMode::Timer)
-      throw ConfigError("--hv.notify: " + c.choice("hv.notify") +
-                        " needs a host thread (hv.device_thread mainloop or iothread, not vcpu)");
-    notify = NotifyMode::Sync;
-  }
-  host_cpus_ = std::make_unique<HostCpus>(unsigned(c.integer("host.cores")));
-  HostThread::Params tp;
-  tp.dispatch_latency = ns(c.time_ns("hv.dispatch_latency"));
-  tp.dispatch_jitter = ns(c.time_ns("hv.dispatch_jitter"));
-  tp.jitter_seed = uint64_t(c.integer("seed")) + 1;
-  tp.dispatch_cost = ns(c.time_ns("hv.dispatch_cost"));
+  // Host threads: the main loop, and the iothreads the I/O queues are
+  // spread over round robin.
+  host_cpus_ = std::make_unique<HostCpus>(p.hv.host_cores);
+  HostThread::Params tp = p.hv.threads;
+  tp.jitter_seed = seed + 1;
   tp.trace_id = 0;
-  if (c.flag("hv.bql")) bql_ = std::make_unique<BigLock>();
+  tp.poll_max = SC_ZERO_TIME;  // QEMU's iothreads busy-poll adaptively; the main loop does not
+  if (p.hv.bql) bql_ = std::make_unique<BigLock>();
   tp.bql = bql_.get();
   host_threads_.push_back(std::make_unique<HostThread>("mainloop", tp, host_cpus_.get()));
+  tp = p.hv.threads;
   tp.bql = nullptr;  // iothreads run outside the global lock
-  std::vector<uint8_t> queue_thread(size_t(c.integer("nvme.max_io_queues")) + 1, 0);
-  if (device_thread == "iothread") {
-    // QEMU's iothreads busy-poll adaptively; the main loop does not.
-    tp.poll_max = ns(c.time_ns("hv.poll_max_ns"));
-    tp.poll_grow = unsigned(c.integer("hv.poll_grow"));
-    tp.poll_shrink = unsigned(c.integer("hv.poll_shrink"));
-    const unsigned n = unsigned(c.integer("hv.iothreads"));
+  std::vector<uint8_t> queue_thread(size_t(p.nvme.firmware.max_io_queues) + 1, 0);
+  if (p.hv.device_thread == DeviceThread::Iothread) {
+    const unsigned n = p.hv.iothreads;
     for (unsigned i = 0; i < n; ++i) {
       tp.trace_id = i + 1;
-      tp.jitter_seed = (uint64_t(c.integer("seed")) + 1) * 1000003u + i + 1;  // its own delays
+      tp.jitter_seed = (seed + 1) * 1000003u + i + 1;  // its own delays
       host_threads_.push_back(std::make_unique<HostThread>(("iothread" + std::to_string(i)).c_str(),
                                                            tp, host_cpus_.get()));
     }
@@ -180,151 +105,37 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   }
 
   // Controller.
-  NvmeControllerModel::Params cp;
-  fw::ControllerConfig& fc = cp.firmware;
-  fc.mqes = uint16_t(c.integer("nvme.mqes"));
-  fc.dstrd = uint8_t(c.integer("nvme.dstrd"));
-  fc.max_io_queues = uint16_t(c.integer("nvme.max_io_queues"));
-  fc.msix_vectors = uint16_t(fc.max_io_queues + 1);
-  fc.mdts = uint8_t(c.integer("nvme.mdts"));
-  fc.lba_bytes = lba_bytes;
-  fc.namespace_lbas = c.size_bytes("nvme.capacity") / lba_bytes;
-  fc.guest_memory_bytes = c.size_bytes("mem.size");
-  fc.dbbuf = dbbuf == "off" ? fw::DbbufMode::Off
-             : dbbuf == "vendor" ? fw::DbbufMode::Vendor : fw::DbbufMode::Spec;
-  fc.pci_vendor_id = dbbuf == "vendor" ? nvme::PCI_VENDOR_VENDOR_EXT : nvme::PCI_VENDOR_QEMU;
-  fc.sq_eventidx = parse_policy(c.choice("nvme.sq_eventidx"));
-  const std::string cq_policy = c.choice("nvme.cq_eventidx");
-  // The Google vendor-extension device updates only the SQ EventIdx.
-  fc.cq_eventidx = cq_policy == "auto" ? (dbbuf == "vendor" ? fw::EventIdxPolicy::Never
-                                                            : fw::EventIdxPolicy::Echo)
-                                       : parse_policy(cq_policy);
-  const std::string mmio_value = c.choice("nvme.mmio_doorbell_value");
-  fc.mmio_doorbell_value =
-      mmio_value == "use" || (mmio_value == "auto" && dbbuf != "vendor")
-          ? fw::MmioDoorbellValue::Use
-          : fw::MmioDoorbellValue::Ignore;
-  cp.backend.kind = parse_backend(c.choice("nvme.backend"));
-  cp.backend.latency = ns(c.time_ns("nvme.backend_latency"));
-  cp.backend.concurrency = uint32_t(c.integer("nvme.backend_concurrency"));
-  cp.backend.capacity = c.size_bytes("nvme.capacity");
-  cp.notify = notify;
-  cp.cmd_cost = ns(c.time_ns("nvme.cmd_cost"));
-  cp.cqe_cost = ns(c.time_ns("nvme.cqe_cost"));
-  cp.enable_latency = ns(c.time_ns("nvme.enable_latency"));
-  cp.timer_delay = ns(c.time_ns("hv.timer_delay"));
-  const std::string fault = c.choice("hv.fault");
-  cp.eventfd_fault = fault == "eventfd_not_cleared" ? NvmeControllerModel::Params::EventfdFault::LostWakeups
-                     : fault == "eventfd_spin"      ? NvmeControllerModel::Params::EventfdFault::Spin
-                                                    : NvmeControllerModel::Params::EventfdFault::None;
-  if (cp.eventfd_fault == NvmeControllerModel::Params::EventfdFault::Spin &&
-      c.time_ns("hv.dispatch_cost") <= 0)
-    throw ConfigError("--hv.fault: eventfd_spin needs hv.dispatch_cost > 0 (each spin of the loop costs a dispatch)");
+  NvmeControllerModel::Params cp = p.nvme;
   cp.queue_thread = queue_thread;
   std::vector<HostThread*> threads;
   for (auto& t : host_threads_) threads.push_back(t.get());
   controller_ = std::make_unique<NvmeControllerModel>("nvme", cp, threads, *link_);
 
   // Hypervisor.
-  Hypervisor::Params hp;
-  hp.exit_mmio = ns(c.time_ns("hv.exit_mmio"));
-  hp.exit_mmio_other = ns(c.time_ns("hv.exit_mmio_other"));
-  hp.exit_ioeventfd = ns(c.time_ns("hv.exit_ioeventfd"));
-  hp.inject = ns(c.time_ns("hv.inject"));
-  hp.exit_eoi = ns(c.time_ns("hv.exit_eoi"));
-  hp.posted_interrupts = c.flag("hv.posted_interrupts");
-  hp.virtual_eoi = c.flag("hv.apicv");
-  hp.pio_doorbells = c.choice("hv.doorbell_access") == "pio";
-  hp.exit_pio = ns(c.time_ns("hv.exit_pio"));
-  hp.exit_pio_ioeventfd = ns(c.time_ns("hv.exit_pio_ioeventfd"));
+  Hypervisor::Params hp = p.hv.exits;
   hp.bql = bql_.get();
-  hp.bql_hold = ns(c.time_ns("hv.bql_hold"));
   hypervisor_ = std::make_unique<Hypervisor>("hv", hp, numjobs, host_cpus_.get());
-  if (notify == NotifyMode::Ioeventfd) {
+  if (cp.notify == NotifyMode::Ioeventfd) {
     hypervisor_->set_ioeventfd([this](uint32_t offset, const sc_time& delay) {
       return controller_->ioeventfd_notify(offset, delay);
     });
   }
 
   // Guest driver.
-  fw::DriverConfig dc;
-  dc.io_queues = uint16_t(numjobs);
-  dc.io_queue_entries = entries;
-  dc.io_cq_entries = uint32_t(io_cq_entries);
-  {
-    const std::string f = c.choice("guest.dbbuf_fault");
-    dc.dbbuf_config_fault = f == "misaligned" ? fw::DbbufConfigFault::Misaligned
-                            : f == "zero"     ? fw::DbbufConfigFault::Zero
-                            : f == "same"     ? fw::DbbufConfigFault::Same
-                            : f == "outside"  ? fw::DbbufConfigFault::Outside
-                                              : fw::DbbufConfigFault::None;
-  }
-  dc.io_prp1_misaligned = c.choice("guest.io_prp_fault") == "misaligned";
-  dc.max_outstanding_per_queue = iodepth;
-  dc.max_transfer_bytes = bs;
-  dc.use_dbbuf = dbbuf != "off";
-  dc.admin_shadow = c.flag("guest.admin_shadow");
-  dc.dbbuf_full_barrier = c.flag("guest.dbbuf_full_barrier");
-  dc.need_event_form = c.choice("guest.need_event") == "inclusive" ? fw::NeedEventForm::Inclusive
-                                                                  : fw::NeedEventForm::Linux;
-  dc.interrupts = c.choice("guest.completion") == "irq";
-  dc.irq_coalescing_threshold = uint16_t(c.integer("guest.irq_coalescing_thr"));
-  {
-    const double t100 = c.time_ns("guest.irq_coalescing_time") / 100000.0;
-    if (t100 != double(uint64_t(t100)) || t100 > 255)
-      throw ConfigError("--guest.irq_coalescing_time: " + c.text("guest.irq_coalescing_time") +
-                        " is not a multiple of 100us in 0..25.5ms");
-    dc.irq_coalescing_time_100us = uint8_t(t100);
-  }
-  dc.memory_base = 1u << 20;  // the first MiB stays the firmware's / kernel's
-  dc.memory_bytes = c.size_bytes("mem.size") - dc.memory_base;
-  {
-    // The driver's queues and per-tag data buffers must fit guest RAM;
-    // otherwise bring-up would fail in the middle of the run.
-    const uint64_t need = dc.memory_base + fw::Driver::memory_needed(dc, fc.mqes, fc.dstrd);
-    if (need > c.size_bytes("mem.size")) {
-      const uint64_t mib = (need + (1u << 20) - 1) >> 20;
-      const std::string what = " is too small for the driver's queues and buffers (numjobs " +
-                               std::to_string(numjobs) + ", iodepth " + std::to_string(iodepth) +
-                               ", bs " + format_size(bs) + " need ";
-      const double max_mem = c.registry().find("mem.size")->max;
-      throw ConfigError("--mem.size: " + c.text("mem.size") + what + std::to_string(mib) + "m" +
-                        (double(need) > max_mem ? "; more than mem.size allows, " +
-                                                      format_size(uint64_t(max_mem)) +
-                                                      ": lower numjobs, iodepth or bs)"
-                                                : "; allowed " + std::to_string(mib) + "m.." +
-                                                      format_size(uint64_t(max_mem)) + ")"));
-    }
-  }
+  const fw::DriverConfig& dc = p.guest.driver;
   guest_ = std::make_unique<Guest>("guest", dc, *memory_, *hypervisor_);
-  guest_->set_doorbell_stride(fc.dstrd);
+  guest_->set_doorbell_stride(cp.firmware.dstrd);
 
   for (uint32_t j = 0; j < numjobs; ++j) {
     Vcpu::Params vp;
+    static_cast<WorkloadParams&>(vp) = p.jobs[j];
+    static_cast<GuestCpuCosts&>(vp) = p.guest.cpu;
     vp.index = j;
     vp.qid = uint16_t(j + 1);
-    vp.submit_cost = ns(c.time_ns("guest.submit_cost"));
-    vp.complete_cost = ns(c.time_ns("guest.complete_cost"));
-    vp.irq_entry = ns(c.time_ns("guest.irq_entry"));
-    vp.poll_interval = ns(c.time_ns("guest.poll_interval"));
-    vp.store_visibility = ns(c.time_ns("guest.store_visibility"));
     vp.poll_completions = !dc.interrupts;
-    const Config& w = job(j);
-    vp.iodepth = uint32_t(w.integer("iodepth"));
-    vp.batch_submit = uint32_t(w.integer("iodepth_batch_submit"));
-    vp.batch_complete_min = uint32_t(w.integer("iodepth_batch_complete_min"));
     // fio: an unset (or smaller) maximum is the minimum (init.c fixup_options).
-    vp.batch_complete_max =
-        std::max(vp.batch_complete_min, uint32_t(w.integer("iodepth_batch_complete_max")));
-    vp.number_ios = uint64_t(w.integer("number_ios"));
-    vp.runtime = ns(w.time_ns("runtime"));
-    vp.job.rw = parse_rw(w.choice("rw"));
-    vp.job.bs = uint32_t(w.size_bytes("bs"));
-    vp.job.size = w.size_bytes("size");
-    vp.job.rwmixread = uint32_t(w.integer("rwmixread"));
-    vp.job.seed = uint64_t(w.integer("seed"));
+    vp.batch_complete_max = std::max(vp.batch_complete_min, vp.batch_complete_max);
     vp.job.job_index = j;
-    vp.verify = w.choice("verify") == "pattern";
     vp.cpus = host_cpus_.get();
     vp.admin_vector = 0x40u;
     vp.io_vector = 0x40u + vp.qid;
@@ -351,10 +162,10 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
     controller_->program_msix_vector(v, msi_address(apic), 0x40u + v);
   }
 
-  tlm::tlm_global_quantum::instance().set(ns(c.time_ns("sim.quantum")));
+  tlm::tlm_global_quantum::instance().set(p.sim.quantum);
   at_start_ = std::make_unique<Snapshot>();
   guest_->on_measure_start([this] { snapshot(*at_start_); });
-  watchdog_ = std::make_unique<Watchdog>("watchdog", *this, ns(c.time_ns("sim.stall_timeout")));
+  watchdog_ = std::make_unique<Watchdog>("watchdog", *this, p.sim.stall_timeout);
 }
 
 System::~System() = default;

@@ -23,6 +23,7 @@
 #include "models/nvme_controller.h"
 #include "models/pcie_link.h"
 #include "models/pcie_root_complex.h"
+#include "platform/config/visitors.h"
 
 using namespace nvmesim;
 using namespace nvmesim::models;
@@ -102,9 +103,9 @@ struct Cpu : sc_core::sc_module {
 };
 
 struct BenchParams {
-  PcieLinkParams link;
+  PcieLinkParams link = nvmesim::platform::default_params<PcieLinkParams>();
   HostThread::Params thread;
-  NvmeControllerModel::Params nvme;
+  NvmeControllerModel::Params nvme = nvmesim::platform::default_params<NvmeControllerModel::Params>();
   sc_time memory_latency = SC_ZERO_TIME;
   BenchParams() {
     link.mode = PcieMode::Emulated;

@@ -7,6 +7,7 @@
 #include <systemc>
 
 #include "models/pcie_link.h"
+#include "tests/models/default_params.h"
 
 using nvmesim::models::PcieLink;
 using nvmesim::models::PcieLinkParams;
@@ -31,7 +32,7 @@ std::string validation_error(const PcieLinkParams& p) {
 }  // namespace
 
 TEST_CASE("PcieLink: gen3 x4 bandwidth and posted writes", "[models][pcie]") {
-  PcieLinkParams p;  // defaults: gen3 x4, MPS 256, MRRS 512, 24 B, 700 ns
+  PcieLinkParams p = nvmesim::test::default_link();  // defaults: gen3 x4, MPS 256, MRRS 512, 24 B, 700 ns
   PcieLink link(p);
   // 8 GT/s * 4 lanes * 128/130 / 8 = 512/130 = 3.9384615 bytes/ns.
   CHECK(link.bandwidth_bytes_per_ns() == Approx(512.0 / 130.0));
@@ -56,7 +57,7 @@ TEST_CASE("PcieLink: gen3 x4 bandwidth and posted writes", "[models][pcie]") {
 
 TEST_CASE("PcieLink: reads split at MRRS and completions at MPS",
           "[models][pcie]") {
-  PcieLinkParams p;  // gen3 x4: 512/130 bytes/ns
+  PcieLinkParams p = nvmesim::test::default_link();  // gen3 x4: 512/130 bytes/ns
   p.max_payload_size = 256;
   p.max_read_request_size = 512;
   PcieLink link(p);
@@ -94,7 +95,7 @@ TEST_CASE("PcieLink: reads split at MRRS and completions at MPS",
 
 TEST_CASE("PcieLink: MMIO is one posted TLP or one round trip",
           "[models][pcie]") {
-  PcieLink link{PcieLinkParams{}};
+  PcieLink link{nvmesim::test::default_link()};
   // Doorbell write: 4 bytes + 24 = 28 bytes: 28 * 130 / 512 = 7.109375 ns.
   CHECK(link.mmio_ns(true) == Approx(7.109375));
   CHECK(as_ns(link.mmio_time(true)) == ns_approx(7.109375));
@@ -105,7 +106,7 @@ TEST_CASE("PcieLink: MMIO is one posted TLP or one round trip",
 }
 
 TEST_CASE("PcieLink: other generations and widths", "[models][pcie]") {
-  PcieLinkParams g1;
+  PcieLinkParams g1 = nvmesim::test::default_link();
   g1.generation = 1;
   g1.lanes = 1;
   g1.max_payload_size = 128;
@@ -120,7 +121,7 @@ TEST_CASE("PcieLink: other generations and widths", "[models][pcie]") {
   // 5 * 8 * 0.8 / 8 = 4 bytes/ns.
   CHECK(PcieLink(g2).bandwidth_bytes_per_ns() == Approx(4.0));
 
-  PcieLinkParams g5;
+  PcieLinkParams g5 = nvmesim::test::default_link();
   g5.generation = 5;
   g5.lanes = 16;
   g5.max_payload_size = 512;
@@ -131,7 +132,7 @@ TEST_CASE("PcieLink: other generations and widths", "[models][pcie]") {
   CHECK(l5.write_ns(4096) == Approx(68.046875));
   CHECK(as_ns(l5.write_time(4096)) == ns_approx(68.046875));
 
-  PcieLinkParams g4;
+  PcieLinkParams g4 = nvmesim::test::default_link();
   g4.generation = 4;
   g4.lanes = 2;
   // 16 * 2 * 128/130 / 8 = 512/130, same as gen3 x4.
@@ -139,7 +140,7 @@ TEST_CASE("PcieLink: other generations and widths", "[models][pcie]") {
 }
 
 TEST_CASE("PcieLink: emulated mode is a host memcpy", "[models][pcie]") {
-  PcieLinkParams p;
+  PcieLinkParams p = nvmesim::test::default_link();
   p.mode = PcieMode::Emulated;  // 10 GB/s = 10 bytes/ns, 20 ns per access
   PcieLink link(p);
   CHECK(link.bandwidth_bytes_per_ns() == Approx(10.0));
@@ -163,7 +164,7 @@ TEST_CASE("PcieLink: emulated mode is a host memcpy", "[models][pcie]") {
 
 TEST_CASE("PcieLink: validation names the field and the allowed values",
           "[models][pcie]") {
-  PcieLinkParams ok;
+  PcieLinkParams ok = nvmesim::test::default_link();
   CHECK(validation_error(ok).empty());
 
   PcieLinkParams p = ok;

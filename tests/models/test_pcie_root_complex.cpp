@@ -14,6 +14,7 @@
 #include "models/guest_memory.h"
 #include "models/pcie_link.h"
 #include "models/pcie_root_complex.h"
+#include "tests/models/default_params.h"
 
 using namespace nvmesim::models;
 using sc_core::SC_NS;
@@ -111,7 +112,7 @@ struct Driver : sc_core::sc_module {
 
 // The whole bench: default link (gen3 x4, MPS 256, MRRS 512, 24 B, 700 ns).
 struct Bench {
-  PcieRootComplex rc{"rc", PcieLink{PcieLinkParams{}}};
+  PcieRootComplex rc{"rc", PcieLink{nvmesim::test::default_link()}};
   GuestMemory mem{"mem", 1 << 20, sc_time(40, SC_NS)};
   RecordingTarget bar0{"bar0", 0x11111111, sc_time(5, SC_NS)};
   RecordingTarget bar2{"bar2", 0x22222222, sc_time(5, SC_NS)};

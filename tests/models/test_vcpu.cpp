@@ -15,6 +15,7 @@
 #include "models/nvme_controller.h"
 #include "models/pcie_link.h"
 #include "models/vm_exit.h"
+#include "platform/config/visitors.h"
 #include "platform/params.h"
 #include "platform/results.h"
 #include "platform/system.h"
@@ -133,7 +134,7 @@ RunResults run_traced(RecordingTracer& tracer, const Settings& extra) {
 
 // The emulated link of base_settings().
 models::PcieLink emulated_link() {
-  models::PcieLinkParams p;
+  models::PcieLinkParams p = nvmesim::platform::default_params<models::PcieLinkParams>();
   p.mode = models::PcieMode::Emulated;
   p.host_copy_gbps = 10.0;
   p.host_access_overhead_ns = 20.0;

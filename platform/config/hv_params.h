@@ -1,0 +1,91 @@
+// hv.* (and host.cores): the hypervisor around the device, in one visit
+// because --list-params interleaves what goes to several models: the
+// exits (Hypervisor::Params), the emulation threads (HostThread::Params),
+// how a doorbell reaches the device and the ioeventfd fault (the
+// controller's), and how System lays the threads out.
+#pragma once
+
+#include <systemc>
+
+#include "models/host_thread.h"
+#include "models/hypervisor.h"
+#include "models/nvme_controller.h"
+#include "models/param_visit.h"
+
+namespace nvmesim::platform {
+
+// Where the device emulation runs (hv.device_thread).
+enum class DeviceThread { Vcpu, Mainloop, Iothread };
+inline constexpr fw::EnumEntry<DeviceThread> device_threads[] = {
+    {DeviceThread::Vcpu, "vcpu"}, {DeviceThread::Mainloop, "mainloop"}, {DeviceThread::Iothread, "iothread"}};
+
+struct HvParams {
+  using EventfdFault = models::NvmeControllerModel::Params::EventfdFault;
+
+  double cpu_ghz{};                  // converts `cyc` times (Config reads it; kept for the record)
+  models::Hypervisor::Params exits;  // bql: set by System
+  models::HostThread::Params threads;  // the iothreads' (the main loop does not poll)
+  models::NotifyMode notify{};       // as given; System runs it in the exit for hv.device_thread=vcpu
+  sc_core::sc_time timer_delay;
+  EventfdFault fault{};
+  unsigned iothreads{};
+  bool bql{};                        // QEMU's global lock: System makes one
+  unsigned host_cores{};
+  DeviceThread device_thread{};
+
+  static constexpr const char* param_prefix = "hv";
+  static constexpr fw::EnumEntry<bool> doorbell_accesses[] = {{false, "mmio"}, {true, "pio"}};
+  template <class V>
+  void visit(V& v) {
+    using namespace models::param_units;
+    v.real(cpu_ghz, "cpu_ghz", "2.3", "GHz", 0.1, 10, "host CPU clock; converts 'cyc' times");
+    v.time(exits.exit_mmio, "exit_mmio", "5100cyc", 0, 1 * MS, "trapped MMIO write exit (doorbell)");
+    v.time(exits.exit_mmio_other, "exit_mmio_other", "5100cyc", 0, 1 * MS, "other trapped MMIO access exit");
+    v.time(exits.exit_ioeventfd, "exit_ioeventfd", "2250cyc", 0, 1 * MS, "MMIO write exit through ioeventfd");
+    v.choice(notify, "notify", "deferred", models::notify_modes, "",
+             "how a doorbell reaches the device: in the exit, deferred to its thread, ioeventfd, "
+             "or QEMU 2.x's timer");
+    v.time(timer_delay, "timer_delay", "500ns", 0, 1 * MS,
+           "hv.notify=timer: delay of QEMU's SQ/CQ timers (QEMU 2.x's 500 ns)");
+    v.choice(exits.pio_doorbells, "doorbell_access", "mmio", doorbell_accesses, "",
+             "what the guest writes a doorbell with: MMIO (NVMe) or port I/O (what-if)");
+    v.time(exits.exit_pio, "exit_pio", "3800cyc", 0, 1 * MS, "port I/O exit (hv.doorbell_access=pio)");
+    v.time(exits.exit_pio_ioeventfd, "exit_pio_ioeventfd", "1150cyc", 0, 1 * MS,
+           "port I/O exit through an ioeventfd");
+    v.choice(fault, "fault", "none", models::NvmeControllerModel::eventfd_faults, "",
+             "inject Ming Lin's uncleared ioeventfd: eventfd_not_cleared loses later wake-ups, "
+             "eventfd_spin keeps the fd readable so its thread spins (as QEMU's poll saw it)");
+    v.integer(iothreads, "iothreads", "1", "threads", 1, 64,
+              "hv.device_thread=iothread: iothreads; I/O queues are spread round robin");
+    // A time like every other (QEMU's poll-max-ns took ns: a bare number is
+    // still ns); hv.poll_max is the name that fits the unit, the old one stays
+    // for existing command lines and JSON's config keys.
+    v.time(threads.poll_max, "poll_max_ns", "32768ns", 0, 1 * S,
+           "iothread adaptive busy polling: longest window (0 = never poll), as QEMU's poll-max-ns; "
+           "also named hv.poll_max; a bare number is ns",
+           models::ParamOptions{false, true, "hv.poll_max"});
+    v.integer(threads.poll_grow, "poll_grow", "0", "", 0, 1024, "polling window growth factor (0 = 2), as QEMU");
+    v.integer(threads.poll_shrink, "poll_shrink", "0", "", 0, 1024,
+              "polling window shrink divisor (0 = drop to 0), as QEMU");
+    v.flag(exits.virtual_eoi, "apicv", "off", "APIC virtualization: EOI without an exit");
+    v.flag(bql, "bql", "off", "QEMU's global lock: the main loop and MMIO handlers in QEMU exclude each other");
+    v.time(exits.bql_hold, "bql_hold", "1us", 0, 1 * MS,
+           "hv.bql: how long an MMIO handler in QEMU holds the global lock");
+    v.time(threads.dispatch_latency, "dispatch_latency", "2us", 0, 10 * MS,
+           "host thread wake-up to start of processing");
+    v.time(threads.dispatch_jitter, "dispatch_jitter", "0ns", 0, 100 * MS,
+           "mean extra wake-up delay of a sleeping host thread, exponentially distributed "
+           "(scheduler and lock waits on a busy host; 0 = none)");
+    v.time(threads.dispatch_cost, "dispatch_cost", "500ns", 0, 1 * MS,
+           "host CPU time per dispatch of the device emulation (main-loop overhead)");
+    v.time(exits.inject, "inject", "1us", 0, 1 * MS, "interrupt injection exit on the vCPU");
+    v.time(exits.exit_eoi, "exit_eoi", "1us", 0, 1 * MS, "EOI exit");
+    v.flag(exits.posted_interrupts, "posted_interrupts", "off", "posted interrupts: injection without an exit");
+    // host: the machine the hypervisor runs on.
+    v.integer(host_cores, "host.cores", "0", "cores", 0, 1024,
+              "host cores shared by vCPU and emulation threads (0 = one per thread)");
+    v.choice(device_thread, "device_thread", "mainloop", device_threads, "", "where the device emulation runs");
+  }
+};
+
+}  // namespace nvmesim::platform

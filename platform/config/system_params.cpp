@@ -1,0 +1,109 @@
+#include "platform/config/system_params.h"
+
+#include <algorithm>
+#include <string>
+
+#include "firmware/eventidx.h"
+#include "platform/config/visitors.h"
+#include "platform/params.h"
+
+namespace nvmesim::platform {
+
+using models::NotifyMode;
+
+SystemParams load_system_params(const Config& c, const std::vector<const Config*>& job_configs) {
+  SystemParams p;
+  if (job_configs.empty())
+    p.jobs.assign(size_t(c.integer("numjobs")), load_params<models::WorkloadParams>(c));
+  for (const Config* job : job_configs) p.jobs.push_back(load_params<models::WorkloadParams>(*job));
+  for (const models::WorkloadParams& w : p.jobs) {
+    p.iodepth = std::max(p.iodepth, w.iodepth);
+    p.bs = std::max(p.bs, w.job.bs);
+  }
+  p.sim = load_params<SimParams>(c);
+  p.mem = load_params<models::GuestMemoryParams>(c);
+  p.guest = load_params<models::GuestParams>(c);
+  p.nvme = load_params<models::NvmeControllerModel::Params>(c);
+  p.pcie = load_params<models::PcieLinkParams>(c);
+  p.hv = load_params<HvParams>(c);
+
+  // The controller: its auto choices, and what the hypervisor decides for it.
+  fw::ControllerConfig& fc = p.nvme.firmware;
+  p.nvme.resolve_auto();
+  fc.guest_memory_bytes = p.mem.size;
+  // In the vCPU's exit there is no thread to defer to (check_system_params
+  // refuses the modes that need one).
+  p.nvme.notify = p.hv.device_thread == DeviceThread::Vcpu ? NotifyMode::Sync : p.hv.notify;
+  p.nvme.timer_delay = p.hv.timer_delay;
+  p.nvme.eventfd_fault = p.hv.fault;
+
+  // The driver: one I/O queue pair per vCPU, tags and buffers for the
+  // largest job, the controller's limits.
+  fw::DriverConfig& dc = p.guest.driver;
+  dc.io_queues = uint16_t(p.numjobs());
+  dc.io_queue_entries = std::min<uint32_t>(dc.io_queue_entries, uint32_t(fc.mqes) + 1);
+  dc.max_outstanding_per_queue = p.iodepth;
+  dc.max_transfer_bytes = p.bs;
+  dc.use_dbbuf = fc.dbbuf != fw::DbbufMode::Off;
+  dc.irq_coalescing_time_100us = uint8_t(p.guest.irq_coalescing_time_ns / 100000.0);
+  dc.memory_base = 1u << 20;  // the first MiB stays the firmware's / kernel's
+  dc.memory_bytes = p.mem.size - dc.memory_base;
+  return p;
+}
+
+void check_system_params(const SystemParams& p, const Config& c) {
+  const fw::ControllerConfig& fc = p.nvme.firmware;
+  const fw::DriverConfig& dc = p.guest.driver;
+  const uint32_t numjobs = p.numjobs(), iodepth = p.iodepth, bs = p.bs;
+  const uint32_t entries = dc.io_queue_entries;
+  if (iodepth > entries - 1)
+    throw ConfigError("--iodepth: " + std::to_string(iodepth) + " does not fit an I/O queue of " +
+                      std::to_string(entries) + " entries (allowed 1.." + std::to_string(entries - 1) +
+                      "; raise guest.io_queue_entries and nvme.mqes)");
+  if (dc.io_cq_entries == 1)
+    throw ConfigError("--guest.io_cq_entries: 1 is not a queue size (allowed 0 = as the SQ, or "
+                      "2..65536)");
+  if (numjobs > fc.max_io_queues)
+    throw ConfigError("--numjobs: " + std::to_string(numjobs) +
+                      " needs more I/O queues than nvme.max_io_queues (" +
+                      std::to_string(fc.max_io_queues) + ")");
+  const uint64_t mdts_bytes = fc.mdts ? (4096ull << fc.mdts) : ~0ull;
+  if (bs > mdts_bytes)
+    throw ConfigError("--bs: " + std::to_string(bs) + " exceeds the controller's MDTS (" +
+                      std::to_string(mdts_bytes) + " bytes; raise nvme.mdts)");
+  // Each doorbell-buffer page holds an SQ tail and a CQ head per queue id.
+  const uint32_t max_q = fc.max_io_queues, dstrd = fc.dstrd;
+  if (fc.dbbuf != fw::DbbufMode::Off && fw::dbbuf_bytes_needed(uint16_t(max_q), dstrd) > 4096)
+    throw ConfigError("--nvme.max_io_queues: " + std::to_string(max_q) + " queues do not fit " +
+                      "one 4 KiB doorbell-buffer page at nvme.dstrd " + std::to_string(dstrd) +
+                      " (allowed 1.." + std::to_string(4096 / (8 << dstrd) - 1) + " with nvme.dbbuf " +
+                      fw::to_string(fc.dbbuf) + ")");
+  if (p.hv.device_thread == DeviceThread::Vcpu &&
+      (p.hv.notify == NotifyMode::Ioeventfd || p.hv.notify == NotifyMode::Timer))
+    throw ConfigError("--hv.notify: " + std::string(models::to_string(p.hv.notify)) +
+                      " needs a host thread (hv.device_thread mainloop or iothread, not vcpu)");
+  if (p.hv.fault == HvParams::EventfdFault::Spin && c.time_ns("hv.dispatch_cost") <= 0)
+    throw ConfigError("--hv.fault: eventfd_spin needs hv.dispatch_cost > 0 (each spin of the loop costs a dispatch)");
+  const double t100 = p.guest.irq_coalescing_time_ns / 100000.0;
+  if (t100 != double(uint64_t(t100)) || t100 > 255)
+    throw ConfigError("--guest.irq_coalescing_time: " + c.text("guest.irq_coalescing_time") +
+                      " is not a multiple of 100us in 0..25.5ms");
+  // The driver's queues and per-tag data buffers must fit guest RAM;
+  // otherwise bring-up would fail in the middle of the run.
+  const uint64_t need = dc.memory_base + fw::Driver::memory_needed(dc, fc.mqes, fc.dstrd);
+  if (need > p.mem.size) {
+    const uint64_t mib = (need + (1u << 20) - 1) >> 20;
+    const std::string what = " is too small for the driver's queues and buffers (numjobs " +
+                             std::to_string(numjobs) + ", iodepth " + std::to_string(iodepth) +
+                             ", bs " + format_size(bs) + " need ";
+    const double max_mem = c.registry().find("mem.size")->max;
+    throw ConfigError("--mem.size: " + c.text("mem.size") + what + std::to_string(mib) + "m" +
+                      (double(need) > max_mem ? "; more than mem.size allows, " +
+                                                    format_size(uint64_t(max_mem)) +
+                                                    ": lower numjobs, iodepth or bs)"
+                                              : "; allowed " + std::to_string(mib) + "m.." +
+                                                    format_size(uint64_t(max_mem)) + ")"));
+  }
+}
+
+}  // namespace nvmesim::platform

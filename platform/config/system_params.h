@@ -1,0 +1,43 @@
+// Everything System builds from: one load per component's Params, the
+// values that follow from several of them, and the checks that need the
+// whole system (the per-Config cross-field checks are Config::validate_all's).
+#pragma once
+
+#include <vector>
+
+#include "models/guest.h"
+#include "models/guest_memory.h"
+#include "models/nvme_controller.h"
+#include "models/pcie_link.h"
+#include "models/vcpu.h"
+#include "platform/config/hv_params.h"
+#include "platform/config/sim_params.h"
+
+namespace nvmesim::platform {
+
+class Config;
+
+struct SystemParams {
+  std::vector<models::WorkloadParams> jobs;  // one per vCPU
+  uint32_t iodepth = 0, bs = 0;              // the largest of the jobs' (queues and buffers fit them)
+  SimParams sim;
+  models::GuestMemoryParams mem;
+  models::GuestParams guest;                 // driver fields from the workload and controller set too
+  models::NvmeControllerModel::Params nvme;  // auto choices resolved, hv.notify/timer_delay/fault in
+  models::PcieLinkParams pcie;
+  HvParams hv;
+  uint32_t numjobs() const { return uint32_t(jobs.size()); }
+};
+
+// `job_configs` empty: numjobs vCPUs with the workload of `config`; else
+// vCPU j runs *job_configs[j]'s.
+SystemParams load_system_params(const Config& config, const std::vector<const Config*>& job_configs);
+
+// Throws ConfigError for combinations that cannot run (an iodepth the I/O
+// queues cannot hold, a transfer larger than MDTS, queues that do not fit
+// the doorbell-buffer page, a notify mode without a host thread, guest
+// memory too small for the driver, ...). `config` gives the values as the
+// user wrote them, for the messages.
+void check_system_params(const SystemParams& params, const Config& config);
+
+}  // namespace nvmesim::platform
