@@ -1,6 +1,24 @@
 // Model parameters: one naming scheme for the command line, config files and
 // sweep grids.
 //
+// Where a parameter is declared: once, by a visit line beside its field in
+// its component's Params struct (models/param_visit.h has the protocol):
+//   struct NvmeControllerModel::Params {            // models/nvme_controller.h
+//     sc_core::sc_time cmd_cost;
+//     static constexpr const char* param_prefix = "nvme";
+//     template <class V> void visit(V& v) {
+//       v.time(cmd_cost, "cmd_cost", "1us", 0, 1 * MS, "host CPU time per command processed");
+//       ...
+// The visit line holds the name, the default (as text: "5100cyc" follows
+// hv.cpu_ghz), unit, range and help. Two visitors (platform/config/visitors.h)
+// walk it: ParamSpecBuilder builds the ParamRegistry below (param_list.cpp
+// lists the components in --list-params order), ConfigReader fills the struct
+// from a Config (load_params<P>). A choice's names come from its enum's table
+// (firmware/enum_table.h). Checks across parameters: Config::validate_all for
+// one Config, check_system_params (platform/config/system_params.h) for what
+// needs the whole system; dependencies that leave a setting inert:
+// param_requires.cpp.
+//
 // Every model parameter has a hierarchical name `component.name`
 // (`hv.exit_mmio`, `nvme.mqes`, `pcie.lanes`); fio's workload names stay
 // flat (`rw`, `bs`, `iodepth`, `numjobs`, `runtime`, `number_ios`, `size`,
@@ -96,7 +114,8 @@ class ParamRegistry {
   friend class Config;
 };
 
-// platform/param_list.cpp: the builtin parameter list.
+// platform/param_list.cpp: the builtin parameter list, the components' Params
+// visited in --list-params order.
 void register_builtin_params(ParamRegistry& registry);
 
 class Config {
