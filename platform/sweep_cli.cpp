@@ -45,7 +45,9 @@ std::string sweep_help_text() {
          "  --seed S             sweep seed (default 1); point seed = FNV-1a 64 of\n"
          "                       \"S\\nNAME=VALUE\\n...\" (axes in order) >> 1\n"
          "  --resume             keep the points already in DIR with status ok\n"
-         "  --plot y=..,x=..[,series=..]  DIR/plot-<y>-vs-<x>.svg and .png (gnuplot)\n"
+         "  --plot y=..,x=..[,series=..][,logx=auto|on|off]  DIR/plot-<y>-vs-<x>.svg and\n"
+         "                       .png (gnuplot): labels and units from docs/metrics.md, log2 x\n"
+         "                       for powers of two (auto), a panel per further grid axis\n"
          "  --emit slurm         write DIR/sweep.slurm (sbatch array) and DIR/points.txt\n"
          "  --emit parallel      write DIR/parallel.txt (parallel --will-cite < it)\n"
          "  --merge DIR          join the results of sweeps or emitted jobs into --out\n"
@@ -203,7 +205,7 @@ int finish(const Args& a, const std::vector<Record>& records, std::ostream& err)
     if (r.status != "ok") rc = 1;
   for (const PlotSpec& p : a.plots) {
     try {
-      for (const std::string& f : write_plot(a.out, p, axis_names(a.axes), records)) err << "sweep: wrote " << f << "\n";
+      for (const std::string& f : write_plot(a.out, p, axis_names(a.axes), records, a.fixed)) err << "sweep: wrote " << f << "\n";
     } catch (const std::runtime_error& e) {
       err << "nvmesim sweep: error: " << e.what() << "\n";
       rc = 1;
