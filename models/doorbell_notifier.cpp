@@ -1,0 +1,44 @@
+#include "models/doorbell_notifier.h"
+
+#include <stdexcept>
+
+#include "models/doorbell_notifier_deferred.h"
+#include "models/doorbell_notifier_ioeventfd.h"
+#include "models/doorbell_notifier_sync.h"
+#include "models/doorbell_notifier_timer.h"
+
+namespace nvmesim::models {
+
+NotifyMode parse_notify(const std::string& text) {
+  if (text == "sync") return NotifyMode::Sync;
+  if (text == "deferred") return NotifyMode::Deferred;
+  if (text == "ioeventfd") return NotifyMode::Ioeventfd;
+  if (text == "timer") return NotifyMode::Timer;
+  throw std::invalid_argument("hv.notify: '" + text +
+                              "' is not one of sync, deferred, ioeventfd, timer");
+}
+
+const char* to_string(NotifyMode mode) {
+  switch (mode) {
+    case NotifyMode::Sync: return "sync";
+    case NotifyMode::Deferred: return "deferred";
+    case NotifyMode::Ioeventfd: return "ioeventfd";
+    case NotifyMode::Timer: return "timer";
+  }
+  return "?";
+}
+
+std::unique_ptr<DoorbellNotifier> make_doorbell_notifier(const NotifierParams& params,
+                                                         NotifyTarget& target) {
+  switch (params.mode) {
+    case NotifyMode::Sync: return std::make_unique<SyncNotifier>(target);
+    case NotifyMode::Deferred: return std::make_unique<DeferredNotifier>(target);
+    case NotifyMode::Ioeventfd:
+      return std::make_unique<IoeventfdNotifier>(target, params.queues, params.eventfd_fault);
+    case NotifyMode::Timer:
+      return std::make_unique<TimerNotifier>(target, params.queues, params.timer_delay);
+  }
+  throw std::logic_error("unknown notification mode");
+}
+
+}  // namespace nvmesim::models
