@@ -137,8 +137,8 @@ void Controller::enqueue_completion(uint32_t index, uint16_t status, uint32_t dw
 }
 
 void Controller::complete_io(uint32_t tag, uint16_t status) {
-  const uint32_t index = tag & ((1u << TAG_INDEX_BITS) - 1);
-  const uint8_t gen = uint8_t(tag >> TAG_INDEX_BITS);
+  const uint32_t index = tag_slot(tag);
+  const uint8_t gen = tag_generation(tag);
   if (index >= slots_.size()) return;
   const Slot& s = slots_[index];
   // Abandoned (reset, SQ deleted) or unknown: ignore.

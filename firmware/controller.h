@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "firmware/controller_tag.h"
 #include "firmware/dbbuf_policy.h"
 #include "firmware/nvme_spec.h"
 
@@ -217,11 +218,9 @@ class Controller {
 
  private:
   // ---- Command slots. Every fetched command holds one until its CQE is
-  // posted (or it is abandoned). tag = (generation << 24) | slot index; the
-  // generation changes whenever a slot is released, so a complete_io() for
-  // an abandoned command (reset, SQ deletion) finds a mismatch and is ignored.
+  // posted (or it is abandoned); its tag is make_tag(generation, slot)
+  // (firmware/controller_tag.h).
   static constexpr uint32_t NO_SLOT = 0xFFFFFFFFu;
-  static constexpr uint32_t TAG_INDEX_BITS = 24;
   static constexpr unsigned AER_MAX = 4;         // AERL + 1 (AERL = 3, as QEMU)
   static constexpr unsigned AE_QUEUE_MAX = 8;    // events kept while no AER waits
   enum class SlotState : uint8_t { Free, Executing, Backend, Pending, AerWait };

@@ -208,7 +208,7 @@ uint16_t Controller::admin_create_sq(const SubmissionEntry& cmd) {
   if (cmd.prp1 == 0 || (cmd.prp1 & (page_bytes() - 1)))
     return status_generic(sc::PRP_OFFSET_INVALID);
   if (cc::iosqes(cc_) != 6) return status_generic(sc::INVALID_FIELD);  // SQES = 0x66
-  if (slots_reserved_ + entries > (1u << TAG_INDEX_BITS))
+  if (slots_reserved_ + entries > TAG_SLOT_COUNT)
     return status_generic(sc::INTERNAL_ERROR);  // tags would not fit 24 bits
   Sq& sq = sqs_[qid];
   sq = Sq{};

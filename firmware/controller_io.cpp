@@ -71,7 +71,7 @@ uint16_t Controller::execute_io(const SubmissionEntry& cmd, uint16_t sqid, uint3
     return status_generic(sc::INVALID_OPCODE);
   if (!plain_prp_command(cmd)) return status_generic(sc::INVALID_FIELD);
   IoRequest& r = req_;
-  r.tag = (uint32_t(slots_[slot].gen) << TAG_INDEX_BITS) | slot;
+  r.tag = make_tag(slots_[slot].gen, slot);
   r.sqid = sqid;
   r.cid = cmd.cid;
   r.opcode = op;

@@ -1,5 +1,6 @@
 // Guest driver: construction, the guest-memory carve-out, introspection.
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 #include "firmware/driver.h"
@@ -10,7 +11,19 @@ namespace {
 constexpr uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 }  // namespace
 
-Driver::Driver(const DriverConfig& config, DriverEnv& env) : config_(config), env_(env) {}
+Driver::Driver(const DriverConfig& config, DriverEnv& env)
+    : config_(config), cpus_(size_t(config.io_queues) + 1, &env) {}
+
+Driver::Driver(const DriverConfig& config)
+    : config_(config), cpus_(size_t(config.io_queues) + 1, nullptr) {}
+
+void Driver::attach_cpu(uint16_t qid, DriverEnv& cpu) { cpus_.at(qid) = &cpu; }
+
+DriverEnv& Driver::cpu(uint16_t qid) const {
+  DriverEnv* env = qid < cpus_.size() ? cpus_[qid] : nullptr;
+  if (!env) throw std::logic_error("driver: no CPU attached to queue " + std::to_string(qid));
+  return *env;
+}
 
 uint32_t Driver::data_buffer_stride(const DriverConfig& c) {
   return uint32_t(align_up(c.max_transfer_bytes, PAGE));

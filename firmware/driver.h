@@ -66,8 +66,8 @@ struct DriverConfig {
   bool io_prp1_misaligned = false;
 };
 
-// The guest around the driver. Implemented by the vCPU model (with timing)
-// and by test harnesses (without).
+// The CPU the driver code runs on, in the guest around it. Implemented by the
+// vCPU model (with timing) and by test harnesses (without).
 class DriverEnv {
  public:
   virtual ~DriverEnv() = default;
@@ -137,7 +137,14 @@ struct Completion {
 
 class Driver {
  public:
+  // Every queue driven from `env` (one CPU, or a harness).
   Driver(const DriverConfig& config, DriverEnv& env);
+  // CPUs attached per queue with attach_cpu().
+  explicit Driver(const DriverConfig& config);
+  // Queue qid's work (submission, completion, doorbell publishing) runs on
+  // `cpu`, as blk-mq maps each hardware queue to its CPUs. Queue 0's CPU
+  // brings the controller up and runs the admin commands.
+  void attach_cpu(uint16_t qid, DriverEnv& cpu);
 
   // Linux's order: disable (CC.EN=0, wait !RDY), program AQA/ASQ/ACQ, enable,
   // wait RDY, Identify Controller and Namespace 1, Set Features Number of
@@ -184,6 +191,7 @@ class Driver {
   uint64_t eventidx_buffer_addr() const;
   const QueueDoorbellCounters& sq_counters(uint16_t qid) const;
   const QueueDoorbellCounters& cq_counters(uint16_t qid) const;
+  uint32_t dstrd() const { return dstrd_; }  // CAP.DSTRD, as read at bring-up
   uint16_t sq_tail(uint16_t qid) const;
   uint16_t cq_head(uint16_t qid) const;
   // Guest-physical address of the data buffer of tag (for tests that check data).
@@ -252,12 +260,13 @@ class Driver {
   bool uses_shadow(uint16_t qid) const;
   // Publishes queue qid's SQ tail (sq) or CQ head (!sq) if it changed.
   DoorbellUpdate publish(uint16_t qid, bool sq);
-  uint8_t* mem(uint64_t gpa, uint32_t len) const { return env_.guest_memory(gpa, len); }
+  uint8_t* mem(uint64_t gpa, uint32_t len) const { return cpu(0).guest_memory(gpa, len); }
+  DriverEnv& cpu(uint16_t qid) const;  // the CPU queue qid's work runs on
   Queue* io_queue(uint16_t qid);
   const Queue* queue(uint16_t qid) const;
 
   DriverConfig config_;
-  DriverEnv& env_;
+  std::vector<DriverEnv*> cpus_;  // by queue id
   uint64_t cap_ = 0;
   uint32_t dstrd_ = 0;
   uint32_t cc_ = 0;               // last CC value written (EN aside)

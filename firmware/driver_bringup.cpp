@@ -57,7 +57,7 @@ bool Driver::wait_ready(bool ready) {
       std::min<uint64_t>(nvme::cap::to(cap_) * 500'000'000ull, config_.bringup_timeout_ns);
   const uint64_t poll = std::max<uint64_t>(1, config_.bringup_poll_ns);
   for (uint64_t waited = 0;; waited += poll) {
-    const uint32_t csts = env_.mmio_read32(nvme::reg::CSTS);
+    const uint32_t csts = cpu(0).mmio_read32(nvme::reg::CSTS);
     if (csts == 0xFFFFFFFFu) {
       error_ = "CSTS reads all ones: controller not responding";
       return false;
@@ -72,7 +72,7 @@ bool Driver::wait_ready(bool ready) {
                      : "timeout waiting for CSTS.RDY=0 after CC.EN=0";
       return false;
     }
-    env_.wait_ns(poll);
+    cpu(0).wait_ns(poll);
   }
 }
 
@@ -95,7 +95,7 @@ bool Driver::admin_command(nvme::SubmissionEntry cmd, const char* name, uint16_t
       error_ = std::string(name) + " timed out (no admin completion)";
       return false;
     }
-    env_.wait_ns(poll);
+    cpu(0).wait_ns(poll);
   }
   const uint8_t* e = mem(cqe, 14);
   const uint16_t sqhd = uint16_t(load_le(e + 8, 2));
@@ -197,7 +197,7 @@ bool Driver::create_io_queue(uint16_t qid) {
 
 BringUpResult Driver::bring_up() {
   reset_state();
-  cap_ = env_.mmio_read64(nvme::reg::CAP);
+  cap_ = cpu(0).mmio_read64(nvme::reg::CAP);
   dstrd_ = uint32_t(nvme::cap::dstrd(cap_));
   if (nvme::cap::mpsmin(cap_) > 0)
     return fail("CAP.MPSMIN: the controller's smallest page is larger than the driver's 4 KiB");
@@ -213,7 +213,7 @@ BringUpResult Driver::bring_up() {
   result_.io_queue_entries = io_entries_;
 
   // nvme_disable_ctrl: CC.EN=0, wait for CSTS.RDY=0.
-  env_.mmio_write32(nvme::reg::CC, cc_ & ~(nvme::cc::EN | CC_SHN_MASK));
+  cpu(0).mmio_write32(nvme::reg::CC, cc_ & ~(nvme::cc::EN | CC_SHN_MASK));
   if (!wait_ready(false)) return fail(error_);
 
   queues_.resize(1);
@@ -223,11 +223,11 @@ BringUpResult Driver::bring_up() {
   a.entries = config_.admin_queue_entries;
   a.cq_entries = a.entries;
   std::memset(mem(a.cq_gpa, a.entries * nvme::CQE_SIZE), 0, a.entries * nvme::CQE_SIZE);
-  env_.mmio_write32(nvme::reg::AQA, nvme::aqa::make(a.entries, a.entries));
-  env_.mmio_write64(nvme::reg::ASQ, a.sq_gpa);
-  env_.mmio_write64(nvme::reg::ACQ, a.cq_gpa);
+  cpu(0).mmio_write32(nvme::reg::AQA, nvme::aqa::make(a.entries, a.entries));
+  cpu(0).mmio_write64(nvme::reg::ASQ, a.sq_gpa);
+  cpu(0).mmio_write64(nvme::reg::ACQ, a.cq_gpa);
   cc_ = nvme::cc::make(true, 0, 6, 4);  // 4 KiB pages, 64 B SQEs, 16 B CQEs, NVM command set
-  env_.mmio_write32(nvme::reg::CC, cc_);
+  cpu(0).mmio_write32(nvme::reg::CC, cc_);
   if (!wait_ready(true)) return fail(error_);
 
   uint16_t st = 0;
@@ -313,7 +313,7 @@ BringUpResult Driver::bring_up() {
 
 BringUpResult Driver::reset_and_bring_up() {
   dbbuf_active_ = false;
-  env_.mmio_write32(nvme::reg::CC, cc_ & ~(nvme::cc::EN | CC_SHN_MASK));
+  cpu(0).mmio_write32(nvme::reg::CC, cc_ & ~(nvme::cc::EN | CC_SHN_MASK));
   if (!wait_ready(false)) {
     std::string why = "reset: " + error_;
     reset_state();

@@ -37,6 +37,7 @@ DoorbellUpdate Driver::publish(uint16_t qid, bool sq) {
   const uint16_t value = sq ? q.sq_tail : q.cq_head;
   uint16_t& published = sq ? q.sq_tail_published : q.cq_head_published;
   if (value == published) return u;
+  DriverEnv& env = cpu(qid);  // the CPU that drives this queue
   u.updated = true;
   u.new_value = value;
   QueueDoorbellCounters& n = sq ? q.sq_counters : q.cq_counters;
@@ -48,21 +49,21 @@ DoorbellUpdate Driver::publish(uint16_t qid, bool sq) {
     const uint32_t off = sq ? dbbuf_sq_offset(qid, dstrd_) : dbbuf_cq_offset(qid, dstrd_);
     u.via_shadow = true;
     ++n.updates_with_dbbuf;
-    env_.write_barrier();  // the SQE (or consumed CQEs) before the shadow value
+    env.write_barrier();  // the SQE (or consumed CQEs) before the shadow value
     // The old value is the shadow's, not ours: need_event compares what the
     // device may have seen.
-    u.old_value = uint16_t(env_.load_shadow(layout_.shadow + off));
-    env_.store_shadow(layout_.shadow + off, value);
+    u.old_value = uint16_t(env.load_shadow(layout_.shadow + off));
+    env.store_shadow(layout_.shadow + off, value);
     // Without mb() the EventIdx load can pass the shadow store (Google's
     // older driver): the device may miss the new value.
-    if (config_.dbbuf_full_barrier) env_.full_barrier();
-    u.eventidx = uint16_t(env_.load_eventidx(layout_.eventidx + off));
+    if (config_.dbbuf_full_barrier) env.full_barrier();
+    u.eventidx = uint16_t(env.load_eventidx(layout_.eventidx + off));
     ring = need_event(config_.need_event_form, u.eventidx, value, u.old_value);
   } else {
     u.old_value = published;
   }
   if (ring) {
-    env_.mmio_write32(doorbell, value);
+    env.mmio_write32(doorbell, value);
     u.mmio = true;
     ++n.mmio;
   } else {

@@ -1,7 +1,6 @@
 #include "models/guest.h"
 
-#include <stdexcept>
-
+#include "models/address_map.h"
 #include "models/vcpu.h"
 #include "traces/tracer.h"
 
@@ -12,18 +11,26 @@ namespace nvmesim::models {
 Guest::Guest(sc_module_name name, const fw::DriverConfig& config, GuestMemory& memory,
              Hypervisor& hypervisor)
     : sc_module(name), memory_(memory), hypervisor_(hypervisor) {
-  driver_ = std::make_unique<fw::Driver>(config, *this);
+  driver_ = std::make_unique<fw::Driver>(config);
 }
 
-Vcpu& Guest::current() {
-  if (!current_) throw std::logic_error("driver code ran outside a vCPU thread");
-  return *current_;
+void Guest::add_vcpu(Vcpu& vcpu) {
+  if (vcpus_.empty()) driver_->attach_cpu(0, vcpu);
+  driver_->attach_cpu(vcpu.params().qid, vcpu);
+  vcpus_.push_back(&vcpu);
 }
 
-void Guest::bring_up() {
+void Guest::program_msix(Vcpu& boot) {
+  boot.program_msix_vector(0, msi_address(boot.params().index), boot.params().admin_vector);
+  for (Vcpu* v : vcpus_)
+    boot.program_msix_vector(v->params().qid, msi_address(v->params().index), v->params().io_vector);
+}
+
+void Guest::bring_up(Vcpu& boot) {
   running_ = unsigned(vcpus_.size());
+  program_msix(boot);
   bringup_ = driver_->bring_up();
-  current().sync_shared_memory();
+  boot.sync_shared_memory();
   bringup_time_ = sc_time_stamp();
   measure_start_ = sc_time_stamp();
   for (auto& hook : measure_hooks_) hook();
@@ -46,24 +53,5 @@ void Guest::trace_shadow_store(uint64_t gpa, uint32_t value) {
                  index % 2 ? traces::QueueSignal::ShadowCqHead : traces::QueueSignal::ShadowSqTail,
                  sc_time_stamp().value(), value);
 }
-
-uint8_t* Guest::guest_memory(uint64_t gpa, uint32_t len) {
-  uint8_t* p = memory_.ptr(gpa, len);
-  if (!p) throw std::logic_error("driver touched memory outside guest RAM");
-  return p;
-}
-
-uint32_t Guest::mmio_read32(uint32_t offset) { return current().mmio_read32(offset); }
-uint64_t Guest::mmio_read64(uint32_t offset) { return current().mmio_read64(offset); }
-void Guest::mmio_write32(uint32_t offset, uint32_t value) { current().mmio_write32(offset, value); }
-void Guest::mmio_write64(uint32_t offset, uint64_t value) { current().mmio_write64(offset, value); }
-// x86: stores are not reordered with stores, and the SQ entry was written
-// before: wmb() costs nothing and orders nothing the model could reorder.
-void Guest::write_barrier() {}
-void Guest::full_barrier() { current().full_barrier(); }
-uint32_t Guest::load_shadow(uint64_t gpa) { return current().load_shadow(gpa); }
-void Guest::store_shadow(uint64_t gpa, uint32_t value) { current().store_shadow(gpa, value); }
-uint32_t Guest::load_eventidx(uint64_t gpa) { return current().load_eventidx(gpa); }
-void Guest::wait_ns(uint64_t ns) { current().wait_ns(ns); }
 
 }  // namespace nvmesim::models

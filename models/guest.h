@@ -1,9 +1,11 @@
 // The guest operating system around the NVMe driver: one driver instance
-// (firmware/driver) shared by the vCPUs, brought up by vCPU 0 before the
-// jobs start; guest memory seen directly by the vCPUs; the measured phase.
+// (firmware/driver) shared by the vCPUs, each I/O queue driven from the vCPU
+// that owns it; bring-up by vCPU 0 (the boot CPU) before the jobs start;
+// guest memory seen directly by the vCPUs; the measured phase.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <systemc>
 #include <vector>
@@ -62,23 +64,23 @@ struct GuestParams {
   }
 };
 
-class Guest : public sc_core::sc_module, public fw::DriverEnv {
+class Guest : public sc_core::sc_module {
  public:
   Guest(sc_core::sc_module_name name, const fw::DriverConfig& config, GuestMemory& memory,
         Hypervisor& hypervisor);
 
-  void add_vcpu(Vcpu& vcpu) { vcpus_.push_back(&vcpu); }
-  // The vCPU whose thread runs now; each vCPU sets it whenever it resumes
-  // (SystemC runs one process at a time), so driver calls reach it.
-  void set_current(Vcpu* vcpu) { current_ = vcpu; }
+  // The vCPU drives its I/O queue; the first one added is the boot CPU
+  // (it also drives the admin queue).
+  void add_vcpu(Vcpu& vcpu);
   void set_doorbell_stride(uint32_t dstrd) { dstrd_ = dstrd; }  // for traces
   fw::Driver& driver() { return *driver_; }
   const fw::Driver& driver() const { return *driver_; }
   GuestMemory& memory() { return memory_; }
   Hypervisor& hypervisor() { return hypervisor_; }
 
-  // Bring-up, by vCPU 0; the others wait for it.
-  void bring_up();
+  // Bring-up, on the boot CPU `boot` (the others wait for it): the PCI core
+  // programs MSI-X, then the driver brings the controller up.
+  void bring_up(Vcpu& boot);
   bool ready() const { return ready_; }
   const sc_core::sc_event& ready_event() const { return ready_event_; }
   const fw::BringUpResult& bringup() const { return bringup_; }
@@ -92,27 +94,15 @@ class Guest : public sc_core::sc_module, public fw::DriverEnv {
   void trace_shadow_store(uint64_t gpa, uint32_t value);
   unsigned vcpus_running() const { return running_; }
 
-  // fw::DriverEnv: dispatched to the vCPU whose thread is running.
-  uint8_t* guest_memory(uint64_t gpa, uint32_t len) override;
-  uint32_t mmio_read32(uint32_t offset) override;
-  uint64_t mmio_read64(uint32_t offset) override;
-  void mmio_write32(uint32_t offset, uint32_t value) override;
-  void mmio_write64(uint32_t offset, uint64_t value) override;
-  void write_barrier() override;
-  void full_barrier() override;
-  uint32_t load_shadow(uint64_t gpa) override;
-  void store_shadow(uint64_t gpa, uint32_t value) override;
-  uint32_t load_eventidx(uint64_t gpa) override;
-  void wait_ns(uint64_t ns) override;
-
  private:
-  Vcpu& current();
+  // Linux's pci_alloc_irq_vectors with managed affinity: vector 0 (the
+  // admin queue) to the boot CPU, vector q to the vCPU that owns I/O queue q.
+  void program_msix(Vcpu& boot);
 
   GuestMemory& memory_;
   Hypervisor& hypervisor_;
   std::unique_ptr<fw::Driver> driver_;
   std::vector<Vcpu*> vcpus_;
-  Vcpu* current_ = nullptr;
   bool ready_ = false;
   sc_core::sc_event ready_event_;
   fw::BringUpResult bringup_;
@@ -120,7 +110,6 @@ class Guest : public sc_core::sc_module, public fw::DriverEnv {
   std::vector<std::function<void()>> measure_hooks_;
   unsigned running_ = 0;
   uint32_t dstrd_ = 0;
-  uint8_t scratch_[64] = {};
 };
 
 }  // namespace nvmesim::models

@@ -1,40 +1,33 @@
-// The NVMe controller as a PCIe endpoint: BAR0 (registers and doorbells),
-// BAR2 (MSI-X table and PBA) and configuration space as TLM targets, a DMA
-// initiator towards the root complex, and the emulation that runs the
-// firmware's queue processing on a host thread (or inside the vCPU's exit).
+// The NVMe controller as a PCIe endpoint (models/pcie_endpoint: configuration
+// space, MSI-X, the bus-master initiator) with BAR0 (registers and
+// doorbells) as a TLM target, and the emulation that runs the firmware's
+// queue processing on a host thread (or inside the vCPU's exit): how a
+// doorbell starts it is its DoorbellNotifier (hv.notify), when its interrupts
+// go its InterruptCoalescer.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 #include <vector>
 
 #include "firmware/controller.h"
+#include "models/doorbell_notifier.h"
 #include "models/host_thread.h"
 #include "models/param_visit.h"
+#include "models/interrupt_coalescer.h"
+#include "models/pcie_endpoint.h"
 #include "models/pcie_link.h"
 #include "models/storage_backend.h"
 
 namespace nvmesim::models {
 
-// Where a doorbell's processing runs (hv.notify).
-enum class NotifyMode {
-  Sync,       // inside the vCPU's exit, on the vCPU's time
-  Deferred,   // the exit schedules it on a host thread (QEMU's main loop)
-  Ioeventfd,  // an ioeventfd wakes the host thread; the value is not passed
-  Timer,      // QEMU 2.x hw/block/nvme.c: the exit arms a timer; SQs and CQs are processed when it fires
-};
-inline constexpr EnumEntry<NotifyMode> notify_modes[] = {
-    {NotifyMode::Sync, "sync"}, {NotifyMode::Deferred, "deferred"},
-    {NotifyMode::Ioeventfd, "ioeventfd"}, {NotifyMode::Timer, "timer"}};
-inline const char* to_string(NotifyMode mode) { return enum_name(notify_modes, mode); }
-
-class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv {
+class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, private NotifyTarget {
  public:
   // The controller's parameters, nvme.* (see models/param_visit.h); hv.notify,
   // hv.timer_delay and hv.fault come from the hypervisor's (HvParams).
@@ -117,16 +110,12 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
       {Params::EventfdFault::Spin, "eventfd_spin"}};
 
   tlm_utils::simple_target_socket<NvmeControllerModel> bar0_target;
-  tlm_utils::simple_target_socket<NvmeControllerModel> msix_target;
-  tlm_utils::simple_target_socket<NvmeControllerModel> config_target;
-  tlm_utils::simple_initiator_socket<NvmeControllerModel> dma_initiator;
+  // msix_target, config_target and dma_initiator: PcieEndpoint's.
 
   // `threads` run the emulation (thread 0 is the main loop); `link` times DMA.
   NvmeControllerModel(sc_core::sc_module_name name, const Params& params,
                       std::vector<HostThread*> threads, const PcieLink& link);
 
-  // The guest's PCI core programs the MSI-X table (address, data).
-  void program_msix_vector(uint16_t vector, uint64_t address, uint32_t data);
   // ioeventfd: a doorbell write without its value. Returns false when no
   // ioeventfd is registered for that doorbell (QEMU registers them for the
   // I/O queues while the doorbell buffer is active).
@@ -135,6 +124,8 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
   fw::Controller& firmware() { return *firmware_; }
   const fw::Controller& firmware() const { return *firmware_; }
   StorageBackend& backend() { return *backend_; }
+  const DoorbellNotifier& notifier() const { return *notifier_; }
+  const InterruptCoalescer& coalescer() const { return coalescer_; }
 
   struct Counters {
     uint64_t dma_reads = 0, dma_writes = 0, dma_read_bytes = 0, dma_write_bytes = 0;
@@ -150,6 +141,11 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
   // backend, completions not yet handed to a thread, a held interrupt's
   // coalescing deadline. (Its threads answer for themselves.)
   bool work_pending() const;
+  // Queue pair qid as the device sees it, for a stall report: its SQ's head
+  // and tail (against the tail the driver published), its CQ's head, tail
+  // and completions waiting to be posted.
+  std::string describe_sq(uint16_t qid, uint16_t driver_tail) const;
+  std::string describe_cq(uint16_t qid) const;
 
   // ControllerEnv (called by the firmware).
   bool dma_read(uint64_t addr, void* dst, uint32_t len) override;
@@ -162,36 +158,46 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
 
  private:
   void bar0_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-  void msix_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-  void config_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   void end_of_elaboration() override;
   void complete_enable();
+  void reset_emulation();
   void on_backend_complete(uint32_t tag, uint16_t status);
   struct Context;
   // Run the firmware for the queues of `ctx` until no work is left,
   // spending time in *local.
   void emulate(Context& ctx, sc_core::sc_time& local);
-  void request_processing(uint16_t qid, bool sq, sc_core::sc_time& delay);
-  void mark_sq(uint16_t qid);
-  void mark_cq(uint16_t qid);
-  Context* running_ = nullptr;  // the context whose emulation is running (for its thread's CPU share)
-  Context& context_of(uint16_t qid) { return ctx_[qid < queue_ctx_.size() ? queue_ctx_[qid] : 0]; }
-  void set_queue_deadline(uint16_t qid, bool sq, const sc_core::sc_time& delay);
-  void arm_queue_timer(uint16_t qid, bool sq, const sc_core::sc_time& delay);
-  void rearm_thread_timer(Context& ctx);
-  bool timer_due(std::vector<sc_core::sc_time>& deadline, uint16_t qid);
+  Context& context_of(uint16_t qid) { return ctx_[thread_of(qid)]; }
   void send_msix(uint16_t vector);
+  void send_pending_msix(uint16_t vector, const sc_core::sc_time& delay) override;
   void coalescing_timeout();
   void trace_eventidx_write(uint64_t addr, const void* src);
+  // The time a DMA of `len` bytes adds to the running emulation's offset:
+  // its link time, plus any wait for the direction it needs (link mode; one
+  // thread never waits).
+  sc_core::sc_time dma_time(bool device_reads, uint32_t len);
+  // Lets the running emulation's time pass (the device's writes land, the
+  // host acts in between) when it runs in a thread that can wait.
+  void sync_running();
+
+  // NotifyTarget (what the notification policy drives).
+  unsigned thread_count() const override { return unsigned(ctx_.size()); }
+  unsigned thread_of(uint16_t qid) const override {
+    return qid < queue_ctx_.size() ? queue_ctx_[qid] : 0;
+  }
+  HostThread& thread(unsigned index) override { return *ctx_[index].thread; }
+  bool emulating(unsigned index) const override { return ctx_[index].in_emulation; }
+  void emulate_inline(unsigned index, sc_core::sc_time& delay) override { emulate(ctx_[index], delay); }
+  void mark_sq(uint16_t qid) override;
+  void mark_cq(uint16_t qid, bool read_shadow_head) override;
 
   Params params_;
   const PcieLink& link_;
   struct Done { uint32_t tag; uint16_t status; };
   struct Context {
     HostThread* thread = nullptr;
+    unsigned index = 0;
     bool in_emulation = false;
     std::vector<uint16_t> sq_list;  // SQs rung or still holding work
-    std::vector<uint32_t> stuck_eventfds;  // doorbell indexes whose eventfd stays readable (Spin)
     std::vector<Done> done;         // backend completions to hand to the firmware
     size_t done_count = 0;
     // The command this thread hands to the backend. The firmware's request
@@ -204,11 +210,29 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
   std::vector<uint16_t> slot_sq_;   // by command slot: its SQ (routes backend completions)
   std::unique_ptr<fw::Controller> firmware_;
   std::unique_ptr<StorageBackend> backend_;
+  std::unique_ptr<DoorbellNotifier> notifier_;
   Counters counters_;
 
-  // The context the firmware runs in: its time offset, and whether it may wait.
-  sc_core::sc_time* local_ = nullptr;
-  bool in_emulation_ = false;
+  // The emulation the firmware's callbacks run for: its time offset (null
+  // outside an emulation: no time to charge) and its context. Set by
+  // emulate() for its length.
+  struct Running {
+    sc_core::sc_time* local = nullptr;
+    Context* ctx = nullptr;
+  };
+  Running running_;
+  // Keeps the running emulation across a wait: another thread's emulation
+  // may run meanwhile and set its own; put back when the guard ends.
+  class KeepRunning {
+   public:
+    explicit KeepRunning(NvmeControllerModel& m) : m_(m), saved_(m.running_) {}
+    ~KeepRunning() { m_.running_ = saved_; }
+    KeepRunning(const KeepRunning&) = delete;
+    KeepRunning& operator=(const KeepRunning&) = delete;
+   private:
+    NvmeControllerModel& m_;
+    Running saved_;
+  };
 
   // Guest memory through DMI.
   uint8_t* dmi_base_ = nullptr;
@@ -219,31 +243,17 @@ class NvmeControllerModel : public sc_core::sc_module, public fw::ControllerEnv 
   std::vector<uint8_t> sq_marked_, cq_marked_;
   std::vector<uint8_t> cq_notified_;  // CQ eventfd fired: read the shadow head (nvme_cq_notifier)
   uint16_t cq_scan_limit_ = 1;  // CQ ids below this may hold completions
-  // NotifyMode::Timer: per-queue deadlines (zero: not armed).
-  std::vector<sc_core::sc_time> sq_deadline_, cq_deadline_;
-  std::vector<uint8_t> cq_fired_;  // CQ timers that expired before the current pass
-  // ioeventfd fault: an eventfd still set after its handler ran.
-  std::vector<uint8_t> eventfd_set_;
   // Interrupt coalescing (Set Features 0x08), per vector.
-  std::vector<uint32_t> coalesced_;
-  std::vector<sc_core::sc_time> coalesce_deadline_;
+  InterruptCoalescer coalescer_;
   sc_core::sc_event coalesce_event_;
   uint64_t posted_before_ = 0;  // firmware's completions_posted before a post_completions call
 
-  struct MsixEntry { uint64_t address = 0; uint32_t data = 0; uint32_t control = 1; };
-  std::vector<MsixEntry> msix_table_;
-  std::vector<uint8_t> msix_pending_;
   sc_core::sc_event enable_event_;
-  std::array<uint8_t, 4096> config_space_{};
   std::array<sc_core::sc_time, 65> small_read_time_, small_write_time_;
   // pcie.mode=link: the link is one resource for every device thread. Each
   // direction is busy until these times (downstream carries the read
   // completions of device DMA reads, upstream the device's posted writes).
   sc_core::sc_time downstream_free_, upstream_free_;
-  // The time a DMA of `len` bytes adds to *local_: its link time, plus any
-  // wait for the direction it needs (link mode; one thread never waits).
-  sc_core::sc_time dma_time(bool device_reads, uint32_t len);
-  tlm::tlm_generic_payload msi_payload_;
 };
 
 }  // namespace nvmesim::models

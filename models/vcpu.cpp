@@ -1,10 +1,13 @@
 #include "models/vcpu.h"
 
 #include <cstring>
+#include <sstream>
+#include <stdexcept>
 
 #include "models/address_map.h"
 #include "models/guest.h"
 #include "models/host_cpus.h"
+#include "models/pcie_endpoint.h"
 #include "traces/tracer.h"
 
 using namespace sc_core;
@@ -35,9 +38,7 @@ sc_time Vcpu::now() const { return qk_.current_time(); }
 
 // The quantum keeper's sync() waits even for a zero offset (a delta cycle);
 // skip that: nothing to let pass.
-void Vcpu::sync_local() {
-  if (qk_.sync()) guest_.set_current(this);
-}
+void Vcpu::sync_local() { qk_.sync(); }
 
 void Vcpu::set_runnable(bool runnable) {
   if (params_.cpus) params_.cpus->set_runnable(cpu_id_, runnable);
@@ -76,7 +77,6 @@ void Vcpu::guest_work(const sc_time& work) {
     sync_local();
     const sc_time start = sc_time_stamp();
     wait(remaining, irq_event_);
-    guest_.set_current(this);
     remaining -= sc_time_stamp() - start;
   }
 }
@@ -107,7 +107,6 @@ void Vcpu::mmio(tlm::tlm_command cmd, uint32_t offset, void* data, unsigned len)
   sync_local();
   sc_time delay = SC_ZERO_TIME;
   mmio_socket->b_transport(p, delay);  // may wait (device work inside the exit)
-  guest_.set_current(this);
   qk_.set(delay);
   sync_local();
 }
@@ -129,14 +128,41 @@ void Vcpu::mmio_write64(uint32_t offset, uint64_t value) {
   mmio(tlm::TLM_WRITE_COMMAND, offset, &value, 8);
 }
 
+void Vcpu::program_msix_vector(uint16_t vector, uint64_t address, uint32_t data) {
+  const uint64_t entry = kBar2Base + uint64_t(vector) * PcieEndpoint::kMsixEntryBytes;
+  const uint32_t fields[4] = {uint32_t(address), uint32_t(address >> 32), data, 0 /* unmasked */};
+  for (unsigned i = 0; i < 4; ++i) {
+    uint32_t v = fields[i];
+    tlm::tlm_generic_payload p;
+    p.set_command(tlm::TLM_WRITE_COMMAND);
+    p.set_address(entry + 4 * i);
+    p.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
+    p.set_data_length(4);
+    p.set_streaming_width(4);
+    if (mmio_socket->transport_dbg(p) != 4)
+      throw std::logic_error(std::string(name()) + ": MSI-X table entry " + std::to_string(vector) +
+                             " not writable");
+  }
+}
+
 // ---------------------------------------------------------------- memory ordering
+uint8_t* Vcpu::guest_memory(uint64_t gpa, uint32_t len) {
+  uint8_t* p = guest_.memory().ptr(gpa, len);
+  if (!p) throw std::logic_error("driver touched memory outside guest RAM");
+  return p;
+}
+
+// x86: stores are not reordered with stores, and the SQ entry was written
+// before: wmb() costs nothing and orders nothing the model could reorder.
+void Vcpu::write_barrier() {}
+
 // A shadow store sits in the store buffer for store_visibility; loads of
 // other addresses may pass it (x86 store->load reordering) unless a full
 // barrier drains it first.
 void Vcpu::store_shadow(uint64_t gpa, uint32_t value) {
   if (params_.store_visibility == SC_ZERO_TIME) {
     sync_local();  // visible at once: at the vCPU's own time
-    std::memcpy(guest_.guest_memory(gpa, 4), &value, 4);
+    std::memcpy(guest_memory(gpa, 4), &value, 4);
     guest_.trace_shadow_store(gpa, value);
     return;
   }
@@ -155,7 +181,7 @@ void Vcpu::commit_stores() {
   const sc_time t = sc_time_stamp();
   while (store_head_ < store_buffer_.size() && store_buffer_[store_head_].visible_at <= t) {
     const PendingStore& s = store_buffer_[store_head_++];
-    std::memcpy(guest_.guest_memory(s.gpa, 4), &s.value, 4);
+    std::memcpy(guest_memory(s.gpa, 4), &s.value, 4);
     guest_.trace_shadow_store(s.gpa, s.value);
   }
   if (store_head_ < store_buffer_.size())
@@ -185,14 +211,14 @@ uint32_t Vcpu::load_shadow(uint64_t gpa) {
   for (size_t i = store_buffer_.size(); i > store_head_; --i)
     if (store_buffer_[i - 1].gpa == gpa) return store_buffer_[i - 1].value;
   uint32_t v;
-  std::memcpy(&v, guest_.guest_memory(gpa, 4), 4);
+  std::memcpy(&v, guest_memory(gpa, 4), 4);
   return v;
 }
 
 uint32_t Vcpu::load_eventidx(uint64_t gpa) {
   sync_local();
   uint32_t v;
-  std::memcpy(&v, guest_.guest_memory(gpa, 4), 4);
+  std::memcpy(&v, guest_memory(gpa, 4), 4);
   return v;
 }
 
@@ -246,7 +272,6 @@ void Vcpu::wait_for_interrupt() {
       wait(irq_event_);
   }
   waits_on_device_ = false;
-  guest_.set_current(this);
   if (idles) set_runnable(true);
   const sc_time idle = sc_time_stamp() - t0;
   if (idles)
@@ -258,193 +283,32 @@ void Vcpu::wait_for_interrupt() {
   irq_pending_ = false;
 }
 
-// ---------------------------------------------------------------- verify
-// The pattern depends on the block only, so every job writes the same bytes
-// to a block and overlapping writes cannot make a correct read fail.
-static uint64_t pattern_word(uint64_t block, uint64_t i) {
-  uint64_t z = block * 0x9E3779B97F4A7C15ull + i + 1;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  return z ^ (z >> 27);
-}
+// ---------------------------------------------------------------- stall reports
+uint16_t Vcpu::driver_sq_tail() const { return guest_.driver().sq_tail(params_.qid); }
 
-void Vcpu::fill_pattern(uint8_t* p, uint64_t block) const {
-  for (uint64_t i = 0; i < params_.job.bs / 8; ++i) {
-    const uint64_t w = pattern_word(block, i);
-    std::memcpy(p + 8 * i, &w, 8);
+std::string Vcpu::describe_queue(const std::string& device_sq, const std::string& device_cq) const {
+  const fw::Driver& d = guest_.driver();
+  const uint16_t q = params_.qid;
+  const uint32_t dstrd = d.dstrd();
+  auto rd = [&](uint64_t gpa) {
+    uint32_t x = 0;
+    if (const uint8_t* p = guest_.memory().ptr(gpa, 4)) std::memcpy(&x, p, 4);
+    return x;
+  };
+  std::ostringstream r;
+  r << "queue " << q << " (vcpu" << params_.index << ", " << outstanding_
+    << " commands in flight): SQ " << q << " driver tail " << d.sq_tail(q) << ", " << device_sq
+    << "; CQ " << q << " (" << d.cq_entries() << " entries) driver head " << d.cq_head(q) << ", "
+    << device_cq;
+  if (d.dbbuf_active()) {
+    r << "; shadow doorbells: SQ tail " << rd(d.shadow_buffer_addr() + fw::dbbuf_sq_offset(q, dstrd))
+      << ", CQ head " << rd(d.shadow_buffer_addr() + fw::dbbuf_cq_offset(q, dstrd))
+      << "; EventIdx: SQ " << rd(d.eventidx_buffer_addr() + fw::dbbuf_sq_offset(q, dstrd))
+      << ", CQ " << rd(d.eventidx_buffer_addr() + fw::dbbuf_cq_offset(q, dstrd));
+  } else {
+    r << "; doorbell buffer inactive (MMIO doorbells)";
   }
-}
-
-bool Vcpu::check_pattern(const uint8_t* p, uint64_t block) const {
-  for (uint64_t i = 0; i < params_.job.bs / 8; ++i) {
-    uint64_t w;
-    std::memcpy(&w, p + 8 * i, 8);
-    if (w != pattern_word(block, i)) return false;
-  }
-  return true;
-}
-
-// ---------------------------------------------------------------- the job
-void Vcpu::run() {
-  qk_.refresh_quantum();
-  guest_.set_current(this);
-  if (params_.index == 0) {
-    guest_.bring_up();
-  } else if (!guest_.ready()) {
-    wait(guest_.ready_event());
-  }
-  guest_.set_current(this);
-  set_runnable(true);
-  if (guest_.bringup().ok) run_job();
-  set_runnable(false);
-  results_.finished = true;
-  guest_.vcpu_finished();
-}
-
-bool Vcpu::can_issue() const {
-  if (inflight_ >= params_.iodepth) return false;  // fio's queue is full until it reaps
-  if (params_.number_ios && results_.issued >= params_.number_ios) return false;
-  if (params_.runtime != SC_ZERO_TIME && now() >= results_.start + params_.runtime) return false;
-  return true;
-}
-
-void Vcpu::submit_batch() {
-  unsigned n = 0;
-  while (n < params_.batch_submit && can_issue()) {
-    const NextIo io = workload_.next();
-    const sc_time started = now();
-    const uint32_t lba = guest_.bringup().lba_bytes;
-    fw::IoSpec spec;
-    spec.opcode = io.write ? nvme::io::WRITE : nvme::io::READ;
-    spec.slba = io.offset / lba;
-    spec.nlb = io.bytes / lba;
-    const int32_t tag = guest_.driver().submit(params_.qid, spec);
-    if (tag < 0) break;  // SQ full: publish what we have
-    start_time_[tag] = started;
-    is_write_[tag] = io.write;
-    if (auto* t = traces::active()) t->io_start(params_.qid, uint32_t(tag), io.write, started.value());
-    if (params_.verify) {
-      const uint64_t block = io.offset / params_.job.bs;
-      block_[tag] = block;
-      const uint64_t gpa = guest_.driver().data_buffer(params_.qid, uint32_t(tag));
-      uint8_t* buf = guest_.guest_memory(gpa, io.bytes);
-      if (io.write) {
-        fill_pattern(buf, block);
-      } else {
-        expect_pattern_[tag] = written_[block];
-        std::memset(buf, 0, io.bytes);  // so stale data cannot pass the check
-      }
-    }
-    ++outstanding_;
-    ++inflight_;
-    ++results_.issued;
-    ++n;
-    guest_work(params_.submit_cost);
-  }
-  if (n) trace_update(true, guest_.driver().ring_sq(params_.qid));
-}
-
-void Vcpu::handle_completions(bool from_interrupt) {
-  if (from_interrupt) {
-    const sc_time exit = guest_.hypervisor().interrupt_exit(params_.index);
-    if (auto* t = traces::active()) {
-      t->interrupt(params_.index, now().value());
-      if (exit != SC_ZERO_TIME) t->vm_exit(params_.index, "interrupt", now().value(), (now() + exit).value());
-    }
-    qk_.inc(exit);
-    ++results_.interrupts;
-    guest_work(params_.irq_entry);
-  }
-  // Consume every completion whose phase matches, finishing each I/O, then
-  // publish the CQ head once (nvme_irq -> nvme_poll_cq -> nvme_ring_cq_doorbell).
-  const unsigned n =
-      guest_.driver().consume_completions(params_.qid, reaped_.data(), unsigned(reaped_.size()));
-  for (unsigned i = 0; i < n; ++i) {
-    guest_work(params_.complete_cost);
-    const fw::Completion& c = reaped_[i];
-    const sc_time end = now();
-    const uint64_t lat_ns = (end - start_time_[c.tag]).value() / 1000;
-    latency_.add(lat_ns);
-    latency_dir_[is_write_[c.tag] ? 1 : 0].add(lat_ns);
-    results_.lat_sum_sq[is_write_[c.tag] ? 1 : 0] += (long double)lat_ns * lat_ns;
-    if (auto* t = traces::active())
-      t->io(params_.qid, c.tag, is_write_[c.tag], start_time_[c.tag].value(), end.value());
-    --outstanding_;
-    ++ready_;  // into the job's aio ring, for fio's next reap
-    ++results_.ios;
-    if (c.status && results_.errors++ == 0) results_.first_error_status = c.status;
-    const uint64_t bytes = params_.job.bs;
-    if (params_.verify && !c.status) {
-      if (is_write_[c.tag]) {
-        written_[block_[c.tag]] = 1;
-      } else if (expect_pattern_[c.tag]) {
-        ++results_.verified_reads;
-        const uint64_t gpa = guest_.driver().data_buffer(params_.qid, c.tag);
-        if (!check_pattern(guest_.guest_memory(gpa, params_.job.bs), block_[c.tag]))
-          ++results_.verify_errors;
-      }
-    }
-    if (is_write_[c.tag]) {
-      ++results_.write_ios;
-      results_.write_bytes += bytes;
-    } else {
-      ++results_.read_ios;
-      results_.read_bytes += bytes;
-    }
-    results_.end = end;
-  }
-  trace_update(false, guest_.driver().update_cq_head(params_.qid));
-  if (from_interrupt) {
-    const sc_time eoi = guest_.hypervisor().eoi_exit(params_.index);
-    if (eoi != SC_ZERO_TIME)
-      if (auto* t = traces::active()) t->vm_exit(params_.index, "eoi", now().value(), (now() + eoi).value());
-    qk_.inc(eoi);
-  }
-}
-
-bool Vcpu::io_interrupt_due() const { return irq_pending_ && irq_time_ <= now(); }
-
-void Vcpu::take_io_interrupt() {
-  irq_pending_ = false;
-  in_interrupt_ = true;
-  handle_completions(true);
-  in_interrupt_ = false;
-}
-
-// fio's io_getevents(min, max) (fio io_u.c io_u_queued_complete): waits
-// until iodepth_batch_complete_min I/Os are in the aio ring (the vCPU halts
-// if none is coming sooner), then takes at most iodepth_batch_complete_max.
-void Vcpu::reap() {
-  const uint32_t want = std::min(params_.batch_complete_min, inflight_);
-  while (ready_ < want) {
-    if (params_.poll_completions) {
-      guest_work(params_.poll_interval);
-      sync_local();
-      waits_on_device_ = !guest_.driver().completion_ready(params_.qid);
-      if (!waits_on_device_) handle_completions(false);
-      continue;
-    }
-    if (!io_interrupt_due()) wait_for_interrupt();
-    take_io_interrupt();
-  }
-  const uint32_t n = std::min(ready_, params_.batch_complete_max);
-  ready_ -= n;
-  inflight_ -= n;
-}
-
-// fio's do_io loop (backend.c): queue I/O while below iodepth; with the
-// queue full (or nothing left to issue), reap (wait_for_completions).
-void Vcpu::run_job() {
-  sync_local();
-  results_.start = sc_time_stamp();
-  results_.end = results_.start;
-  job_running_ = true;
-  for (;;) {
-    while (can_issue()) submit_batch();
-    if (inflight_ == 0) break;
-    reap();
-  }
-  job_running_ = false;
-  sync_local();
+  return r.str();
 }
 
 }  // namespace nvmesim::models

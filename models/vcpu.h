@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
@@ -77,7 +78,9 @@ struct GuestCpuCosts {
   sc_core::sc_time store_visibility;  // store-buffer drain time
 };
 
-class Vcpu : public sc_core::sc_module, public InterruptTarget {
+// The vCPU is the CPU the driver's code runs on: its fw::DriverEnv, with
+// time (exits, the store buffer, barriers) on this vCPU's clock.
+class Vcpu : public sc_core::sc_module, public InterruptTarget, public fw::DriverEnv {
  public:
   // Its job's options and the driver's costs (both from the configuration),
   // and where it sits.
@@ -96,17 +99,27 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget {
 
   void raise_interrupt(uint32_t vector, const sc_core::sc_time& delay) override;
 
-  // ---- DriverEnv services for the driver code running on this vCPU.
-  uint32_t mmio_read32(uint32_t offset);
-  uint64_t mmio_read64(uint32_t offset);
-  void mmio_write32(uint32_t offset, uint32_t value);
-  void mmio_write64(uint32_t offset, uint64_t value);
-  void full_barrier();
-  uint32_t load_shadow(uint64_t gpa);
-  void store_shadow(uint64_t gpa, uint32_t value);
-  uint32_t load_eventidx(uint64_t gpa);
-  void wait_ns(uint64_t ns);
+  // ---- fw::DriverEnv: the driver code running on this vCPU.
+  uint8_t* guest_memory(uint64_t gpa, uint32_t len) override;
+  uint32_t mmio_read32(uint32_t offset) override;
+  uint64_t mmio_read64(uint32_t offset) override;
+  void mmio_write32(uint32_t offset, uint32_t value) override;
+  void mmio_write64(uint32_t offset, uint64_t value) override;
+  void write_barrier() override;
+  void full_barrier() override;
+  uint32_t load_shadow(uint64_t gpa) override;
+  void store_shadow(uint64_t gpa, uint32_t value) override;
+  uint32_t load_eventidx(uint64_t gpa) override;
+  void wait_ns(uint64_t ns) override;
   void sync_shared_memory();  // let local time pass before touching shared state
+  // The PCI core's MSI-X set-up: fills table entry `vector` (BAR2) and
+  // unmasks it, untimed (enumeration's exits are not modelled).
+  void program_msix_vector(uint16_t vector, uint64_t address, uint32_t data);
+
+  // ---- Stall reports: its queue as the driver sees it, around the
+  // device's descriptions of its SQ and CQ.
+  uint16_t driver_sq_tail() const;
+  std::string describe_queue(const std::string& device_sq, const std::string& device_cq) const;
 
   // ---- Results.
   struct Results {

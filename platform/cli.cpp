@@ -9,7 +9,8 @@
 #include <sstream>
 #include <vector>
 
-#include <boost/program_options.hpp>
+#include "platform/cli/commands.h"
+#include "platform/cli/options.h"
 
 #include "platform/fio_job.h"
 #include "platform/param_requires.h"
@@ -64,13 +65,6 @@ std::string parse_trace_time(const std::string& option, const std::string& text,
   if (!(x >= 0) || x > 1e18) return "--" + option + ": " + quoted(text) + " is out of range (0..1000000s)";
   ps = uint64_t(x + 0.5);
   return "";
-}
-
-// "--nvme.foo=3" -> "--nvme.foo"
-std::string option_token(std::string name) {
-  size_t eq = name.find('=');
-  if (eq != std::string::npos && name.rfind("--", 0) == 0) name.erase(eq);
-  return name;
 }
 
 po::options_description all_options(const ParamRegistry& registry) {
@@ -137,13 +131,8 @@ std::string help_text() {
   std::ostringstream o;
   o << "Usage:\n"
        "  nvmesim [options]\n"
-       "  nvmesim eventidx ...     explain or check the EventIdx doorbell decision\n"
-       "                           (see 'nvmesim eventidx --help')\n"
-       "  nvmesim sweep ...        run a grid of experiments in parallel, CSV and plots\n"
-       "                           (see 'nvmesim sweep --help')\n"
-       "  nvmesim scenario ...     rebuild a published experiment: reported vs\n"
-       "                           simulated figures (see 'nvmesim scenario --help')\n"
-       "\n"
+    << cli::commands_usage_text()
+    << "\n"
        "Simulates a virtualized NVMe I/O path (guest driver, hypervisor exits, PCIe,\n"
        "NVMe controller with the doorbell buffer) and reports doorbell exits,\n"
        "EventIdx hit rates and I/O latency.\n"
@@ -234,31 +223,15 @@ std::string list_params_text(const ParamRegistry& registry) {
 }
 
 CliResult parse_command_line(int argc, const char* const* argv) {
-  if (argc > 1 && std::string(argv[1]) == "eventidx") {
-    CliResult r;
-    r.action = CliResult::Subcommand;
-    r.message = "eventidx";
-    return r;
-  }
-
   const ParamRegistry& registry = ParamRegistry::builtin();
-  po::parsed_options parsed(nullptr);
+  std::vector<po::option> parsed;
   try {
-    auto style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    parsed = po::command_line_parser(argc, argv).options(all_options(registry)).style(style).run();
-  } catch (const po::unknown_option& e) {
-    std::string name = option_token(e.get_option_name());
-    return error("unknown option " + quoted(name) + " (see --help and --list-params)");
-  } catch (const po::invalid_command_line_syntax& e) {
-    const std::string name = shown(option_token(e.get_option_name()));
-    switch (e.kind()) {
-      case po::invalid_syntax::missing_parameter: return error(name + ": missing value");
-      case po::invalid_syntax::empty_adjacent_parameter: return error(name + ": empty value after '='");
-      case po::invalid_syntax::extra_parameter: return error(name + ": takes no value");
-      default: return error(name + ": bad syntax");
-    }
-  } catch (const po::error& e) {
-    return error(shown(e.what()));  // Boost's message echoes the token as typed
+    cli::ParseRules rules;
+    rules.see_unknown = "(see --help and --list-params)";
+    rules.see_word = "(options are --name=value; see --help)";
+    parsed = cli::parse_options(argc, argv, all_options(registry), rules);
+  } catch (const cli::UsageError& e) {
+    return error(e.what());
   }
 
   bool help = false, version = false, list = false, list_presets = false, has_preset = false;
@@ -270,17 +243,9 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   bool has_trace_start = false, has_trace_stop = false, has_trace_signals = false;
   bool strict = false, has_job = false;
   RunOptions options;
-  for (const po::option& opt : parsed.options) {
-    if (opt.position_key >= 0) {
-      std::string arg = opt.value.empty() ? std::string() : opt.value.front();
-      return error("unexpected argument " + quoted(arg) + " (options are --name=value; see --help)");
-    }
+  for (const po::option& opt : parsed) {
     const std::string& key = opt.string_key;
-    const std::string value = opt.value.empty() ? std::string() : opt.value.front();
-    // "--bs --iodepth 3": Boost takes "--iodepth" as the value of --bs.
-    if (opt.original_tokens.size() == 2 && value.size() >= 2 && value[0] == '-' &&
-        (value[1] == '-' || std::isalpha(static_cast<unsigned char>(value[1]))))
-      return error("--" + key + ": missing value (got " + quoted(value) + ")");
+    const std::string value = cli::value_of(opt);
     if (key == "help") help = true;
     else if (key == "version") version = true;
     else if (key == "list-params") list = true;
@@ -331,7 +296,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   for (const std::string& c : configs)
     if (c.empty()) return error("--config: empty file name");
   // "--output=" is caught by Boost; "--output ''" lands here.
-  for (const po::option& opt : parsed.options)
+  for (const po::option& opt : parsed)
     if (opt.string_key == "output" && (opt.value.empty() || opt.value.front().empty()))
       return error("--output: empty file name");
 
@@ -360,7 +325,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   // json+ describes one run, as fio's does.
   // Traces.
   for (const auto& [name, file] : {std::pair{"vcd", &options.vcd_file}, std::pair{"timeline", &options.timeline_file}})
-    for (const po::option& opt : parsed.options)
+    for (const po::option& opt : parsed)
       if (opt.string_key == name && file->empty()) return error(std::string("--") + name + ": empty file name");
   const bool tracing = !options.vcd_file.empty() || !options.timeline_file.empty();
   // Two outputs into one file would interleave (or one would replace the other).
@@ -370,7 +335,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
       !e.empty())
     return error(e);
   for (const char* o : {"trace-start", "trace-stop", "trace-signals"})
-    for (const po::option& opt : parsed.options)
+    for (const po::option& opt : parsed)
       if (opt.string_key == o && !tracing) return error(std::string("--") + o + ": needs --vcd FILE or --timeline FILE");
   const double ghz = r.config.real("hv.cpu_ghz");
   if (has_trace_start) {

@@ -1,7 +1,7 @@
 // The command-line front end: argv -> Config + RunOptions.
 //
 //   nvmesim [options]          one experiment (or the default one)
-//   nvmesim eventidx ...       the EventIdx subcommand (platform/eventidx_cli.h)
+//   nvmesim COMMAND ...        a subcommand (platform/cli/commands.h)
 //
 // Options: the generic ones (--help/-h, --version, --list-params,
 // --config FILE, --output-format normal|json|json+, --output FILE, --host-stats,
@@ -27,7 +27,6 @@ struct CliResult {
     Help,        // print `message` (the help text) to stdout, exit 0
     ListParams,  // print `message` (the parameter table) to stdout, exit 0
     Version,     // print `message` ("nvmesim X.Y.Z") to stdout, exit 0
-    Subcommand,  // argv[1] names a subcommand; `message` is its name ("eventidx")
     Error        // `message` is one line (no "nvmesim: error: " prefix), exit_code 2
   };
   Action action = Error;

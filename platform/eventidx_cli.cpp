@@ -1,7 +1,7 @@
 #include "platform/eventidx_cli.h"
 #include "platform/user_text.h"
 
-#include <boost/program_options.hpp>
+#include "platform/cli/options.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -231,18 +231,7 @@ int run_eventidx_command(int argc, const char* const* argv, std::ostream& out, s
       ("exhaustive", po::bool_switch(), "check every triple of queue size N instead");
 
   try {
-    po::variables_map vm;
-    // An empty positional description makes stray words an error, not ignored.
-    const po::positional_options_description no_positionals;
-    po::store(
-        po::command_line_parser(argc, argv)
-            .options(desc)
-            .positional(no_positionals)
-            // --help says options are never abbreviated (--ev is not --eventidx).
-            .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
-            .run(),
-        vm);
-    po::notify(vm);
+    const po::variables_map vm = cli::to_variables(cli::parse_options(argc, argv, desc), desc);
 
     if (vm.count("help")) {
       print_help(out, desc);
@@ -295,8 +284,8 @@ int run_eventidx_command(int argc, const char* const* argv, std::ostream& out, s
   } catch (const UsageError& e) {
     err << kPrefix << e.message << '\n';
     return 2;
-  } catch (const po::error& e) {
-    err << kPrefix << shown(e.what()) << '\n';  // echoes the option as typed
+  } catch (const cli::UsageError& e) {
+    err << kPrefix << e.what() << '\n';
     return 2;
   }
 }

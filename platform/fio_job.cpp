@@ -13,6 +13,7 @@
 #include <istream>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 
 namespace nvmesim::platform {
 
@@ -117,13 +118,27 @@ std::string fio_time_to_param(const std::string& value) {
   return "";
 }
 
-FioJobFile parse_fio_job_file(std::istream& in, const std::string& path) {
-  FioJobFile f;
-  f.path = path;
-  std::string line;
-  int lineno = 0;
+namespace {
+
+constexpr int kMaxIncludeDepth = 16;  // an include cycle ends here with an error
+
+// fio's strip_blank_end (parse.c): an option line ends at its first ';' or
+// '#', then trailing blanks go ("numjobs=4 ; four threads" is numjobs=4).
+std::string strip_inline_comment(const std::string& line) {
+  return trim(line.substr(0, line.find_first_of(";#")));
+}
+
+struct ParseState {
+  FioJobFile& file;
   bool in_global = false, in_section = false;
   std::vector<FioOption> globals_so_far;
+};
+
+// `included`: the lines of an include file, which may hold options only
+// (fio: "No new sections in included files").
+void parse_lines(std::istream& in, const std::string& path, ParseState& st, int depth) {
+  std::string line;
+  int lineno = 0;
   while (std::getline(in, line)) {
     ++lineno;
     const std::string where = "--job " + shown(path) + " line " + std::to_string(lineno) + ": ";
@@ -133,23 +148,43 @@ FioJobFile parse_fio_job_file(std::istream& in, const std::string& path) {
     line = trim(line);
     if (line.empty() || line[0] == '#' || line[0] == ';') continue;
     if (line[0] == '[') {
+      if (depth > 0) throw ConfigError(where + "no new sections in an included file (fio's rule)");
+      line = strip_inline_comment(line);
       if (line.back() != ']') throw ConfigError(where + "bad section header " + quoted(line));
       const std::string name = trim(line.substr(1, line.size() - 2));
       if (name.empty()) throw ConfigError(where + "empty section name");
-      in_section = true;
-      in_global = name == "global";
-      if (!in_global) {
+      st.in_section = true;
+      st.in_global = name == "global";
+      if (!st.in_global) {
         FioSection s;
         s.name = name;
         s.line = lineno;
-        s.global = globals_so_far;  // fio: a later [global] does not reach back
-        f.jobs.push_back(std::move(s));
+        s.global = st.globals_so_far;  // fio: a later [global] does not reach back
+        st.file.jobs.push_back(std::move(s));
       }
       continue;
     }
-    if (!in_section) throw ConfigError(where + "option " + quoted(line) + " before the first [section]");
+    line = strip_inline_comment(line);
+    if (line.empty()) continue;
+    if (!st.in_section) throw ConfigError(where + "option " + quoted(line) + " before the first [section]");
+    if (line.rfind("include", 0) == 0 && (line.size() == 7 || std::isspace(static_cast<unsigned char>(line[7])))) {
+      // fio: the name as given, else relative to the including file's folder.
+      std::string name = trim(line.substr(7));
+      if (name.empty()) throw ConfigError(where + "include needs a file name");
+      if (depth + 1 >= kMaxIncludeDepth)
+        throw ConfigError(where + "include " + quoted(name) + ": nested more than " +
+                          std::to_string(kMaxIncludeDepth) + " deep (an include cycle?)");
+      std::string full = name;
+      if (name[0] != '/' && ::access(name.c_str(), F_OK) != 0)
+        if (const size_t slash = path.rfind('/'); slash != std::string::npos) full = path.substr(0, slash + 1) + name;
+      const std::string text = read_input_file_as<ConfigError>(full, where + "include " + shown(full));
+      std::istringstream inc(text);
+      parse_lines(inc, full, st, depth + 1);
+      continue;
+    }
     FioOption o;
     o.line = lineno;
+    o.source = path;
     const size_t eq = line.find('=');
     o.name = lower(trim(line.substr(0, eq)));
     if (eq != std::string::npos) {
@@ -157,14 +192,23 @@ FioJobFile parse_fio_job_file(std::istream& in, const std::string& path) {
       o.value = trim(line.substr(eq + 1));
     }
     if (o.name.empty()) throw ConfigError(where + "missing option name before '='");
-    if (in_global) {
-      globals_so_far.push_back(o);
-      f.global.push_back(o);
+    if (st.in_global) {
+      st.globals_so_far.push_back(o);
+      st.file.global.push_back(o);
     } else {
-      f.jobs.back().options.push_back(o);
+      st.file.jobs.back().options.push_back(o);
     }
   }
   if (in.bad()) throw ConfigError("--job " + shown(path) + ": read error");
+}
+
+}  // namespace
+
+FioJobFile parse_fio_job_file(std::istream& in, const std::string& path) {
+  FioJobFile f;
+  f.path = path;
+  ParseState st{f, false, false, {}};
+  parse_lines(in, path, st, 0);
   if (f.jobs.empty()) throw ConfigError("--job " + shown(path) + ": no job section (only [global])");
   return f;
 }
@@ -179,7 +223,7 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
                          const std::vector<std::pair<std::string, std::string>>& command_line,
                          bool strict) {
   FioJobs out;
-  std::set<int> reported;  // lines already warned about ([global] applies to every job)
+  std::set<std::pair<std::string, int>> reported;  // (file, line) already warned about ([global] applies to every job)
   auto note_ignored = [&](const std::string& name) {
     if (std::find(out.ignored.begin(), out.ignored.end(), name) == out.ignored.end())
       out.ignored.push_back(name);
@@ -195,7 +239,8 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
     bool time_based = false;
 
     auto apply = [&](const FioOption& o) {
-      const std::string where = "--job " + shown(file.path) + " line " + std::to_string(o.line) + ": ";
+      const std::string& source = o.source.empty() ? file.path : o.source;
+      const std::string where = "--job " + shown(source) + " line " + std::to_string(o.line) + ": ";
       const std::string option = platform::shown(o.name + (o.has_value ? "=" + o.value : ""));
       if (o.name == "group_reporting") out.group_reporting = true;
       if (o.name == "name" && o.has_value && !o.value.empty()) job.name = o.value;
@@ -206,8 +251,8 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
       const char* param = mapped_param(o.name);
       if (!param) {
         if (strict) throw ConfigError(where + "unknown fio option " + quoted(o.name));
-        if (reported.insert(o.line).second)
-          out.warnings.push_back(shown(file.path) + " line " + std::to_string(o.line) +
+        if (reported.insert({o.source, o.line}).second)
+          out.warnings.push_back(shown(o.source.empty() ? file.path : o.source) + " line " + std::to_string(o.line) +
                                  ": unknown fio option " + quoted(o.name) +
                                  (o.name == "seed" ? " (fio's name is randseed)" : "") +
                                  ", not simulated (--strict makes it an error)");

@@ -2,7 +2,10 @@
 //
 // The file is fio's INI dialect: `[global]` and job sections, `name=value`
 // or a bare `name` (a boolean set, e.g. `time_based`), comment lines starting
-// with '#' or ';'. fio semantics: the [global] options given above a job
+// with '#' or ';', and as fio's parser does, an option line ends at its first
+// ';' or '#' (`numjobs=4 ; four threads`). `include FILE` inside a section
+// reads FILE's options there (the name as given, else relative to the
+// including file; no sections in an included file). fio semantics: the [global] options given above a job
 // section apply to it, then the section's own; each job section is a job
 // that runs `numjobs` copies (one vCPU and I/O queue pair each). Options on
 // nvmesim's command line (--bs, --runtime, ...) override the file.
@@ -33,6 +36,7 @@ struct FioOption {
   std::string value;  // empty when !has_value
   bool has_value = false;
   int line = 0;
+  std::string source;  // the file it was read from (an include file, or the job file)
 };
 
 struct FioSection {

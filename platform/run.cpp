@@ -23,6 +23,7 @@
 #include "platform/system.h"
 #include "platform/user_text.h"
 #include "traces/timeline_writer.h"
+#include "traces/gtkwave_save.h"
 #include "traces/vcd_writer.h"
 
 namespace nvmesim::platform {
@@ -35,6 +36,7 @@ namespace {
 struct Traces {
   traces::TraceOptions options;
   PendingFile vcd_pending, timeline_pending;
+  std::string vcd_name;  // as the user gave it
   std::FILE* vcd_file = nullptr;
   std::FILE* timeline_file = nullptr;
   std::unique_ptr<traces::VcdWriter> vcd;
@@ -46,7 +48,26 @@ struct Traces {
     if (timeline_file) std::fclose(timeline_file);
   }
   // Closes both files and renames them into place; "" or a one-line error.
+  // A VCD written to a regular file gets its GTKWave save file beside it
+  // (traces/gtkwave_save.h).
   std::string commit() {
+    if (vcd && vcd_pending.temp_path() != vcd_pending.path()) {
+      const std::string path = traces::gtkwave_save_path(vcd_pending.path());
+      const std::string text = traces::gtkwave_save_file(vcd->signal_list(), vcd_name,
+                                                         vcd->first_ios_view(end_ps));
+      PendingFile save;
+      std::string e = save.create(path);
+      if (e.empty()) {
+        std::FILE* f = std::fopen(save.temp_path().c_str(), "w");
+        if (!f) e = std::strerror(errno);
+        else {
+          const bool bad = std::fputs(text.c_str(), f) < 0;
+          if (std::fclose(f) != 0 || bad) e = "write failed";
+        }
+      }
+      if (e.empty()) e = save.commit();
+      if (!e.empty()) return "--vcd: cannot write the GTKWave save file " + quoted(path) + " (" + e + ")";
+    }
     for (auto [f, option, pending] : {std::tuple{&vcd_file, "--vcd", &vcd_pending},
                                       std::tuple{&timeline_file, "--timeline", &timeline_pending}}) {
       if (!*f) continue;
@@ -78,6 +99,7 @@ std::string open_traces(const Config& config, const RunOptions& o, Traces& t) {
   if (!o.vcd_file.empty()) {
     if (auto e = open("vcd", o.vcd_file, t.vcd_pending, t.vcd_file); !e.empty()) return e;
     t.vcd = std::make_unique<traces::VcdWriter>(t.vcd_file, t.options);
+    t.vcd_name = o.vcd_file;
     t.tee.add(t.vcd.get());
   }
   if (!o.timeline_file.empty()) {

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "platform/cli/options.h"
 #include "platform/interrupt.h"
 #include "platform/json_text.h"
 #include "platform/params.h"
@@ -111,11 +112,26 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   bool list = false;
   Settings what_if;
   std::string calibrate_param;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--list") {
+  namespace po = cli::po;
+  po::options_description desc;
+  desc.add_options()("help,h", "")("list", "")("output-format", po::value<std::string>(), "")(
+      "number_ios", po::value<std::string>(), "")("calibrate", po::value<std::string>(), "")(
+      "set", po::value<std::string>(), "")("name", po::value<std::string>(), "");
+  cli::ParseRules rules;
+  rules.positional = "name";
+  std::vector<po::option> options;
+  try {
+    options = cli::parse_options(argc, argv, desc, rules);
+  } catch (const cli::UsageError& e) {
+    err << "nvmesim scenario: error: " << e.what() << "\n";
+    return 2;
+  }
+  for (const po::option& o : options) {
+    const std::string& key = o.string_key;
+    const std::string value = cli::value_of(o);
+    if (key == "list") {
       list = true;
-    } else if (a == "--help" || a == "-h") {
+    } else if (key == "help") {
       out << "Usage: nvmesim scenario --list\n"
              "       nvmesim scenario NAME [--output-format=normal|json] [--number_ios=N]\n"
              "                             [--set PARAM=VALUE]... [--calibrate=PARAM]\n"
@@ -130,61 +146,53 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
              "the baseline by more than 5% is flagged.\n"
              "--number_ios (default 20000) is per job.\n";
       return 0;
-    } else if (a.rfind("--output-format=", 0) == 0) {
-      format = a.substr(16);
+    } else if (key == "output-format") {
+      format = value;
       if (format != "normal" && format != "json") {
         err << "nvmesim scenario: error: --output-format: " << quoted(format)
             << " is not one of normal, json\n";
         return 2;
       }
-    } else if (a.rfind("--number_ios=", 0) == 0) {
+    } else if (key == "number_ios") {
       try {
-        number_ios = std::stoull(a.substr(13));
+        number_ios = std::stoull(value);
       } catch (...) {
         number_ios = 0;
       }
       if (number_ios < 100 || number_ios > 100000000) {
-        err << "nvmesim scenario: error: --number_ios: " << quoted(a.substr(13))
+        err << "nvmesim scenario: error: --number_ios: " << quoted(value)
             << " is out of range (100..100000000)\n";
         return 2;
       }
-    } else if (a.rfind("--calibrate=", 0) == 0) {
-      calibrate_param = a.substr(12);
+    } else if (key == "calibrate") {
+      calibrate_param = value;
       if (calibrate_param.empty()) {
         err << "nvmesim scenario: error: --calibrate: needs a time parameter (see --list-params)\n";
         return 2;
       }
-    } else if (a == "--set" || a.rfind("--set=", 0) == 0) {
-      std::string kv;
-      if (a == "--set") {
-        if (i + 1 >= argc) {
-          err << "nvmesim scenario: error: --set: needs PARAM=VALUE\n";
-          return 2;
-        }
-        kv = argv[++i];
-      } else {
-        kv = a.substr(6);
-      }
+    } else if (key == "set") {
+      const std::string& kv = value;
       const auto eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) {
         err << "nvmesim scenario: error: --set: " << quoted(kv) << " is not PARAM=VALUE\n";
         return 2;
       }
-      const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-      if (key == "number_ios") {
+      const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+      if (k == "number_ios") {
         err << "nvmesim scenario: error: --set: number_ios is set with --number_ios\n";
         return 2;
       }
       // A repeated key: the last one wins, as on nvmesim's command line.
       const auto same = std::find_if(what_if.begin(), what_if.end(),
-                                     [&](const auto& kv2) { return kv2.first == key; });
+                                     [&](const auto& kv2) { return kv2.first == k; });
       if (same != what_if.end()) what_if.erase(same);
-      what_if.emplace_back(key, value);
-    } else if (a.rfind("--", 0) == 0 || !name.empty()) {
-      err << "nvmesim scenario: error: unexpected argument " << quoted(a) << " (see --help)\n";
-      return 2;
-    } else {
-      name = a;
+      what_if.emplace_back(k, v);
+    } else if (key == "name") {
+      if (!name.empty()) {
+        err << "nvmesim scenario: error: unexpected argument " << quoted(value) << " (see --help)\n";
+        return 2;
+      }
+      name = value;
     }
   }
   if (list) {

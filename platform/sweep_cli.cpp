@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "platform/cli.h"
+#include "platform/cli/options.h"
 #include "platform/sweep_emit.h"
 #include "platform/sweep_grid.h"
 #include "platform/sweep_merge.h"
@@ -44,7 +45,9 @@ std::string sweep_help_text() {
          "  --seed S             sweep seed (default 1); point seed = FNV-1a 64 of\n"
          "                       \"S\\nNAME=VALUE\\n...\" (axes in order) >> 1\n"
          "  --resume             keep the points already in DIR with status ok\n"
-         "  --plot y=..,x=..[,series=..]  DIR/plot-<y>-vs-<x>.svg and .png (gnuplot)\n"
+         "  --plot y=..,x=..[,series=..][,logx=auto|on|off]  DIR/plot-<y>-vs-<x>.svg and\n"
+         "                       .png (gnuplot): labels and units from docs/metrics.md, log2 x\n"
+         "                       for powers of two (auto), a panel per further grid axis\n"
          "  --emit slurm         write DIR/sweep.slurm (sbatch array) and DIR/points.txt\n"
          "  --emit parallel      write DIR/parallel.txt (parallel --will-cite < it)\n"
          "  --merge DIR          join the results of sweeps or emitted jobs into --out\n"
@@ -66,6 +69,13 @@ struct Args {
   bool seed_given = false, resume = false, help = false;
 };
 
+// "--output" as typed ("--output=x" -> "--output").
+std::string option_name(const cli::po::option& o) {
+  std::string t = o.original_tokens.empty() ? o.string_key : o.original_tokens.front();
+  if (const size_t eq = t.find('='); eq != std::string::npos) t.erase(eq);
+  return t;
+}
+
 uint64_t parse_uint(const std::string& option, const std::string& v, uint64_t max) {
   char* end = nullptr;
   errno = 0;
@@ -76,51 +86,60 @@ uint64_t parse_uint(const std::string& option, const std::string& v, uint64_t ma
 }
 
 Args parse(int argc, const char* const* argv) {
+  namespace po = cli::po;
+  po::options_description desc;
+  desc.add_options()("help,h", "")("resume", "")("grid", po::value<std::string>(), "")(
+      "sweep-file", po::value<std::string>(), "")("out", po::value<std::string>(), "")(
+      "jobs", po::value<std::string>(), "")("seed", po::value<std::string>(), "")(
+      "plot", po::value<std::string>(), "")("emit", po::value<std::string>(), "")(
+      "merge", po::value<std::vector<std::string>>()->multitoken(), "")(
+      "word", po::value<std::vector<std::string>>(), "");
+  cli::ParseRules rules;
+  rules.positional = "word";
+  rules.keep_unknown = true;  // every other option is fixed for each point's run
+  std::vector<po::option> options;
+  try {
+    options = cli::parse_options(argc, argv, desc, rules);
+  } catch (const cli::UsageError& e) {
+    throw UsageError(e.what());
+  }
   Args a;
-  bool after_merge = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string tok = argv[i], value;
-    const size_t eq = tok.find('=');
-    const std::string name = tok.rfind("--", 0) == 0 && eq != std::string::npos ? tok.substr(0, eq) : tok;
-    static const std::set<std::string> with_value = {"--grid", "--sweep-file", "--out", "--jobs",
-                                                     "--seed", "--plot", "--emit", "--merge"};
-    if (with_value.count(name)) {
-      if (eq != std::string::npos && name != tok) {
-        value = tok.substr(eq + 1);
-      } else {
-        if (i + 1 >= argc) throw UsageError(name + ": missing value");
-        value = argv[++i];
-      }
-      if (value.empty()) throw UsageError(name + ": empty value");
+  // The options in command-line order: axes from --grid and --sweep-file keep
+  // their order, and the fixed options theirs.
+  for (const po::option& o : options) {
+    const std::string& name = o.string_key;
+    if (o.unregistered || name == "word") {
+      if (o.unregistered && (name == "output" || name == "output-format" || name == "--output" ||
+                             name == "--output-format"))
+        throw UsageError(option_name(o) + ": the sweep sets it (results go to --out DIR)");
+      for (const std::string& t : o.original_tokens) a.fixed.push_back(t);
+      continue;
     }
-    const bool was_after_merge = after_merge;
-    after_merge = false;
-    if (name == "--help" || name == "-h") a.help = true;
-    else if (name == "--resume") a.resume = true;
-    else if (name == "--grid") a.axes.push_back(parse_grid_arg(value));
-    else if (name == "--sweep-file") load_sweep_file(value, a.axes, a.fixed);
-    else if (name == "--out") a.out = value;
-    else if (name == "--jobs") {
+    const std::string value = cli::value_of(o);
+    if (name != "help" && name != "resume" && name != "merge" && value.empty())
+      throw UsageError("--" + name + ": empty value");
+    if (name == "help") a.help = true;
+    else if (name == "resume") a.resume = true;
+    else if (name == "grid") a.axes.push_back(parse_grid_arg(value));
+    else if (name == "sweep-file") load_sweep_file(value, a.axes, a.fixed);
+    else if (name == "out") a.out = value;
+    else if (name == "jobs") {
       a.jobs = unsigned(parse_uint("--jobs", value, 4096));
       if (!a.jobs) throw UsageError("--jobs: must be at least 1");
-    } else if (name == "--seed") {
+    } else if (name == "seed") {
       a.seed = parse_uint("--seed", value, uint64_t(INT64_MAX));
       a.seed_given = true;
-    } else if (name == "--plot") a.plots.push_back(parse_plot_arg(value));
-    else if (name == "--emit") {
+    } else if (name == "plot") a.plots.push_back(parse_plot_arg(value));
+    else if (name == "emit") {
       if (value != "slurm" && value != "parallel")
         throw UsageError("--emit: " + quoted(value) + " is not one of slurm, parallel");
       a.emit.push_back(value);
-    } else if (name == "--merge") {
-      a.merge.push_back(value);
-      after_merge = true;
-    } else if (was_after_merge && tok.rfind("-", 0) != 0) {
-      a.merge.push_back(tok);  // --merge A B C
-      after_merge = true;
-    } else if (name == "--output" || name == "--output-format") {
-      throw UsageError(name + ": the sweep sets it (results go to --out DIR)");
-    } else {
-      a.fixed.push_back(tok);
+    } else if (name == "merge") {
+      if (o.value.empty()) throw UsageError("--merge: missing value");
+      for (const std::string& dir : o.value) {
+        if (dir.empty()) throw UsageError("--merge: empty value");
+        a.merge.push_back(dir);
+      }
     }
   }
   return a;
@@ -186,7 +205,7 @@ int finish(const Args& a, const std::vector<Record>& records, std::ostream& err)
     if (r.status != "ok") rc = 1;
   for (const PlotSpec& p : a.plots) {
     try {
-      for (const std::string& f : write_plot(a.out, p, axis_names(a.axes), records)) err << "sweep: wrote " << f << "\n";
+      for (const std::string& f : write_plot(a.out, p, axis_names(a.axes), records, a.fixed)) err << "sweep: wrote " << f << "\n";
     } catch (const std::runtime_error& e) {
       err << "nvmesim sweep: error: " << e.what() << "\n";
       rc = 1;

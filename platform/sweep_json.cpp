@@ -1,7 +1,6 @@
 #include "platform/sweep_json.h"
 
-#include <cstdio>
-#include <cstring>
+#include <nlohmann/json.hpp>
 
 namespace nvmesim::platform::sweep {
 
@@ -27,185 +26,75 @@ const Json* Json::find(const std::string& key) const {
 
 namespace {
 
-class Parser {
+// nlohmann/json's SAX parser builds the tree: it reports every float with
+// its literal text, and an integer's text is its decimal value (JSON allows
+// no other spelling but "-0", read as 0), so numbers keep their text.
+class TreeBuilder : public nlohmann::json_sax<nlohmann::json> {
  public:
-  explicit Parser(const std::string& s) : s_(s) {}
+  Json root;
 
-  Json document() {
-    Json v = value(0);
-    skip_ws();
-    if (pos_ != s_.size()) fail("unexpected text after the value");
-    return v;
+  bool null() override { return put(Json()); }
+  bool boolean(bool b) override {
+    Json j;
+    j.kind = Json::Bool;
+    j.boolean = b;
+    return put(std::move(j));
+  }
+  bool number_integer(number_integer_t v) override { return put(Json::number(std::to_string(v))); }
+  bool number_unsigned(number_unsigned_t v) override { return put(Json::number(std::to_string(v))); }
+  bool number_float(number_float_t, const string_t& literal) override { return put(Json::number(literal)); }
+  bool string(string_t& s) override { return put(Json::string(s)); }
+  bool binary(binary_t&) override { return false; }  // not in JSON text
+  bool start_object(std::size_t) override {
+    stack_.push_back(place(Json::object()));
+    return true;
+  }
+  bool key(string_t& k) override {
+    stack_.back()->fields.emplace_back(k, Json());
+    return true;
+  }
+  bool end_object() override { return pop(); }
+  bool start_array(std::size_t) override {
+    Json a;
+    a.kind = Json::Array;
+    stack_.push_back(place(std::move(a)));
+    return true;
+  }
+  bool end_array() override { return pop(); }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
+    // ex.what(): "[json.exception.parse_error.101] parse error at line 1, column 5: ..."
+    std::string what = ex.what();
+    if (const size_t colon = what.find(": "); colon != std::string::npos) what.erase(0, colon + 2);
+    throw JsonError("offset " + std::to_string(position ? position - 1 : 0) + ": " + what);
   }
 
  private:
-  [[noreturn]] void fail(const std::string& what) const {
-    throw JsonError("offset " + std::to_string(pos_) + ": " + what);
-  }
-  void skip_ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\r' || s_[pos_] == '\n'))
-      ++pos_;
-  }
-  bool eat(char c) {
-    skip_ws();
-    if (pos_ < s_.size() && s_[pos_] == c) {
-      ++pos_;
-      return true;
+  // Where the next value goes: the root, the open array's next item, or the
+  // open object's last key.
+  Json* place(Json v) {
+    if (stack_.empty()) {
+      root = std::move(v);
+      return &root;
     }
-    return false;
+    Json& top = *stack_.back();
+    if (top.kind == Json::Array) {
+      top.items.push_back(std::move(v));
+      return &top.items.back();
+    }
+    top.fields.back().second = std::move(v);
+    return &top.fields.back().second;
   }
-  void expect(char c) {
-    if (!eat(c)) fail(std::string("expected '") + c + "'");
-  }
-  bool literal(const char* word) {
-    const size_t n = std::strlen(word);
-    if (s_.compare(pos_, n, word) != 0) return false;
-    pos_ += n;
+  bool put(Json v) {
+    place(std::move(v));
     return true;
   }
-
-  Json value(int depth) {
-    if (depth > 200) fail("nested too deeply");
-    skip_ws();
-    if (pos_ >= s_.size()) fail("unexpected end of text");
-    Json v;
-    const char c = s_[pos_];
-    if (c == '{') {
-      ++pos_;
-      v.kind = Json::Object;
-      if (eat('}')) return v;
-      do {
-        skip_ws();
-        if (pos_ >= s_.size() || s_[pos_] != '"') fail("expected a string key");
-        std::string key = string_body();
-        expect(':');
-        v.fields.emplace_back(std::move(key), value(depth + 1));
-      } while (eat(','));
-      expect('}');
-    } else if (c == '[') {
-      ++pos_;
-      v.kind = Json::Array;
-      if (eat(']')) return v;
-      do v.items.push_back(value(depth + 1));
-      while (eat(','));
-      expect(']');
-    } else if (c == '"') {
-      v.kind = Json::String;
-      v.text = string_body();
-    } else if (literal("true")) {
-      v.kind = Json::Bool;
-      v.boolean = true;
-    } else if (literal("false")) {
-      v.kind = Json::Bool;
-    } else if (literal("null")) {
-      v.kind = Json::Null;
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      v.kind = Json::Number;
-      v.text = number_text();
-    } else {
-      fail(std::string("unexpected character '") + c + "'");
-    }
-    return v;
+  bool pop() {
+    stack_.pop_back();
+    return true;
   }
-
-  // RFC 8259 number grammar; the literal is kept as text.
-  std::string number_text() {
-    const size_t start = pos_;
-    auto digits = [&] {
-      const size_t d = pos_;
-      while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
-      if (pos_ == d) fail("bad number");
-    };
-    if (s_[pos_] == '-') ++pos_;
-    if (pos_ < s_.size() && s_[pos_] == '0')
-      ++pos_;
-    else
-      digits();
-    if (pos_ < s_.size() && s_[pos_] == '.') {
-      ++pos_;
-      digits();
-    }
-    if (pos_ < s_.size() && (s_[pos_] == 'e' || s_[pos_] == 'E')) {
-      ++pos_;
-      if (pos_ < s_.size() && (s_[pos_] == '+' || s_[pos_] == '-')) ++pos_;
-      digits();
-    }
-    return s_.substr(start, pos_ - start);
-  }
-
-  unsigned hex4() {
-    if (pos_ + 4 > s_.size()) fail("short \\u escape");
-    unsigned v = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char h = s_[pos_++];
-      v <<= 4;
-      if (h >= '0' && h <= '9') v |= unsigned(h - '0');
-      else if (h >= 'a' && h <= 'f') v |= unsigned(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') v |= unsigned(h - 'A' + 10);
-      else fail("bad \\u escape");
-    }
-    return v;
-  }
-
-  static void utf8(std::string& o, unsigned cp) {
-    if (cp < 0x80) {
-      o += char(cp);
-    } else if (cp < 0x800) {
-      o += char(0xC0 | (cp >> 6));
-      o += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      o += char(0xE0 | (cp >> 12));
-      o += char(0x80 | ((cp >> 6) & 0x3F));
-      o += char(0x80 | (cp & 0x3F));
-    } else {
-      o += char(0xF0 | (cp >> 18));
-      o += char(0x80 | ((cp >> 12) & 0x3F));
-      o += char(0x80 | ((cp >> 6) & 0x3F));
-      o += char(0x80 | (cp & 0x3F));
-    }
-  }
-
-  std::string string_body() {
-    ++pos_;  // opening quote
-    std::string o;
-    for (;;) {
-      if (pos_ >= s_.size()) fail("unterminated string");
-      const char c = s_[pos_++];
-      if (c == '"') return o;
-      if (static_cast<unsigned char>(c) < 0x20) fail("control character in string");
-      if (c != '\\') {
-        o += c;
-        continue;
-      }
-      if (pos_ >= s_.size()) fail("unterminated string");
-      const char e = s_[pos_++];
-      switch (e) {
-        case '"': o += '"'; break;
-        case '\\': o += '\\'; break;
-        case '/': o += '/'; break;
-        case 'b': o += '\b'; break;
-        case 'f': o += '\f'; break;
-        case 'n': o += '\n'; break;
-        case 'r': o += '\r'; break;
-        case 't': o += '\t'; break;
-        case 'u': {
-          unsigned cp = hex4();
-          if (cp >= 0xD800 && cp < 0xDC00 && s_.compare(pos_, 2, "\\u") == 0) {
-            pos_ += 2;
-            const unsigned lo = hex4();
-            if (lo < 0xDC00 || lo > 0xDFFF) fail("bad surrogate pair");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          }
-          utf8(o, cp);
-          break;
-        }
-        default: fail(std::string("bad escape '\\") + e + "'");
-      }
-    }
-  }
-
-  const std::string& s_;
-  size_t pos_ = 0;
+  // Pointers into the tree stay valid: a container's children are only
+  // appended while it is the innermost open one.
+  std::vector<Json*> stack_;
 };
 
 void write(const Json& v, std::string& o) {
@@ -237,28 +126,16 @@ void write(const Json& v, std::string& o) {
 
 }  // namespace
 
-Json parse_json(const std::string& text) { return Parser(text).document(); }
+Json parse_json(const std::string& text) {
+  TreeBuilder builder;
+  nlohmann::json::sax_parse(text, &builder);
+  return std::move(builder.root);
+}
 
 std::string json_quote(const std::string& s) {
-  std::string o = "\"";
-  for (char ch : s) {
-    switch (ch) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\r': o += "\\r"; break;
-      case '\t': o += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(ch));
-          o += buf;
-        } else {
-          o += ch;
-        }
-    }
-  }
-  return o + "\"";
+  // Bytes that are not UTF-8 (a path or message as the system gave it)
+  // become U+FFFD: JSON text is UTF-8.
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string to_json(const Json& value) {

@@ -1,6 +1,8 @@
-// A small JSON reader/writer for sweeps: nvmesim's JSON output is parsed,
-// flattened into CSV columns and written back as one JSONL line. Numbers keep
-// their text, so a value read and written again is byte-for-byte the same.
+// A JSON tree for sweeps: nvmesim's JSON output is parsed (by nlohmann/json's
+// SAX parser), flattened into CSV columns and written back as one JSONL line.
+// The tree is ours, not nlohmann::json, because numbers keep their text: a
+// value read and written again is byte-for-byte the same (nlohmann::json
+// would re-print 0.1000 as 0.1 and 1e-07 as 1e-07's shortest form).
 #pragma once
 
 #include <memory>

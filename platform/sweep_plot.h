@@ -13,6 +13,7 @@ namespace nvmesim::platform::sweep {
 
 struct PlotSpec {
   std::string y, x, series;  // CSV column names; series may be empty
+  std::string logx = "auto";  // auto: log2 x when the values are powers of two spanning 8x or more
 };
 
 // "y=per_io.exits,x=iodepth,series=nvme.dbbuf"; throws UsageError.
@@ -28,10 +29,15 @@ std::string plot_basename(const PlotSpec& spec);
 
 // Draws the ok records. x values that are all numbers with one common unit
 // ("2000cyc") give a numeric axis, otherwise one tick per distinct value in
-// grid order. Returns the files written; throws std::runtime_error when
-// there is nothing to draw or gnuplot fails.
+// grid order. Axis labels and units come from the metric definitions
+// (platform/report/metric_labels.h); the y range is padded; the subtitle
+// lists what every point shares (single-valued axes, the `fixed` options);
+// each further grid axis with several values makes a panel per value (at
+// most 12 panels, else an error). Returns the files written; throws
+// std::runtime_error when there is nothing to draw or gnuplot fails.
 std::vector<std::string> write_plot(const std::string& dir, const PlotSpec& spec,
                                     const std::vector<std::string>& axis_names,
-                                    const std::vector<Record>& records);
+                                    const std::vector<Record>& records,
+                                    const std::vector<std::string>& fixed = {});
 
 }  // namespace nvmesim::platform::sweep

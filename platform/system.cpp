@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <sstream>
 #include <systemc>
 
 #include "firmware/eventidx.h"
-#include "models/address_map.h"
 #include "models/guest.h"
 #include "models/guest_memory.h"
 #include "models/big_lock.h"
@@ -155,13 +153,6 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   controller_->dma_initiator.bind(root_complex_->dma_target);
   root_complex_->bind_msi_sink(*hypervisor_);
 
-  // The guest's PCI core programs MSI-X: vector 0 (admin) and vector q (I/O
-  // queue q) go to the vCPU that owns the queue.
-  for (uint16_t v = 0; v <= numjobs; ++v) {
-    const uint32_t apic = v == 0 ? 0 : v - 1u;
-    controller_->program_msix_vector(v, msi_address(apic), 0x40u + v);
-  }
-
   tlm::tlm_global_quantum::instance().set(p.sim.quantum);
   at_start_ = std::make_unique<Snapshot>();
   guest_->on_measure_start([this] { snapshot(*at_start_); });
@@ -190,41 +181,16 @@ std::string us_text(const sc_time& t) {
   return b;
 }
 
-// Where a stalled run stands, queue by queue: what the driver published,
-// what the device knows, the doorbell buffer, and the commands in flight.
+// Where a stalled run stands, queue by queue: each vCPU's queue as its
+// driver sees it, around the device's view of the SQ and CQ.
 std::string describe_stall(System& sys, const std::string& headline) {
   std::ostringstream r;
   r << headline;
-  const fw::Controller& ctl = sys.controller().firmware();
-  const fw::Driver& d = sys.guest().driver();
-  const uint32_t dstrd = ctl.config().dstrd;
-  auto rd = [&](uint64_t addr) {
-    uint32_t x = 0;
-    if (const uint8_t* p = sys.memory().ptr(addr, 4)) std::memcpy(&x, p, 4);
-    return x;
-  };
+  const NvmeControllerModel& ctl = sys.controller();
   for (auto& v : sys.vcpus()) {
     if (v->results().finished) continue;
     const uint16_t q = v->params().qid;
-    const auto sq = ctl.sq_state(q);
-    const auto cq = ctl.cq_state(q);
-    r << "; queue " << q << " (vcpu" << v->params().index << ", " << v->outstanding()
-      << " commands in flight): SQ " << q << " driver tail " << d.sq_tail(q) << ", device head "
-      << sq.head << " tail " << sq.tail;
-    if (sq.exists && sq.tail != d.sq_tail(q)) r << " (the device never saw the driver's tail)";
-    r << "; CQ " << q << " (" << cq.size << " entries) driver head " << d.cq_head(q)
-      << ", device head " << cq.head << " tail " << cq.tail << ", " << cq.pending
-      << " completions waiting to be posted";
-    if (cq.exists && cq.pending && fw::Ring{cq.size}.full(cq.head, cq.tail))
-      r << " (CQ " << q << " is full as the device sees it: it waits for a CQ head update)";
-    if (d.dbbuf_active()) {
-      r << "; shadow doorbells: SQ tail " << rd(d.shadow_buffer_addr() + fw::dbbuf_sq_offset(q, dstrd))
-        << ", CQ head " << rd(d.shadow_buffer_addr() + fw::dbbuf_cq_offset(q, dstrd))
-        << "; EventIdx: SQ " << rd(d.eventidx_buffer_addr() + fw::dbbuf_sq_offset(q, dstrd))
-        << ", CQ " << rd(d.eventidx_buffer_addr() + fw::dbbuf_cq_offset(q, dstrd));
-    } else {
-      r << "; doorbell buffer inactive (MMIO doorbells)";
-    }
+    r << "; " << v->describe_queue(ctl.describe_sq(q, v->driver_sq_tail()), ctl.describe_cq(q));
   }
   return r.str();
 }

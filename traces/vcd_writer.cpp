@@ -229,6 +229,26 @@ void VcdWriter::commit() {
   dirty_.clear();
 }
 
+std::vector<VcdSignal> VcdWriter::signal_list() const {
+  std::vector<VcdSignal> out;
+  for (const Var& v : vars_) out.push_back({v.scope, v.name, v.width});
+  return out;
+}
+
+GtkwaveView VcdWriter::first_ios_view(uint64_t end_ps) const {
+  const uint64_t lo = options_.start_ps, hi = std::min(end_ps, options_.stop_ps);
+  GtkwaveView view;
+  if (hi <= lo) return view;
+  uint64_t first = first_io_ps_ == UINT64_MAX ? lo : std::clamp(first_io_ps_, lo, hi);
+  uint64_t last = first_io_msix_.size() == kFirstCompletions ? first_io_msix_.back() : hi;
+  last = std::clamp(last, first, hi);
+  // A margin of a twentieth of the span on both sides (at least a nanosecond).
+  const uint64_t margin = std::max<uint64_t>((last - first) / 20, 1000);
+  view.start_ps = first - std::min(first - lo, margin);
+  view.span_ps = std::min(last + margin, hi) - view.start_ps;
+  return view;
+}
+
 void VcdWriter::end(uint64_t t_ps) {
   flush(UINT64_MAX);
   if (gathering_) commit();
@@ -263,6 +283,7 @@ void VcdWriter::vm_exit(unsigned vcpu, const char* kind, uint64_t start_ps, uint
 void VcdWriter::doorbell_update(uint16_t qid, bool sq, uint64_t t_ps, uint16_t, bool mmio, bool,
                                 uint16_t) {
   if (qid == 0 || qid > queues_) return;
+  if (sq) first_io_ps_ = std::min(first_io_ps_, t_ps);
   const unsigned k = mmio ? (sq ? kSqMmio : kCqMmio) : (sq ? kSqSuppressed : kCqSuppressed);
   push(t_ps, queue_vars_[(qid - 1u) * kQueueVars + k], Op::Pulse, 1);
 }
@@ -279,6 +300,11 @@ void VcdWriter::thread_state(unsigned thread, uint64_t t_ps, ThreadState state) 
 }
 
 void VcdWriter::msix(uint16_t vector, uint64_t t_ps) {
+  // Events arrive nearly in order: keep the few earliest.
+  if (vector > 0 && (first_io_msix_.size() < kFirstCompletions || t_ps < first_io_msix_.back())) {
+    first_io_msix_.insert(std::upper_bound(first_io_msix_.begin(), first_io_msix_.end(), t_ps), t_ps);
+    if (first_io_msix_.size() > kFirstCompletions) first_io_msix_.pop_back();
+  }
   if (vector < msix_vars_.size()) push(t_ps, msix_vars_[vector], Op::Pulse, 1);
 }
 

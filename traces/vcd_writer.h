@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "traces/gtkwave_save.h"
 #include "traces/reorder_buffer.h"
 #include "traces/tracer.h"
 
@@ -57,9 +58,17 @@ class VcdWriter : public Tracer {
   bool selects_anything() const { return !vars_.empty(); }
   size_t signals() const { return vars_.size(); }
   uint64_t pulse_ps() const { return kPulsePs; }
+  // The signals written, in order (after begin()).
+  std::vector<VcdSignal> signal_list() const;
+  // The window a viewer should open on: from just before the first I/O
+  // queue doorbell update to the kFirstCompletions-th I/O queue MSI-X
+  // message (the end of the trace if fewer), inside the trace window: the
+  // first batch of submissions, its interrupt and completions.
+  GtkwaveView first_ios_view(uint64_t end_ps) const;
 
  private:
   static constexpr uint64_t kPulsePs = 1000;
+  static constexpr size_t kFirstCompletions = 2;
   static constexpr uint32_t kNone = UINT32_MAX;  // a filtered-out signal
 
   struct Var {
@@ -106,6 +115,8 @@ class VcdWriter : public Tracer {
   OpenHolds holds_;
   unsigned vcpus_ = 0, threads_ = 0;
   std::vector<uint32_t> dirty_;
+  uint64_t first_io_ps_ = UINT64_MAX;     // earliest I/O queue doorbell update
+  std::vector<uint64_t> first_io_msix_;   // the earliest I/O queue MSI-X times, sorted
 };
 
 }  // namespace nvmesim::traces

@@ -1,7 +1,7 @@
 // nvmesim validate REFERENCE.csv [--preset NAME[,NAME]] [--calibrate PARAM[@ROWS]]...
 //                                [--set PARAM=VALUE]... [--number_ios N]
 //                                [--output-format normal|json]
-#include <boost/program_options.hpp>
+#include "platform/cli/options.h"
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -167,18 +167,13 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
       "calibrate", po::value<std::vector<std::string>>(), "")("no-calibrate", "")(
       "set", po::value<std::vector<std::string>>(), "")("number_ios", po::value<std::string>(), "")(
       "output-format", po::value<std::string>(), "")("reference", po::value<std::vector<std::string>>(), "");
-  po::positional_options_description positional;
-  positional.add("reference", -1);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv)
-                  .options(desc)
-                  .positional(positional)
-                  .style(po::command_line_style::unix_style & ~po::command_line_style::allow_guessing)
-                  .run(),
-              vm);
-  } catch (const po::error& e) {
-    return refuse(std::string(e.what()).substr(0, 160) + " (see --help)");
+    cli::ParseRules rules;
+    rules.positional = "reference";
+    vm = cli::to_variables(cli::parse_options(argc, argv, desc, rules), desc);
+  } catch (const cli::UsageError& e) {
+    return refuse(e.what());
   }
   if (vm.count("help")) {
     out << kHelp;

@@ -1012,3 +1012,57 @@ TEST_CASE("driver: reset zeroes the doorbell buffers before configuring them aga
   CHECK(u.old_value == 0);
   CHECK(u.mmio);
 }
+
+namespace {
+// One CPU of a guest: forwards to the shared machine and records which
+// doorbell writes it made.
+class Cpu : public fw::DriverEnv {
+ public:
+  explicit Cpu(FakeNvme& m) : m_(m) {}
+  std::vector<uint32_t> mmio_writes;
+  uint8_t* guest_memory(uint64_t gpa, uint32_t len) override { return m_.guest_memory(gpa, len); }
+  uint32_t mmio_read32(uint32_t off) override { return m_.mmio_read32(off); }
+  uint64_t mmio_read64(uint32_t off) override { return m_.mmio_read64(off); }
+  void mmio_write32(uint32_t off, uint32_t v) override {
+    mmio_writes.push_back(off);
+    m_.mmio_write32(off, v);
+  }
+  void mmio_write64(uint32_t off, uint64_t v) override {
+    mmio_writes.push_back(off);
+    m_.mmio_write64(off, v);
+  }
+  void write_barrier() override { m_.write_barrier(); }
+  void full_barrier() override { m_.full_barrier(); }
+  uint32_t load_shadow(uint64_t gpa) override { return m_.load_shadow(gpa); }
+  void store_shadow(uint64_t gpa, uint32_t v) override { m_.store_shadow(gpa, v); }
+  uint32_t load_eventidx(uint64_t gpa) override { return m_.load_eventidx(gpa); }
+  void wait_ns(uint64_t ns) override { m_.wait_ns(ns); }
+
+ private:
+  FakeNvme& m_;
+};
+}  // namespace
+
+TEST_CASE("driver: each queue's doorbells go through the CPU attached to it", "[driver]") {
+  FakeNvme f;
+  fw::DriverConfig c = small_config(f);
+  c.io_queues = 2;
+  c.use_dbbuf = false;  // every update is an MMIO write
+  Cpu boot(f), second(f);
+  Driver d(c);
+  CHECK_THROWS_AS(d.bring_up(), std::logic_error);  // no CPU for the admin queue yet
+  d.attach_cpu(0, boot);
+  d.attach_cpu(1, boot);
+  d.attach_cpu(2, second);
+  REQUIRE(d.bring_up().ok);
+  CHECK_FALSE(boot.mmio_writes.empty());
+  CHECK(second.mmio_writes.empty());  // bring-up runs on queue 0's CPU
+  boot.mmio_writes.clear();
+  REQUIRE(d.submit(2, fw::IoSpec{}) >= 0);
+  CHECK(d.ring_sq(2).mmio);
+  REQUIRE(d.submit(1, fw::IoSpec{}) >= 0);
+  CHECK(d.ring_sq(1).mmio);
+  CHECK(second.mmio_writes == std::vector<uint32_t>{nvme::sq_tail_doorbell(2, 0)});
+  CHECK(boot.mmio_writes == std::vector<uint32_t>{nvme::sq_tail_doorbell(1, 0)});
+  CHECK_THROWS_AS(d.attach_cpu(3, second), std::out_of_range);  // no queue 3
+}

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "platform/cli.h"
+#include "platform/cli/commands.h"
 
 using nvmesim::platform::CliResult;
 using nvmesim::platform::parse_command_line;
@@ -210,7 +211,26 @@ TEST_CASE("cli: --help, --list-params, --version, eventidx", "[cli]") {
   CHECK(r.action == CliResult::Version);
   CHECK(r.message.rfind("nvmesim ", 0) == 0);
 
-  r = parse({"eventidx", "--whatever"});
-  CHECK(r.action == CliResult::Subcommand);
-  CHECK(r.message == "eventidx");
+}
+
+TEST_CASE("cli: one subcommand table dispatches and is what --help lists", "[cli]") {
+  // Every subcommand the dispatcher knows has its line in the help, and the
+  // help names no subcommand the dispatcher lacks.
+  using namespace nvmesim::platform;
+  const std::string help = help_text();
+  std::vector<std::string> listed;
+  for (size_t p = 0; (p = help.find("\n  nvmesim ", p)) != std::string::npos; ++p) {
+    const size_t start = p + 11, end = help.find(' ', start);
+    const std::string word = help.substr(start, end - start);
+    if (word != "[options]\n" && word.rfind("[", 0) != 0) listed.push_back(word);
+  }
+  std::vector<std::string> known;
+  for (const cli::Command& c : cli::commands()) known.push_back(c.name);
+  CHECK(listed == known);
+  CHECK(known == std::vector<std::string>{"eventidx", "sweep", "scenario", "validate"});
+  CHECK(cli::find_command("validate") != nullptr);
+  CHECK(cli::find_command("run") == nullptr);
+  // Each line points at the command's own help.
+  for (const std::string& name : known)
+    CHECK(help.find("(see 'nvmesim " + name + " --help')") != std::string::npos);
 }

@@ -1,5 +1,5 @@
 // fio job files in (platform/fio_job.h): parsing, fio's semantics, the
-// seeds' job files, ignored / unknown options, and the binary's exit codes.
+// published job files (QEMU nvme on a ram disk, on a real NVMe), ignored / unknown options, and the binary's exit codes.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -51,7 +51,7 @@ using Options = std::vector<std::pair<std::string, std::string>>;
 
 }  // namespace
 
-TEST_CASE("fio job: the seeds' ram-disk job file parses to one job of 2, rw=read, 120 s", "[fio]") {
+TEST_CASE("fio job: the published ram-disk job file parses to one job of 2, rw=read, 120 s", "[fio]") {
   const FioJobFile f = load_fio_job_file(kRamdisk);
   REQUIRE(f.jobs.size() == 1);
   CHECK(f.jobs[0].name == "job1");
@@ -90,7 +90,7 @@ TEST_CASE("fio job: the seeds' ram-disk job file parses to one job of 2, rw=read
                                  "filename"});
 }
 
-TEST_CASE("fio job: the seeds' real-NVMe job file parses to one job of 8, rw=read, 60 s", "[fio]") {
+TEST_CASE("fio job: the published real-NVMe job file parses to one job of 8, rw=read, 60 s", "[fio]") {
   const FioJobs jobs = resolve_fio_jobs(load_fio_job_file(kRealNvme), Config(), {}, false);
   REQUIRE(jobs.jobs.size() == 1);
   const FioJob& j = jobs.jobs[0];
@@ -228,4 +228,56 @@ TEST_CASE("fio job: sections with different workloads get a vCPU each", "[fio][e
   CHECK(r.read.lat.count() == 300);
   CHECK(r.write.lat.count() == 600);
   CHECK(r.lat.count() == 900);
+}
+
+TEST_CASE("fio job: inline comments end an option line, as fio's strip_blank_end", "[fio]") {
+  const FioJobs j = resolve("[global]\nbs=8k # larger blocks\n[a]  ; the first job\nnumjobs=4 ; four threads\n"
+                            "iodepth=16#sixteen\nrw=read;sequential\n");
+  REQUIRE(j.jobs.size() == 1);
+  CHECK(j.jobs[0].name == "a");
+  CHECK(j.jobs[0].numjobs == 4);
+  CHECK(j.jobs[0].config.integer("iodepth") == 16);
+  CHECK(j.jobs[0].config.size_bytes("bs") == 8192);
+  CHECK(j.jobs[0].config.choice("rw") == "read");
+  // A line that is all comment after trimming is skipped.
+  CHECK(resolve("[a]\n   # nothing\niodepth=2\n").jobs[0].config.integer("iodepth") == 2);
+}
+
+TEST_CASE("fio job: include reads an options file inside a section, relative to the job file", "[fio]") {
+  char dir_template[] = "/tmp/nvmesim_include_XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const std::string dir = dir_template;
+  std::ofstream(dir + "/depth.fio") << "iodepth=8 ; from the include\nbogus_option=1\n";
+  std::ofstream(dir + "/job.fio") << "[global]\nrw=randread\n[a]\ninclude depth.fio\nnumjobs=2\n";
+  std::ofstream(dir + "/section.fio") << "[b]\n";
+  std::ofstream(dir + "/bad.fio") << "[a]\ninclude section.fio\n";
+  std::ofstream(dir + "/loop.fio") << "[a]\ninclude loop_opts.fio\n";
+  std::ofstream(dir + "/loop_opts.fio") << "include loop_opts.fio\n";
+  std::ofstream(dir + "/missing.fio") << "[a]\ninclude nowhere.fio\n";
+
+  const FioJobFile f = load_fio_job_file(dir + "/job.fio");
+  const FioJobs j = resolve_fio_jobs(f, Config(), {}, false);
+  REQUIRE(j.jobs.size() == 1);
+  CHECK(j.jobs[0].config.integer("iodepth") == 8);
+  CHECK(j.jobs[0].numjobs == 2);
+  // A warning about an included option names the included file and its line.
+  REQUIRE(j.warnings.size() == 1);
+  CHECK(j.warnings[0].rfind(dir + "/depth.fio line 2: unknown fio option 'bogus_option'", 0) == 0);
+
+  auto error_loading = [](const std::string& path) {
+    try {
+      load_fio_job_file(path);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK(error_loading(dir + "/bad.fio") ==
+        "--job " + dir + "/section.fio line 1: no new sections in an included file (fio's rule)");
+  CHECK(error_loading(dir + "/loop.fio").find("nested more than 16 deep (an include cycle?)") != std::string::npos);
+  CHECK(error_loading(dir + "/missing.fio").rfind("--job " + dir + "/missing.fio line 2: include " + dir + "/nowhere.fio", 0) ==
+        0);
+  for (const char* n : {"depth.fio", "job.fio", "section.fio", "bad.fio", "loop.fio", "loop_opts.fio", "missing.fio"})
+    std::remove((dir + "/" + n).c_str());
+  ::rmdir(dir.c_str());
 }

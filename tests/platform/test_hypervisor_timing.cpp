@@ -140,7 +140,7 @@ TEST_CASE("timing: interrupt coalescing lowers interrupts per I/O", "[timing]") 
   CHECK(num(jc, "coalesced_completions") > 0);
 }
 
-// The seeds' uncleared ioeventfd, in both readings, and without it.
+// The uncleared ioeventfd (an eventfd QEMU never cleared), in both readings, and without it.
 const Settings kIoeventfdRun = {{"iodepth", "4"},        {"number_ios", "500"},
                                 {"nvme.dbbuf", "spec"},  {"hv.notify", "ioeventfd"},
                                 {"sim.stall_timeout", "1ms"}};
@@ -215,7 +215,7 @@ TEST_CASE("timing: QEMU's global lock makes MMIO handlers and the main loop wait
   CHECK(num(locked, "iops") < num(run_json(common), "iops"));
 }
 
-TEST_CASE("presets: apply the seeds' machines and later options override them", "[presets]") {
+TEST_CASE("presets: apply the published machines and later options override them", "[presets]") {
   Config c;
   apply_preset("ivybridge-i7", c);
   CHECK(c.text("hv.exit_mmio") == "7000cyc");

@@ -65,7 +65,7 @@ TEST_CASE("input limits: echoed values are cut at 80 bytes and control bytes esc
   const std::string q300(300, 'q');
   check_refused("--" + q300 + "=", "nvmesim: error: --" + std::string(78, 'q') + "... (302 bytes): empty value after '='");
   check_refused("eventidx --" + q300,
-                "nvmesim eventidx: error: unrecognised option '--" + std::string(57, 'q') + "... (324 bytes)");
+                "nvmesim eventidx: error: unknown option '--" + std::string(78, 'q') + "... (302 bytes)' (see --help)");
   // In a config file too: the section header as read.
   const TempFile ansi("[\x1b[2J]\nx = 1\n");
   check_refused("--config " + ansi.path, "nvmesim: error: config file " + ansi.path +

@@ -66,10 +66,10 @@ TEST_CASE("late refusals: nvmesim eventidx takes whole option names only", "[eve
     std::string args, error;
   };
   const std::vector<Case> table = {
-      {"--qs 8 --old 1 --new 2 --eventidx 1", "unrecognised option '--qs'"},
-      {"--qsize 8 --ol 1 --new 2 --eventidx 1", "unrecognised option '--ol'"},
-      {"--qsize 8 --old 1 --new 2 --event 1", "unrecognised option '--event'"},
-      {"--qsize 8 --exh", "unrecognised option '--exh'"},
+      {"--qs 8 --old 1 --new 2 --eventidx 1", "unknown option \'--qs\' (see --help)"},
+      {"--qsize 8 --ol 1 --new 2 --eventidx 1", "unknown option \'--ol\' (see --help)"},
+      {"--qsize 8 --old 1 --new 2 --event 1", "unknown option \'--event\' (see --help)"},
+      {"--qsize 8 --exh", "unknown option \'--exh\' (see --help)"},
   };
   for (const Case& c : table) check_refused("eventidx " + c.args, "nvmesim eventidx: error: " + c.error);
   const auto whole = run_nvmesim("eventidx --qsize 8 --old 1 --new 2 --eventidx 1");

@@ -107,7 +107,7 @@ TEST_CASE("output files: a finished run writes each file whole and leaves no tem
   CHECK(json.substr(json.size() - 2) == "}\n");
   CHECK(nvmesim::test::json_number(json, "ios") == 50);
   CHECK(slurp(d / "t.vcd").rfind("$version nvmesim $end", 0) == 0);
-  CHECK(entries(d.path) == std::vector<std::string>{"out.json", "t.json", "t.vcd"});
+  CHECK(entries(d.path) == std::vector<std::string>{"out.json", "t.gtkw", "t.json", "t.vcd"});  // t.gtkw: the VCD's GTKWave save file
 }
 
 TEST_CASE("output files: devices are written in place, a symbolic link stays a link", "[cli][output]") {

@@ -176,7 +176,12 @@ TEST_CASE("scenario: --calibrate takes a time parameter only", "[scenario]") {
   check_refused("scenario qemu-vendor --calibrate=numjobs",
                 "nvmesim scenario: error: --calibrate: 'numjobs' is not a time parameter (see --list-params)");
   check_refused("scenario qemu-vendor --calibrate=",
+                "nvmesim scenario: error: --calibrate: empty value after '='");
+  check_refused("scenario qemu-vendor --calibrate ''",
                 "nvmesim scenario: error: --calibrate: needs a time parameter (see --list-params)");
+  // The same parser as every command: names are never abbreviated.
+  check_refused("scenario qemu-vendor --calib=hv.exit_mmio",
+                "nvmesim scenario: error: unknown option '--calib' (see --help)");
   const auto ok = run_nvmesim("scenario qemu-vendor --output-format=json --calibrate=hv.exit_mmio" +
                               std::string(kIos));
   REQUIRE(ok.exit_code == 0);

@@ -3,7 +3,9 @@
 // built binary on small points (number_ios=300, ~50 ms each).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -289,4 +291,63 @@ TEST_CASE("sweep: a sweep file gives axes and fixed options", "[sweep]") {
   CHECK(csv.at(1, "iodepth") == "8");
   CHECK(csv.at(1, "nvme.dbbuf") == "off");
   CHECK(csv.at(1, "ios") == "300");
+}
+
+TEST_CASE("sweep: a slide-ready plot: labels and units, log2 x for powers of two, padded y, subtitle, a panel per further axis",
+          "[sweep]") {
+  ScratchDir d;
+  const auto r = run_nvmesim("sweep --grid iodepth=1,4,16 --grid nvme.dbbuf=off,spec --grid rw=randread,read "
+                             "--grid numjobs=1 --jobs 2 --out " + d.path +
+                             " --plot y=per_io.sq_mmio,x=iodepth,series=nvme.dbbuf" + kSmall);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string gp = slurp(d / "plot-per_io.sq_mmio-vs-iodepth.gp");
+  // Labels and units from the metric definitions and the parameter list.
+  CHECK(gp.find("set ylabel 'SQ MMIO doorbell writes per I/O'") != std::string::npos);
+  CHECK(gp.find("set xlabel 'iodepth [I/Os]'") != std::string::npos);
+  CHECK(gp.find("SQ MMIO doorbell writes per I/O (per_io.sq_mmio) vs iodepth") != std::string::npos);
+  // 1, 4, 16: powers of two spanning 16x, so log2 with ticks at the values.
+  CHECK(gp.find("set logscale x 2") != std::string::npos);
+  CHECK(gp.find("set xtics (1, 4, 16)") != std::string::npos);
+  // The off series lies at exactly 1.0 (one SQ write per I/O): the y range
+  // goes beyond it, so it is not drawn on the frame.
+  const Csv csv(slurp(d / "results.csv"));
+  double lo = 1e9, hi = -1e9;
+  for (size_t k = 0; k < csv.rows.size(); ++k) {
+    lo = std::min(lo, std::stod(csv.at(k, "per_io.sq_mmio")));
+    hi = std::max(hi, std::stod(csv.at(k, "per_io.sq_mmio")));
+  }
+  CHECK(hi == 1.0);
+  const size_t yr = gp.find("set yrange [");
+  REQUIRE(yr != std::string::npos);
+  double y0 = 0, y1 = 0;
+  REQUIRE(std::sscanf(gp.c_str() + yr, "set yrange [%lf:%lf]", &y0, &y1) == 2);
+  CHECK(y0 == Approx(lo - 0.06 * (hi - lo)));
+  CHECK(y1 == Approx(hi + 0.06 * (hi - lo)));
+  // What all points share in the subtitle: the single-valued axis and the fixed options.
+  CHECK(gp.find("\\nnumjobs=1  --number_ios=300") != std::string::npos);
+  // The third varying axis (rw) is a panel per value, not folded into the series.
+  CHECK(gp.find("set multiplot layout 1,2") != std::string::npos);
+  CHECK(gp.find("set title 'rw=randread'") != std::string::npos);
+  CHECK(gp.find("set title 'rw=read'") != std::string::npos);
+  const std::string png = slurp(d / "plot-per_io.sq_mmio-vs-iodepth.png");
+  REQUIRE(png.rfind("\x89PNG\r\n\x1a\n", 0) == 0);
+  // PNG IHDR: width and height, big-endian, at bytes 16..23.
+  auto be32 = [&](size_t at) {
+    return (uint32_t(uint8_t(png[at])) << 24) | (uint32_t(uint8_t(png[at + 1])) << 16) |
+           (uint32_t(uint8_t(png[at + 2])) << 8) | uint32_t(uint8_t(png[at + 3]));
+  };
+  CHECK(be32(16) == 1120);
+  CHECK(be32(20) == 480);
+}
+
+TEST_CASE("sweep: plot refusals name the problem", "[sweep]") {
+  ScratchDir d;
+  const auto many = run_nvmesim("sweep --grid iodepth=1,2 --grid bs=4k,8k,16k,32k --grid rw=read,randread,write,randwrite "
+                                "--jobs 2 --out " + d.path + " --plot y=iops,x=iodepth" + kSmall);
+  CHECK(many.exit_code == 1);
+  CHECK(many.err.find("--plot y=iops,x=iodepth: the other grid axes give 16 panels (at most 12): put one of them in "
+                      "series= or plot a smaller grid") != std::string::npos);
+  nvmesim::test::check_refused("sweep --grid iodepth=1 --out " + d.path + " --plot y=iops,x=iodepth,logx=maybe",
+                "nvmesim sweep: error: --plot: logx='maybe' is not one of auto, on, off");
 }

@@ -166,7 +166,7 @@ TEST_CASE("validate: bad options and references are refused with one line") {
   check_refused("validate " + p + " --output-format=csv",
                 "nvmesim validate: error: --output-format: 'csv' is not one of normal, json");
   check_refused("validate " + p + " --number_ios=5", "nvmesim validate: error: --number_ios: '5' is out of range (100..10000000)");
-  check_refused("validate " + p + " --no-cal", "nvmesim validate: error: unrecognised option '--no-cal' (see --help)");
+  check_refused("validate " + p + " --no-cal", "nvmesim validate: error: unknown option '--no-cal' (see --help)");
   check_refused("validate " + no_qd1.path,
                 "nvmesim validate: error: reference line 2: rw=randread bs=4096 iodepth=8 numjobs=1 dbbuf=off "
                 "ioeventfd=off has no iodepth=1 row to take its IOPS ratio to");

@@ -54,7 +54,7 @@ TEST_CASE("watchdog: a real stall says STALLED first, in text and JSON", "[e2e][
     const char* options;
   };
   const Row rows[] = {
-      // The seeds' uncleared ioeventfd: later doorbells are lost.
+      // An ioeventfd QEMU never cleared: later doorbells are lost.
       {"eventfd not cleared",
        "--iodepth=4 --number_ios=500 --nvme.dbbuf=spec --hv.notify=ioeventfd "
        "--sim.stall_timeout=1ms --hv.fault=eventfd_not_cleared"},

@@ -5,7 +5,10 @@
 # Usage (as root on Debian 12):  validation/qemu/run.sh [--smoke] [--out FILE]
 # Environment: WORKDIR (scratch, default /var/tmp/nvmesim-qemu), REPEATS (3),
 #   IOS (I/Os per fio job, default 2000), SKIP_APT=1 (packages already there),
-#   ACCEL=kvm|tcg (skip the probe), BOOT_TIMEOUT (s per boot, default 1500).
+#   ACCEL=kvm|tcg (skip the probe), BOOT_TIMEOUT (s per boot, default 1500);
+#   a subset: RWS_OVERRIDE (randread,read), QDS_OVERRIDE (1,32), JOBS_LIST_OVERRIDE
+#   ("1 2"), DBBUF_LIST_OVERRIDE ("0 1"), IOEVENTFD_LIST_OVERRIDE ("off on");
+#   QEMU_CPUS (taskset core list for QEMU, e.g. 0: one core).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -31,6 +34,14 @@ else
 	RWS="randread,read"; QDS="1,2,4,8,16,32,64"; JOBS_LIST="1 2"; DBBUF_LIST="0 1"; IOEVENTFD_LIST="off on"
 fi
 JOBS_LIST=${JOBS_LIST_OVERRIDE:-$JOBS_LIST}
+RWS=${RWS_OVERRIDE:-$RWS}
+QDS=${QDS_OVERRIDE:-$QDS}
+DBBUF_LIST=${DBBUF_LIST_OVERRIDE:-$DBBUF_LIST}
+IOEVENTFD_LIST=${IOEVENTFD_LIST_OVERRIDE:-$IOEVENTFD_LIST}
+# QEMU_CPUS=0 or 0,1: run QEMU's threads on these host cores only (taskset),
+# to see how the counts follow the cores its threads share.
+PIN=""
+[ -n "${QEMU_CPUS:-}" ] && PIN="taskset -c $QEMU_CPUS"
 
 log() { echo "[run.sh $(date -u +%H:%M:%S)] $*" >&2; }
 mkdir -p "$WORKDIR"
@@ -130,7 +141,7 @@ boot() { # boot ACCEL SMP IOEVENTFD TIMEOUT TAG CMDLINE-WORDS...
 	shift 5
 	# -cpu host aborts on this host (KVM rejects MSR 0x10a); qemu64 for both.
 	rm -f "serial-$tag.log" "trace-$tag.log"
-	nice -n 10 timeout --foreground -k 10 "$tmo" qemu-system-x86_64 \
+	nice -n 10 timeout --foreground -k 10 "$tmo" $PIN qemu-system-x86_64 \
 		-accel "$accel" -cpu qemu64 -m 1024M -smp "$smp" -nographic -no-reboot \
 		-kernel "$KERNEL" -initrd initramfs.gz -append "$KCMD_BASE $*" \
 		-drive if=none,id=nvm,format=raw,file.driver=null-co,file.read-zeroes=on,file.size=1G \

@@ -1,0 +1,73 @@
+// A PCIe endpoint function: its type 0 configuration space header, its
+// MSI-X table and Pending Bit Array (BAR2), and the bus-master initiator its
+// DMA and MSI-X messages go out through. Devices (the NVMe controller model,
+// a virtio-blk function) derive from it and add their own BAR0 and logic.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+namespace nvmesim::models {
+
+class PcieEndpoint : public sc_core::sc_module {
+ public:
+  struct Identity {
+    uint16_t vendor_id = 0;
+    uint16_t device_id = 0;
+    uint8_t base_class = 0, sub_class = 0, prog_if = 0;  // class code
+    uint32_t bar0 = 0;  // BAR0 register: base address and its type bits
+  };
+  // BAR2 layout (PCI Local Bus 3.0 section 6.8.2): the table from offset 0,
+  // 16 bytes an entry; the PBA, a bit a vector, from kPbaOffset.
+  static constexpr uint32_t kMsixEntryBytes = 16;
+  static constexpr uint32_t kPbaOffset = 0x2000;
+  // Vector Control bit 0: the vector is masked (every vector is at reset).
+  static constexpr uint32_t kVectorMasked = 1;
+
+  tlm_utils::simple_target_socket<PcieEndpoint> msix_target;    // BAR2
+  tlm_utils::simple_target_socket<PcieEndpoint> config_target;  // configuration space
+  tlm_utils::simple_initiator_socket<PcieEndpoint> dma_initiator;  // DMA and MSI writes
+
+  PcieEndpoint(sc_core::sc_module_name name, const Identity& identity, uint16_t msix_vectors);
+
+  // Fills a table entry and unmasks it, as a guest's PCI core does through
+  // BAR2 (for harnesses without a guest).
+  void program_msix_vector(uint16_t vector, uint64_t address, uint32_t data);
+
+  enum class MsixOutcome : uint8_t { Sent, Masked };
+  // Signals `vector`: a DWORD write of the entry's data to its address,
+  // `delay` after now (advanced by the write); a masked vector only sets its
+  // pending bit, and its message goes when it is unmasked.
+  MsixOutcome send_msix(uint16_t vector, sc_core::sc_time& delay);
+  uint16_t msix_vectors() const { return uint16_t(msix_table_.size()); }
+  bool msix_masked(uint16_t vector) const { return msix_table_.at(vector).control & kVectorMasked; }
+  bool msix_pending(uint16_t vector) const { return msix_pending_.at(vector) != 0; }
+
+ protected:
+  // A vector was unmasked with its pending bit set (now cleared): its
+  // message goes now. A device that keeps per-message state overrides this.
+  virtual void send_pending_msix(uint16_t vector, const sc_core::sc_time& delay);
+
+ private:
+  void msix_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  // Untimed table and PBA accesses (a guest's set-up, a debugger): never
+  // sends a message.
+  unsigned msix_transport_dbg(tlm::tlm_generic_payload& p);
+  // The table or PBA access of `p`; *unmasked_pending: a Vector Control
+  // write unmasked a vector with a message pending (its vector returned).
+  bool msix_access(tlm::tlm_generic_payload& p, int* unmasked_pending);
+  void config_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+
+  struct MsixEntry { uint64_t address = 0; uint32_t data = 0; uint32_t control = kVectorMasked; };
+  std::vector<MsixEntry> msix_table_;
+  std::vector<uint8_t> msix_pending_;
+  std::array<uint8_t, 4096> config_space_{};
+  tlm::tlm_generic_payload msi_payload_;  // reused: no allocation per message
+};
+
+}  // namespace nvmesim::models

@@ -1,0 +1,202 @@
+// The fio-like job of a vCPU (Vcpu::run and what it calls): fio's do_io
+// loop, submission batches, the driver's completion handling, reaping, and
+// verify=pattern.
+#include <algorithm>
+#include <cstring>
+
+#include "models/guest.h"
+#include "models/vcpu.h"
+#include "traces/tracer.h"
+
+using namespace sc_core;
+
+namespace nvmesim::models {
+
+// ---------------------------------------------------------------- verify
+// The pattern depends on the block only, so every job writes the same bytes
+// to a block and overlapping writes cannot make a correct read fail.
+static uint64_t pattern_word(uint64_t block, uint64_t i) {
+  uint64_t z = block * 0x9E3779B97F4A7C15ull + i + 1;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  return z ^ (z >> 27);
+}
+
+void Vcpu::fill_pattern(uint8_t* p, uint64_t block) const {
+  for (uint64_t i = 0; i < params_.job.bs / 8; ++i) {
+    const uint64_t w = pattern_word(block, i);
+    std::memcpy(p + 8 * i, &w, 8);
+  }
+}
+
+bool Vcpu::check_pattern(const uint8_t* p, uint64_t block) const {
+  for (uint64_t i = 0; i < params_.job.bs / 8; ++i) {
+    uint64_t w;
+    std::memcpy(&w, p + 8 * i, 8);
+    if (w != pattern_word(block, i)) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------- the job
+void Vcpu::run() {
+  qk_.refresh_quantum();
+  if (params_.index == 0) {
+    guest_.bring_up(*this);
+  } else if (!guest_.ready()) {
+    wait(guest_.ready_event());
+  }
+  set_runnable(true);
+  if (guest_.bringup().ok) run_job();
+  set_runnable(false);
+  results_.finished = true;
+  guest_.vcpu_finished();
+}
+
+bool Vcpu::can_issue() const {
+  if (inflight_ >= params_.iodepth) return false;  // fio's queue is full until it reaps
+  if (params_.number_ios && results_.issued >= params_.number_ios) return false;
+  if (params_.runtime != SC_ZERO_TIME && now() >= results_.start + params_.runtime) return false;
+  return true;
+}
+
+void Vcpu::submit_batch() {
+  unsigned n = 0;
+  while (n < params_.batch_submit && can_issue()) {
+    const NextIo io = workload_.next();
+    const sc_time started = now();
+    const uint32_t lba = guest_.bringup().lba_bytes;
+    fw::IoSpec spec;
+    spec.opcode = io.write ? nvme::io::WRITE : nvme::io::READ;
+    spec.slba = io.offset / lba;
+    spec.nlb = io.bytes / lba;
+    const int32_t tag = guest_.driver().submit(params_.qid, spec);
+    if (tag < 0) break;  // SQ full: publish what we have
+    start_time_[tag] = started;
+    is_write_[tag] = io.write;
+    if (auto* t = traces::active()) t->io_start(params_.qid, uint32_t(tag), io.write, started.value());
+    if (params_.verify) {
+      const uint64_t block = io.offset / params_.job.bs;
+      block_[tag] = block;
+      const uint64_t gpa = guest_.driver().data_buffer(params_.qid, uint32_t(tag));
+      uint8_t* buf = guest_memory(gpa, io.bytes);
+      if (io.write) {
+        fill_pattern(buf, block);
+      } else {
+        expect_pattern_[tag] = written_[block];
+        std::memset(buf, 0, io.bytes);  // so stale data cannot pass the check
+      }
+    }
+    ++outstanding_;
+    ++inflight_;
+    ++results_.issued;
+    ++n;
+    guest_work(params_.submit_cost);
+  }
+  if (n) trace_update(true, guest_.driver().ring_sq(params_.qid));
+}
+
+void Vcpu::handle_completions(bool from_interrupt) {
+  if (from_interrupt) {
+    const sc_time exit = guest_.hypervisor().interrupt_exit(params_.index);
+    if (auto* t = traces::active()) {
+      t->interrupt(params_.index, now().value());
+      if (exit != SC_ZERO_TIME) t->vm_exit(params_.index, "interrupt", now().value(), (now() + exit).value());
+    }
+    qk_.inc(exit);
+    ++results_.interrupts;
+    guest_work(params_.irq_entry);
+  }
+  // Consume every completion whose phase matches, finishing each I/O, then
+  // publish the CQ head once (nvme_irq -> nvme_poll_cq -> nvme_ring_cq_doorbell).
+  const unsigned n =
+      guest_.driver().consume_completions(params_.qid, reaped_.data(), unsigned(reaped_.size()));
+  for (unsigned i = 0; i < n; ++i) {
+    guest_work(params_.complete_cost);
+    const fw::Completion& c = reaped_[i];
+    const sc_time end = now();
+    const uint64_t lat_ns = (end - start_time_[c.tag]).value() / 1000;
+    latency_.add(lat_ns);
+    latency_dir_[is_write_[c.tag] ? 1 : 0].add(lat_ns);
+    results_.lat_sum_sq[is_write_[c.tag] ? 1 : 0] += (long double)lat_ns * lat_ns;
+    if (auto* t = traces::active())
+      t->io(params_.qid, c.tag, is_write_[c.tag], start_time_[c.tag].value(), end.value());
+    --outstanding_;
+    ++ready_;  // into the job's aio ring, for fio's next reap
+    ++results_.ios;
+    if (c.status && results_.errors++ == 0) results_.first_error_status = c.status;
+    const uint64_t bytes = params_.job.bs;
+    if (params_.verify && !c.status) {
+      if (is_write_[c.tag]) {
+        written_[block_[c.tag]] = 1;
+      } else if (expect_pattern_[c.tag]) {
+        ++results_.verified_reads;
+        const uint64_t gpa = guest_.driver().data_buffer(params_.qid, c.tag);
+        if (!check_pattern(guest_memory(gpa, params_.job.bs), block_[c.tag]))
+          ++results_.verify_errors;
+      }
+    }
+    if (is_write_[c.tag]) {
+      ++results_.write_ios;
+      results_.write_bytes += bytes;
+    } else {
+      ++results_.read_ios;
+      results_.read_bytes += bytes;
+    }
+    results_.end = end;
+  }
+  trace_update(false, guest_.driver().update_cq_head(params_.qid));
+  if (from_interrupt) {
+    const sc_time eoi = guest_.hypervisor().eoi_exit(params_.index);
+    if (eoi != SC_ZERO_TIME)
+      if (auto* t = traces::active()) t->vm_exit(params_.index, "eoi", now().value(), (now() + eoi).value());
+    qk_.inc(eoi);
+  }
+}
+
+bool Vcpu::io_interrupt_due() const { return irq_pending_ && irq_time_ <= now(); }
+
+void Vcpu::take_io_interrupt() {
+  irq_pending_ = false;
+  in_interrupt_ = true;
+  handle_completions(true);
+  in_interrupt_ = false;
+}
+
+// fio's io_getevents(min, max) (fio io_u.c io_u_queued_complete): waits
+// until iodepth_batch_complete_min I/Os are in the aio ring (the vCPU halts
+// if none is coming sooner), then takes at most iodepth_batch_complete_max.
+void Vcpu::reap() {
+  const uint32_t want = std::min(params_.batch_complete_min, inflight_);
+  while (ready_ < want) {
+    if (params_.poll_completions) {
+      guest_work(params_.poll_interval);
+      sync_local();
+      waits_on_device_ = !guest_.driver().completion_ready(params_.qid);
+      if (!waits_on_device_) handle_completions(false);
+      continue;
+    }
+    if (!io_interrupt_due()) wait_for_interrupt();
+    take_io_interrupt();
+  }
+  const uint32_t n = std::min(ready_, params_.batch_complete_max);
+  ready_ -= n;
+  inflight_ -= n;
+}
+
+// fio's do_io loop (backend.c): queue I/O while below iodepth; with the
+// queue full (or nothing left to issue), reap (wait_for_completions).
+void Vcpu::run_job() {
+  sync_local();
+  results_.start = sc_time_stamp();
+  results_.end = results_.start;
+  job_running_ = true;
+  for (;;) {
+    while (can_issue()) submit_batch();
+    if (inflight_ == 0) break;
+    reap();
+  }
+  job_running_ = false;
+  sync_local();
+}
+
+}  // namespace nvmesim::models
