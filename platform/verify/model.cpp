@@ -379,10 +379,14 @@ void guest_steps(const State& s, const Ctx& x, Builder& b) {
   }
 }
 
-bool eventidx_claim_ok(uint32_t value, uint32_t low, uint32_t high, uint32_t size) {
+// A non-parked EventIdx may lie from one behind `from` (Lag) up to `to`:
+// the SQ from the fetch head to the driver's tail, the CQ from the device's
+// known head to the driver's head. Spans count entries, so a full lap of a
+// small ring stays unambiguous.
+bool eventidx_claim_ok(uint32_t value, uint32_t from, uint32_t to, uint32_t size) {
   if (value >= size) return true;  // parked: claims nothing
   const fw::Ring r{size};
-  return r.distance(low, value) <= r.distance(low, high);
+  return r.distance((from + size - 1) % size, value) <= 1 + r.distance(from, to);
 }
 
 void device_steps(const State& s, const Ctx& x, Builder& b) {
@@ -455,8 +459,8 @@ void device_steps(const State& s, const Ctx& x, Builder& b) {
       const fw::EventIdxWrite w = sq ? fw::eventidx_update(c.sq_eventidx, s.dev_sq_tail, x.n, parked)
                                      : fw::eventidx_update(c.cq_eventidx, s.dev_cq_head, x.m, parked);
       (sq ? t.sq_parked : t.cq_parked) = parked;
-      const bool ok = sq ? eventidx_claim_ok(w.value, uint8_t(s.dev_sq_head + x.n - 1) % x.n, s.sq_tail, x.n)
-                         : eventidx_claim_ok(w.value, uint8_t(s.dev_cq_head + x.m - 1) % x.m, s.cq_head, x.m);
+      const bool ok = sq ? eventidx_claim_ok(w.value, s.dev_sq_head, s.sq_tail, x.n)
+                         : eventidx_claim_ok(w.value, s.dev_cq_head, s.cq_head, x.m);
       if (!ok)
         b.violate(n, Property::EventIdxAhead,
                   q(sq) + " EventIdx " + std::to_string(w.value) + " claims more than the " +
