@@ -97,7 +97,7 @@ TEST_CASE("verify: an SQ EventIdx parked or never written loses a wake-up", "[ve
   CHECK(never.steps.size() == STEPS_SQ_NEVER);
 }
 
-TEST_CASE("verify: a doorbell buffer kept across a reset goes wrong; a cleared one does not", "[verify]") {
+TEST_CASE("verify: a doorbell buffer kept across a reset goes wrong, a cleared one does not", "[verify]") {
   ModelConfig c = small();
   c.reset = ResetMode::Stale;
   const SearchResult stale = check(c);
