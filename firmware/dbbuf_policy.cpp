@@ -21,6 +21,19 @@ const char* to_string(EventIdxPolicy policy) {
   return "?";
 }
 
+EventIdxWrite eventidx_update(EventIdxPolicy policy, uint32_t index, uint32_t size, bool& parked) {
+  switch (policy) {
+    case EventIdxPolicy::Echo: return {true, index};  // QEMU: sq->tail, cq->head
+    case EventIdxPolicy::Lag: return {true, (index + size - 1) % size};
+    case EventIdxPolicy::Park:
+      if (parked) return {};
+      parked = true;
+      return {true, EVENTIDX_PARK_INDEX};
+    case EventIdxPolicy::Never: return {};
+  }
+  return {};
+}
+
 const char* to_string(MmioDoorbellValue value) {
   switch (value) {
     case MmioDoorbellValue::Use: return "use";
