@@ -9,11 +9,6 @@ namespace nvmesim::fw {
 using namespace nvme;
 
 namespace {
-// Park: a u16 index no driver index reaches in [0, size) for size < 65536,
-// so need_event fires only when the guest's update wraps the ring (for
-// size 65536 it is the last slot, crossed once per lap as well).
-constexpr uint32_t PARK_INDEX = 0xFFFF;
-
 void put_le32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
 }
@@ -25,14 +20,11 @@ uint32_t get_le32(const uint8_t* p) {
 // Spec mode covers every queue, the admin queue included (as QEMU); the
 // Google vendor-extension device covers the I/O queues only.
 bool Controller::dbbuf_covers(uint16_t qid) const {
-  return dbbuf_active_ && (qid != 0 || config_.dbbuf == DbbufMode::Spec);
+  return device_dbbuf_covers(dbbuf_active_, config_.dbbuf, qid);
 }
 
 bool Controller::cq_head_valid(const Cq& cq, uint32_t new_head) const {
-  if (new_head >= cq.size) return false;
-  const Ring ring{cq.size};
-  // The head may move forward over posted entries only.
-  return ring.distance(cq.head, new_head) <= ring.distance(cq.head, cq.tail);
+  return cq_head_acceptable(cq.size, cq.head, cq.tail, new_head);
 }
 
 // A tail may only move forward over free entries: one that lands between
@@ -40,9 +32,7 @@ bool Controller::cq_head_valid(const Cq& cq, uint32_t new_head) const {
 // has room for (NVMe: Invalid Doorbell Write Value). The fetch head never
 // passes the guest's idea of it, so a correct guest never trips this.
 bool Controller::sq_tail_valid(const Sq& sq, uint32_t new_tail) const {
-  if (new_tail >= sq.size) return false;
-  const Ring ring{sq.size};
-  return ring.distance(sq.head, new_tail) >= ring.distance(sq.head, sq.tail);
+  return sq_tail_acceptable(sq.size, sq.head, sq.tail, new_tail);
 }
 
 void Controller::mirror_to_shadow(uint32_t offset, uint32_t value) {
@@ -85,34 +75,14 @@ void Controller::shadow_read_cq_head(uint16_t cqid) {
 
 void Controller::apply_sq_eventidx(uint16_t sqid) {
   Sq& sq = sqs_[sqid];
-  const uint32_t off = dbbuf_sq_offset(sqid, config_.dstrd);
-  switch (config_.sq_eventidx) {
-    case EventIdxPolicy::Echo: write_eventidx(off, sq.tail); break;  // QEMU: sq->tail
-    case EventIdxPolicy::Lag: write_eventidx(off, (sq.tail + sq.size - 1) % sq.size); break;
-    case EventIdxPolicy::Park:
-      if (!sq.eventidx_parked) {
-        write_eventidx(off, PARK_INDEX);
-        sq.eventidx_parked = true;
-      }
-      break;
-    case EventIdxPolicy::Never: break;
-  }
+  const EventIdxWrite w = eventidx_update(config_.sq_eventidx, sq.tail, sq.size, sq.eventidx_parked);
+  if (w.write) write_eventidx(dbbuf_sq_offset(sqid, config_.dstrd), w.value);
 }
 
 void Controller::apply_cq_eventidx(uint16_t cqid) {
   Cq& cq = cqs_[cqid];
-  const uint32_t off = dbbuf_cq_offset(cqid, config_.dstrd);
-  switch (config_.cq_eventidx) {
-    case EventIdxPolicy::Echo: write_eventidx(off, cq.head); break;  // QEMU: cq->head
-    case EventIdxPolicy::Lag: write_eventidx(off, (cq.head + cq.size - 1) % cq.size); break;
-    case EventIdxPolicy::Park:
-      if (!cq.eventidx_parked) {
-        write_eventidx(off, PARK_INDEX);
-        cq.eventidx_parked = true;
-      }
-      break;
-    case EventIdxPolicy::Never: break;
-  }
+  const EventIdxWrite w = eventidx_update(config_.cq_eventidx, cq.head, cq.size, cq.eventidx_parked);
+  if (w.write) write_eventidx(dbbuf_cq_offset(cqid, config_.dstrd), w.value);
 }
 
 bool Controller::refresh_cq_head_from_shadow(uint16_t cqid) {

@@ -3,6 +3,8 @@
 // sequence when the doorbell buffer is active, else through BAR0.
 #include <cstring>
 
+#include "firmware/dbbuf_policy.h"
+#include "firmware/dbbuf_publish.h"
 #include "firmware/driver.h"
 
 namespace nvmesim::fw {
@@ -27,8 +29,7 @@ Driver::Queue* Driver::io_queue(uint16_t qid) {
 }
 
 bool Driver::uses_shadow(uint16_t qid) const {
-  // Linux never points the admin queue at the buffer (nvme_dbbuf_init skips qid 0).
-  return dbbuf_active_ && (qid != 0 || config_.admin_shadow);
+  return driver_uses_shadow(dbbuf_active_, config_.admin_shadow, qid);
 }
 
 DoorbellUpdate Driver::publish(uint16_t qid, bool sq) {
@@ -49,16 +50,25 @@ DoorbellUpdate Driver::publish(uint16_t qid, bool sq) {
     const uint32_t off = sq ? dbbuf_sq_offset(qid, dstrd_) : dbbuf_cq_offset(qid, dstrd_);
     u.via_shadow = true;
     ++n.updates_with_dbbuf;
-    env.write_barrier();  // the SQE (or consumed CQEs) before the shadow value
-    // The old value is the shadow's, not ours: need_event compares what the
-    // device may have seen.
-    u.old_value = uint16_t(env.load_shadow(layout_.shadow + off));
-    env.store_shadow(layout_.shadow + off, value);
-    // Without mb() the EventIdx load can pass the shadow store (Google's
-    // older driver): the device may miss the new value.
-    if (config_.dbbuf_full_barrier) env.full_barrier();
-    u.eventidx = uint16_t(env.load_eventidx(layout_.eventidx + off));
-    ring = need_event(config_.need_event_form, u.eventidx, value, u.old_value);
+    DbbufPublish p(value, config_.dbbuf_full_barrier, config_.need_event_form);
+    while (p.step() != DbbufPublish::Step::Decided) {
+      switch (p.step()) {
+        case DbbufPublish::Step::WriteBarrier: env.write_barrier(); p.advance(); break;
+        case DbbufPublish::Step::LoadShadow: p.advance(env.load_shadow(layout_.shadow + off)); break;
+        case DbbufPublish::Step::StoreShadow:
+          env.store_shadow(layout_.shadow + off, value);
+          p.advance();
+          break;
+        case DbbufPublish::Step::FullBarrier: env.full_barrier(); p.advance(); break;
+        case DbbufPublish::Step::LoadEventIdx:
+          p.advance(env.load_eventidx(layout_.eventidx + off));
+          break;
+        case DbbufPublish::Step::Decided: break;
+      }
+    }
+    u.old_value = p.old_value();
+    u.eventidx = p.eventidx();
+    ring = p.ring();
   } else {
     u.old_value = published;
   }

@@ -7,6 +7,7 @@
 #include "platform/scenarios.h"
 #include "platform/sweep_cli.h"
 #include "platform/validate/validate.h"
+#include "platform/verify/verify.h"
 
 namespace nvmesim::platform::cli {
 
@@ -17,6 +18,7 @@ const std::vector<Command>& commands() {
       {"scenario", "rebuild a published experiment: reported vs simulated figures", run_scenario_command},
       {"validate", "check the model against a real system's measured reference rows",
        run_validate_command},
+      {"verify", "check every driver/device interleaving of the doorbell protocol", run_verify_command},
   };
   return table;
 }

@@ -1,0 +1,631 @@
+#include "platform/verify/model.h"
+
+#include <cstring>
+#include <new>
+#include <sstream>
+
+namespace nvmesim::platform::verify {
+
+namespace {
+
+using fw::DbbufPublish;
+using Pub = DbbufPublish::Step;
+
+enum GuestPc : uint8_t { kGuestIdle, kGuestPublish, kGuestMmio, kGuestIrq };
+enum DevicePc : uint8_t {
+  kDevIdle,
+  kDevSqLoop,       // fetch the next command, if any
+  kDevSqEventIdx,   // after a command: the SQ EventIdx store
+  kDevSqReread,     // after a command: the shadow SQ tail load
+  kDevPost,         // next CQE, if any
+  kDevCqEventIdx,   // before the CQE: the CQ EventIdx store
+  kDevCqReread,     // before the CQE: the shadow CQ head load
+  kDevCqWrite,      // room check, then the CQE
+  kDevMsix,
+};
+
+struct Ctx {
+  const ModelConfig& c;
+  bool device_covers, driver_shadow;
+  uint32_t n, m;
+  explicit Ctx(const ModelConfig& cfg)
+      : c(cfg),
+        device_covers(fw::device_dbbuf_covers(cfg.dbbuf != fw::DbbufMode::Off, cfg.dbbuf, cfg.qid)),
+        driver_shadow(fw::driver_uses_shadow(cfg.dbbuf != fw::DbbufMode::Off, cfg.admin_shadow, cfg.qid)),
+        n(cfg.qsize),
+        m(cfg.cq_size()) {}
+};
+
+void copy_state(State& dst, const State& src) { std::memcpy(&dst, &src, sizeof(State)); }
+
+void start_publish(State& s, const ModelConfig& c, uint16_t value) {
+  std::memset(static_cast<void*>(&s.publish), 0, sizeof s.publish);
+  new (&s.publish) DbbufPublish(value, c.full_barrier, c.need_event);
+}
+void clear_publish(State& s) { std::memset(static_cast<void*>(&s.publish), 0, sizeof s.publish); }
+
+// The guest's load: its own newest buffered store to the location, else memory.
+uint16_t guest_load_shadow(const State& s, bool sq) {
+  const uint8_t loc = sq ? kShadowSq : kShadowCq;
+  for (unsigned i = s.store_count; i-- > 0;)
+    if (s.store_buffer[i].location == loc) return s.store_buffer[i].value;
+  return sq ? s.shadow_sq : s.shadow_cq;
+}
+
+// wmb(): on x86 stores already leave in order; on Arm it starts a new epoch
+// that may not pass the stores before it (nothing to order when empty).
+void write_barrier(State& s, const ModelConfig& c) {
+  if (c.memory == MemoryModel::Arm && s.store_count != 0) s.wmb_epoch++;
+}
+
+void push_store(State& s, uint8_t loc, uint16_t value) {
+  s.store_buffer[s.store_count++] = BufferedStore{loc, s.wmb_epoch, value};
+}
+
+// Folds the device's internal moves (loop ends, skipped accesses) so every
+// state sits where the next visible access is.
+void settle_device(State& s, const Ctx& x) {
+  for (;;) {
+    switch (s.device_pc) {
+      case kDevSqLoop:
+        if (s.dev_sq_head == s.dev_sq_tail || s.held >= x.n) {
+          s.device_pc = kDevIdle;
+          continue;
+        }
+        return;
+      case kDevSqEventIdx: {
+        bool parked = s.sq_parked;
+        if (!fw::eventidx_update(x.c.sq_eventidx, s.dev_sq_tail, x.n, parked).write) {
+          s.device_pc = x.c.device_order == DeviceOrder::LoadStore ? kDevSqLoop : kDevSqReread;
+          continue;
+        }
+        return;
+      }
+      case kDevPost:
+        if (s.held == 0) {
+          s.device_pc = s.posted ? kDevMsix : kDevIdle;
+          continue;
+        }
+        s.device_pc = !x.device_covers                              ? kDevCqWrite
+                      : x.c.device_order == DeviceOrder::LoadStore ? kDevCqReread
+                                                                    : kDevCqEventIdx;
+        continue;
+      case kDevCqEventIdx: {
+        bool parked = s.cq_parked;
+        if (!fw::eventidx_update(x.c.cq_eventidx, s.dev_cq_head, x.m, parked).write) {
+          s.device_pc = x.c.device_order == DeviceOrder::LoadStore ? kDevCqWrite : kDevCqReread;
+          continue;
+        }
+        return;
+      }
+      case kDevCqWrite:
+        if (fw::Ring{x.m}.full(s.dev_cq_head, s.dev_cq_tail)) {
+          s.stalled = 1;
+          s.device_pc = s.posted ? kDevMsix : kDevIdle;
+          continue;
+        }
+        return;
+      default: return;
+    }
+  }
+}
+
+class Builder {
+ public:
+  Builder(const State& s, const Ctx& x, std::vector<Successor>& out, bool text)
+      : s_(s), x_(x), out_(out), text_(text) {}
+
+  // A new successor starting from the current state.
+  Successor& add(StepKind kind, bool sq = true, uint16_t arg = 0) {
+    out_.emplace_back();
+    Successor& n = out_.back();
+    copy_state(n.state, s_);
+    n.step.kind = kind;
+    n.step.sq = sq;
+    n.step.arg = arg;
+    return n;
+  }
+  void say(Successor& n, const std::string& t) {
+    if (text_) n.step.text = t;
+  }
+  void violate(Successor& n, Property p, const std::string& why) {
+    n.violation = p;
+    n.why = why;
+  }
+  bool text() const { return text_; }
+
+ private:
+  const State& s_;
+  const Ctx& x_;
+  std::vector<Successor>& out_;
+  bool text_;
+};
+
+std::string q(bool sq) { return sq ? "SQ" : "CQ"; }
+
+// A doorbell MMIO write reaching the controller (firmware
+// controller_registers.cpp write_doorbell, with the buffer state of the run).
+void mmio_effect(State& s, const Ctx& x, bool sq, uint16_t value) {
+  const bool ignored = x.device_covers && x.c.qid != 0 &&
+                       x.c.mmio_doorbell_value == fw::MmioDoorbellValue::Ignore;
+  if (sq) {
+    if (value >= x.n || (!ignored && !fw::sq_tail_acceptable(x.n, s.dev_sq_head, s.dev_sq_tail, value)))
+      return;  // Invalid Doorbell Write Value: an asynchronous event, no kick
+    if (!ignored) {
+      s.dev_sq_tail = uint8_t(value);
+      if (x.c.qid == 0 && x.device_covers) s.shadow_sq = value;  // QEMU mirrors the admin value
+    }
+    s.sq_kick = 1;
+    return;
+  }
+  if (value >= x.m || (!ignored && !fw::cq_head_acceptable(x.m, s.dev_cq_head, s.dev_cq_tail, value)))
+    return;
+  const bool was_full = fw::Ring{x.m}.full(s.dev_cq_head, s.dev_cq_tail);
+  if (!ignored) {
+    s.dev_cq_head = uint8_t(value);
+    if (x.c.qid == 0 && x.device_covers) s.shadow_cq = value;
+  }
+  if (s.held > 0 && (ignored || was_full)) s.cq_kick = 1;
+}
+
+bool decide(const DbbufPublish& p, const ModelConfig& c) {
+  if (c.need_event_override) return c.need_event_override(p.eventidx(), p.new_value(), p.old_value());
+  return p.ring();
+}
+
+void guest_steps(const State& s, const Ctx& x, Builder& b) {
+  const ModelConfig& c = x.c;
+  const fw::Ring sq_ring{x.n}, cq_ring{x.m};
+  switch (s.guest_pc) {
+    case kGuestIdle: {
+      const unsigned outstanding = unsigned(s.next_seq - s.expect_seq);
+      const unsigned remaining = c.commands - s.completed - outstanding;
+      // Submit: build the SQE in the next slot (a store), advance the tail.
+      const bool buffer_room = s.store_count < kMaxStoreBuffer;  // a full store buffer stalls the CPU
+      if (remaining > 0 && !sq_ring.full(s.sq_head, s.sq_tail) && outstanding < x.n - 1 && buffer_room) {
+        Successor& n = b.add(StepKind::Submit, true, s.sq_tail);
+        State& t = n.state;
+        const uint8_t old = s.sqe[s.sq_tail];
+        if (old != 0 && old >= s.fetch_seq)
+          b.violate(n, Property::QueueOverflow,
+                    "SQ overflow: slot " + std::to_string(s.sq_tail) + " still holds unfetched command #" +
+                        std::to_string(old));
+        push_store(t, s.sq_tail, s.next_seq);
+        t.sq_tail = uint8_t(sq_ring.advance(s.sq_tail));
+        t.next_seq++;
+        if (b.text())
+          b.say(n, "driver: store command #" + std::to_string(s.next_seq) + " in SQ slot " +
+                       std::to_string(s.sq_tail) + " (store buffer), tail " + std::to_string(t.sq_tail));
+      }
+      // Publish the SQ tail.
+      if (s.sq_tail != s.sq_published) {
+        if (x.driver_shadow && buffer_room) {
+          Successor& n = b.add(StepKind::StoreShadow, true, s.sq_tail);
+          State& t = n.state;
+          start_publish(t, c, s.sq_tail);
+          t.guest_pc = kGuestPublish;
+          t.publishing_sq = 1;
+          t.sq_published = s.sq_tail;
+          // The firmware's sequence up to the first access the device can
+          // see: wmb, load the old shadow value (own store or memory), store.
+          while (t.publish.step() == Pub::WriteBarrier || t.publish.step() == Pub::LoadShadow ||
+                 t.publish.step() == Pub::StoreShadow) {
+            switch (t.publish.step()) {
+              case Pub::WriteBarrier: write_barrier(t, c); t.publish.advance(); break;
+              case Pub::LoadShadow: t.publish.advance(guest_load_shadow(t, true)); break;
+              default: push_store(t, kShadowSq, s.sq_tail); t.publish.advance(); break;
+            }
+          }
+          if (b.text())
+            b.say(n, "driver: store shadow SQ tail = " + std::to_string(s.sq_tail) + " (store buffer; old " +
+                         std::to_string(t.publish.old_value()) + ")");
+        } else if (!x.driver_shadow && s.store_count == 0) {
+          Successor& n = b.add(StepKind::MmioDoorbell, true, s.sq_tail);
+          n.state.sq_published = s.sq_tail;
+          mmio_effect(n.state, x, true, s.sq_tail);
+          b.say(n, "driver: MMIO SQ doorbell = " + std::to_string(s.sq_tail));
+        }
+      }
+      if (s.irq_pending) {
+        Successor& n = b.add(StepKind::TakeInterrupt, false);
+        n.state.irq_pending = 0;
+        n.state.guest_pc = kGuestIrq;
+        b.say(n, "driver: take the interrupt");
+      }
+      if (c.reset != ResetMode::Off && !s.reset_done && s.completed > 0 && s.store_count == 0) {
+        Successor& n = b.add(StepKind::Reset, true);
+        State& t = n.state;
+        t.reset_done = 1;
+        // Outstanding commands are abandoned without CQEs and go again as new submissions.
+        t.expect_seq = s.next_seq;
+        t.fetch_seq = s.next_seq;
+        t.sq_tail = t.sq_published = t.sq_head = t.cq_head = t.cq_published = 0;
+        t.cq_phase = 1;
+        t.irq_pending = 0;
+        std::memset(t.cqe_seq, 0, sizeof t.cqe_seq);  // nvme_init_queue clears the CQ
+        std::memset(t.cqe_sqhd, 0, sizeof t.cqe_sqhd);
+        std::memset(t.cqe_phase, 0, sizeof t.cqe_phase);
+        t.cq_unconsumed = 0;
+        if (c.reset == ResetMode::Zeroed) t.shadow_sq = t.shadow_cq = t.eventidx_sq = t.eventidx_cq = 0;
+        t.device_pc = kDevIdle;
+        t.dev_sq_head = t.dev_sq_tail = t.dev_cq_head = t.dev_cq_tail = 0;
+        t.dev_phase = 1;
+        t.sq_kick = t.cq_kick = t.stalled = t.sq_parked = t.cq_parked = t.posted = 0;
+        t.held = 0;
+        t.dev_store_location = t.dev_store_pending = 0;
+        t.dev_store_value = 0;
+        if (b.text())
+          b.say(n, std::string("driver: controller reset and bring-up again, doorbell buffer ") +
+                       (c.reset == ResetMode::Zeroed ? "cleared" : "kept as it was") + " (shadow SQ " +
+                       std::to_string(t.shadow_sq) + ", CQ " + std::to_string(t.shadow_cq) + "; EventIdx SQ " +
+                       std::to_string(t.eventidx_sq) + ", CQ " + std::to_string(t.eventidx_cq) + ")");
+      }
+      break;
+    }
+    case kGuestPublish: {
+      const bool sq = s.publishing_sq;
+      // mb() waits for the store buffer; then the EventIdx load and the decision.
+      if (s.publish.step() == Pub::FullBarrier && s.store_count != 0) break;
+      Successor& n = b.add(StepKind::LoadEventIdx, sq);
+      State& t = n.state;
+      const bool barrier = t.publish.step() == Pub::FullBarrier;
+      if (barrier) t.publish.advance();
+      t.publish.advance(sq ? s.eventidx_sq : s.eventidx_cq);
+      const bool ring = decide(t.publish, c);
+      n.step.arg = ring;
+      if (b.text())
+        b.say(n, std::string("driver: ") + (barrier ? "mb(), " : "") + "load " + q(sq) + " EventIdx = " +
+                     std::to_string(t.publish.eventidx()) + ": need_event(" +
+                     std::to_string(t.publish.eventidx()) + ", new " + std::to_string(t.publish.new_value()) +
+                     ", old " + std::to_string(t.publish.old_value()) + ") " +
+                     (ring ? "-> ring" : "-> suppressed"));
+      t.guest_pc = ring ? kGuestMmio : kGuestIdle;
+      if (!ring) clear_publish(t);
+      break;
+    }
+    case kGuestMmio: {
+      if (s.store_count != 0) break;  // the UC write leaves after the buffered stores
+      const bool sq = s.publishing_sq;
+      const uint16_t value = s.publish.new_value();
+      Successor& n = b.add(StepKind::MmioDoorbell, sq, value);
+      mmio_effect(n.state, x, sq, value);
+      n.state.guest_pc = kGuestIdle;
+      clear_publish(n.state);
+      b.say(n, "driver: MMIO " + q(sq) + " doorbell = " + std::to_string(value));
+      break;
+    }
+    case kGuestIrq: {
+      if (s.store_count >= kMaxStoreBuffer) break;
+      const uint8_t h = s.cq_head;
+      Successor& n = b.add(StepKind::LoadCqe, false, h);
+      State& t = n.state;
+      if (s.cqe_phase[h] == s.cq_phase) {
+        const uint8_t seq = s.cqe_seq[h];
+        if (seq != s.expect_seq)
+          b.violate(n, Property::EntryTwiceOrSkipped,
+                    "the driver read command #" + std::to_string(seq) + "'s completion where #" +
+                        std::to_string(s.expect_seq) + "'s was due");
+        t.expect_seq++;
+        t.completed++;
+        t.cq_unconsumed--;
+        t.sq_head = s.cqe_sqhd[h];
+        t.cq_head = uint8_t(cq_ring.advance(h));
+        if (t.cq_head == 0) t.cq_phase ^= 1;
+        if (b.text())
+          b.say(n, "driver: load CQE " + std::to_string(h) + ": command #" + std::to_string(seq) +
+                       " done (SQ head " + std::to_string(t.sq_head) + "), CQ head " + std::to_string(t.cq_head));
+        break;
+      }
+      // Phase mismatch: the batch ends; publish the CQ head once.
+      std::string what = "driver: load CQE " + std::to_string(h) + ": phase " +
+                         std::to_string(s.cqe_phase[h]) + " is not " + std::to_string(s.cq_phase) +
+                         ", batch over";
+      if (s.cq_head == s.cq_published) {
+        t.guest_pc = kGuestIdle;
+      } else if (x.driver_shadow) {
+        start_publish(t, c, s.cq_head);
+        t.guest_pc = kGuestPublish;
+        t.publishing_sq = 0;
+        t.cq_published = s.cq_head;
+        while (t.publish.step() == Pub::WriteBarrier || t.publish.step() == Pub::LoadShadow ||
+               t.publish.step() == Pub::StoreShadow) {
+          switch (t.publish.step()) {
+            case Pub::WriteBarrier: write_barrier(t, c); t.publish.advance(); break;
+            case Pub::LoadShadow: t.publish.advance(guest_load_shadow(t, false)); break;
+            default: push_store(t, kShadowCq, s.cq_head); t.publish.advance(); break;
+          }
+        }
+        what += "; store shadow CQ head = " + std::to_string(s.cq_head) + " (store buffer; old " +
+                std::to_string(t.publish.old_value()) + ")";
+      } else {
+        start_publish(t, c, s.cq_head);  // only new_value() is used: the MMIO write
+        t.guest_pc = kGuestMmio;
+        t.publishing_sq = 0;
+        t.cq_published = s.cq_head;
+      }
+      b.say(n, what);
+      break;
+    }
+    default: break;
+  }
+  // Stores leaving the store buffer.
+  for (unsigned i = 0; i < s.store_count; ++i) {
+    bool may = i == 0;
+    if (!may && c.memory == MemoryModel::Arm) {
+      may = true;
+      for (unsigned j = 0; j < i; ++j)
+        if (s.store_buffer[j].epoch != s.store_buffer[i].epoch ||
+            s.store_buffer[j].location == s.store_buffer[i].location)
+          may = false;
+    }
+    if (!may) continue;
+    const BufferedStore st = s.store_buffer[i];
+    Successor& n = b.add(StepKind::Drain, true, uint16_t(i));
+    State& t = n.state;
+    if (st.location == kShadowSq) t.shadow_sq = st.value;
+    else if (st.location == kShadowCq) t.shadow_cq = st.value;
+    else t.sqe[st.location] = uint8_t(st.value);
+    for (unsigned j = i; j + 1 < s.store_count; ++j) t.store_buffer[j] = s.store_buffer[j + 1];
+    t.store_count--;
+    std::memset(&t.store_buffer[t.store_count], 0, sizeof(BufferedStore));
+    if (t.store_count == 0) t.wmb_epoch = 0;  // nothing left to order against
+    if (b.text()) {
+      const std::string where = st.location == kShadowSq   ? "shadow SQ tail = " + std::to_string(st.value)
+                                : st.location == kShadowCq ? "shadow CQ head = " + std::to_string(st.value)
+                                                           : "SQ slot " + std::to_string(st.location) +
+                                                                 " (command #" + std::to_string(st.value) + ")";
+      b.say(n, "memory: the driver's store of " + where + " becomes visible");
+    }
+  }
+}
+
+// A non-parked EventIdx may lie from one behind `from` (Lag) up to `to`:
+// the SQ from the fetch head to the driver's tail, the CQ from the device's
+// known head to the driver's head. Spans count entries, so a full lap of a
+// small ring stays unambiguous.
+bool eventidx_claim_ok(uint32_t value, uint32_t from, uint32_t to, uint32_t size) {
+  if (value >= size) return true;  // parked: claims nothing
+  const fw::Ring r{size};
+  return r.distance((from + size - 1) % size, value) <= 1 + r.distance(from, to);
+}
+
+void device_steps(const State& s, const Ctx& x, Builder& b) {
+  const ModelConfig& c = x.c;
+  const bool dev_store_free = !s.dev_store_pending;
+  switch (s.device_pc) {
+    case kDevIdle:
+      if (s.sq_kick) {
+        Successor& n = b.add(StepKind::DevStartBurst, true);
+        State& t = n.state;
+        t.sq_kick = 0;
+        std::string what = "device: SQ burst starts";
+        if (x.device_covers) {
+          const uint16_t v = s.shadow_sq;
+          if (fw::sq_tail_acceptable(x.n, s.dev_sq_head, s.dev_sq_tail, v)) t.dev_sq_tail = uint8_t(v);
+          what += ", load shadow SQ tail = " + std::to_string(v) + " (device tail " +
+                  std::to_string(t.dev_sq_tail) + ")";
+        }
+        t.device_pc = kDevSqLoop;
+        settle_device(t, x);
+        b.say(n, what);
+      }
+      if (s.held > 0 && (!s.stalled || s.cq_kick)) {
+        Successor& n = b.add(StepKind::DevStartPosting, false);
+        n.state.cq_kick = 0;
+        n.state.device_pc = kDevPost;
+        settle_device(n.state, x);
+        b.say(n, "device: posting starts (" + std::to_string(s.held) + " completions waiting)");
+      }
+      break;
+    case kDevSqLoop: {
+      const uint8_t h = s.dev_sq_head;
+      Successor& n = b.add(StepKind::DevFetch, true, h);
+      State& t = n.state;
+      const uint8_t seq = s.sqe[h];
+      if (seq != s.fetch_seq) {
+        std::string why = seq == 0 ? "the device fetched SQ slot " + std::to_string(h) + ", never written"
+                          : seq < s.fetch_seq
+                              ? "the device fetched command #" + std::to_string(seq) + " again (SQ slot " +
+                                    std::to_string(h) + ", a stale entry)"
+                              : "the device fetched command #" + std::to_string(seq) + " and skipped #" +
+                                    std::to_string(s.fetch_seq);
+        b.violate(n, Property::EntryTwiceOrSkipped, why);
+      }
+      t.fetch_seq++;
+      t.dev_sq_head = uint8_t(fw::Ring{x.n}.advance(h));
+      t.held++;
+      t.stalled = 0;  // a new completion: the model posts again
+      t.device_pc = !x.device_covers                                ? kDevSqLoop
+                    : c.device_order == DeviceOrder::LoadStore ? kDevSqReread
+                                                                    : kDevSqEventIdx;
+      settle_device(t, x);
+      b.say(n, "device: fetch SQ slot " + std::to_string(h) + " (command #" + std::to_string(seq) +
+                   "), head " + std::to_string(t.dev_sq_head));
+      if (s.dev_sq_head != s.dev_sq_tail) {  // the device's choice: stop here, come back later
+        Successor& m = b.add(StepKind::DevStopBurst, true);
+        m.state.sq_kick = 1;
+        m.state.device_pc = kDevIdle;
+        b.say(m, "device: burst ends with work left (rescheduled)");
+      }
+      break;
+    }
+    case kDevSqEventIdx:
+    case kDevCqEventIdx: {
+      if (!dev_store_free) break;
+      const bool sq = s.device_pc == kDevSqEventIdx;
+      Successor& n = b.add(StepKind::DevWriteEventIdx, sq);
+      State& t = n.state;
+      bool parked = sq ? s.sq_parked : s.cq_parked;
+      const fw::EventIdxWrite w = sq ? fw::eventidx_update(c.sq_eventidx, s.dev_sq_tail, x.n, parked)
+                                     : fw::eventidx_update(c.cq_eventidx, s.dev_cq_head, x.m, parked);
+      (sq ? t.sq_parked : t.cq_parked) = parked;
+      const bool ok = sq ? eventidx_claim_ok(w.value, s.dev_sq_head, s.sq_tail, x.n)
+                         : eventidx_claim_ok(w.value, s.dev_cq_head, s.cq_head, x.m);
+      if (!ok)
+        b.violate(n, Property::EventIdxAhead,
+                  q(sq) + " EventIdx " + std::to_string(w.value) + " claims more than the " +
+                      (sq ? "driver submitted" : "driver consumed"));
+      if (c.device_order == DeviceOrder::StoreLoad) {
+        t.dev_store_pending = 1;
+        t.dev_store_location = sq ? 1 : 2;
+        t.dev_store_value = uint16_t(w.value);
+      } else if (sq) {
+        t.eventidx_sq = uint16_t(w.value);
+      } else {
+        t.eventidx_cq = uint16_t(w.value);
+      }
+      t.device_pc = sq ? (c.device_order == DeviceOrder::LoadStore ? kDevSqLoop : kDevSqReread)
+                       : (c.device_order == DeviceOrder::LoadStore ? kDevCqWrite : kDevCqReread);
+      settle_device(t, x);
+      b.say(n, "device: store " + q(sq) + " EventIdx = " + std::to_string(w.value) +
+                   (c.device_order == DeviceOrder::StoreLoad ? " (device write buffer)" : ""));
+      break;
+    }
+    case kDevSqReread:
+    case kDevCqReread: {
+      const bool sq = s.device_pc == kDevSqReread;
+      Successor& n = b.add(StepKind::DevReadShadow, sq);
+      State& t = n.state;
+      std::string what;
+      if (c.device_order == DeviceOrder::StoreBarrierLoad) what = "device_barrier(), ";
+      if (sq) {
+        const uint16_t v = s.shadow_sq;
+        if (fw::sq_tail_acceptable(x.n, s.dev_sq_head, s.dev_sq_tail, v)) t.dev_sq_tail = uint8_t(v);
+        what += "load shadow SQ tail = " + std::to_string(v) + " (device tail " + std::to_string(t.dev_sq_tail) + ")";
+        t.device_pc = c.device_order == DeviceOrder::LoadStore ? kDevSqEventIdx : kDevSqLoop;
+      } else {
+        const uint16_t v = s.shadow_cq;
+        if (fw::cq_head_acceptable(x.m, s.dev_cq_head, s.dev_cq_tail, v)) t.dev_cq_head = uint8_t(v);
+        what += "load shadow CQ head = " + std::to_string(v) + " (device head " + std::to_string(t.dev_cq_head) + ")";
+        t.device_pc = c.device_order == DeviceOrder::LoadStore ? kDevCqEventIdx : kDevCqWrite;
+      }
+      settle_device(t, x);
+      b.say(n, "device: " + what);
+      break;
+    }
+    case kDevCqWrite: {
+      if (!dev_store_free) break;
+      const uint8_t tail = s.dev_cq_tail;
+      Successor& n = b.add(StepKind::DevWriteCqe, false, tail);
+      State& t = n.state;
+      const uint8_t seq = uint8_t(s.fetch_seq - s.held);
+      if (s.cq_unconsumed + 1u >= x.m)
+        b.violate(n, Property::QueueOverflow,
+                  "CQ overflow: CQE for command #" + std::to_string(seq) + " written with " +
+                      std::to_string(s.cq_unconsumed) + " of " + std::to_string(x.m) + " entries unconsumed");
+      t.cqe_seq[tail] = seq;
+      t.cqe_sqhd[tail] = s.dev_sq_head;
+      t.cqe_phase[tail] = s.dev_phase;
+      t.dev_cq_tail = uint8_t(fw::Ring{x.m}.advance(tail));
+      if (t.dev_cq_tail == 0) t.dev_phase ^= 1;
+      t.held--;
+      t.cq_unconsumed++;
+      t.posted = 1;
+      t.device_pc = kDevPost;
+      settle_device(t, x);
+      b.say(n, "device: write CQE " + std::to_string(tail) + " (command #" + std::to_string(seq) + ", phase " +
+                   std::to_string(s.dev_phase) + ", SQ head " + std::to_string(s.dev_sq_head) + ")");
+      break;
+    }
+    case kDevMsix: {
+      if (!dev_store_free) break;
+      Successor& n = b.add(StepKind::DevMsix, false);
+      n.state.irq_pending = 1;
+      n.state.posted = 0;
+      n.state.device_pc = kDevIdle;
+      b.say(n, "device: MSI-X");
+      break;
+    }
+    default: break;
+  }
+  if (s.dev_store_pending) {
+    Successor& n = b.add(StepKind::DevDrain, s.dev_store_location == 1);
+    State& t = n.state;
+    if (s.dev_store_location == 1) t.eventidx_sq = s.dev_store_value;
+    else t.eventidx_cq = s.dev_store_value;
+    t.dev_store_pending = t.dev_store_location = 0;
+    t.dev_store_value = 0;
+    b.say(n, "memory: the device's store of " + q(s.dev_store_location == 1) + " EventIdx = " +
+                 std::to_string(s.dev_store_value) + " becomes visible");
+  }
+}
+
+}  // namespace
+
+const char* to_string(MemoryModel m) { return m == MemoryModel::X86 ? "x86" : "arm"; }
+const char* to_string(DeviceOrder o) {
+  switch (o) {
+    case DeviceOrder::StoreBarrierLoad: return "store-barrier-load";
+    case DeviceOrder::StoreLoad: return "store-load";
+    case DeviceOrder::LoadStore: return "load-store";
+  }
+  return "?";
+}
+const char* to_string(ResetMode r) {
+  switch (r) {
+    case ResetMode::Off: return "off";
+    case ResetMode::Zeroed: return "zeroed";
+    case ResetMode::Stale: return "stale";
+  }
+  return "?";
+}
+const char* to_string(Property p) {
+  switch (p) {
+    case Property::None: return "none";
+    case Property::LostWakeup: return "lost wake-up";
+    case Property::QueueOverflow: return "queue overflow";
+    case Property::EntryTwiceOrSkipped: return "entry processed twice or skipped";
+    case Property::EventIdxAhead: return "EventIdx ahead of the device";
+  }
+  return "?";
+}
+
+State make_initial(const ModelConfig&) {
+  State s;
+  std::memset(static_cast<void*>(&s), 0, sizeof s);
+  s.cq_phase = 1;
+  s.dev_phase = 1;
+  s.next_seq = 1;
+  s.expect_seq = 1;
+  s.fetch_seq = 1;
+  return s;
+}
+
+void successors(const State& s, const ModelConfig& c, std::vector<Successor>& out, bool with_text) {
+  out.clear();
+  const Ctx x(c);
+  Builder b(s, x, out, with_text);
+  guest_steps(s, x, b);
+  device_steps(s, x, b);
+  // Fields without meaning in the new state are zeroed, so equal states
+  // compare equal.
+  for (Successor& n : out) {
+    if (n.state.guest_pc == kGuestIdle || n.state.guest_pc == kGuestIrq) {
+      clear_publish(n.state);
+      n.state.publishing_sq = 0;
+    }
+  }
+}
+
+bool device_busy(const State& s) { return s.device_pc != kDevIdle; }
+bool driver_in_interrupt(const State& s) {
+  return s.guest_pc == kGuestIrq || (s.guest_pc != kGuestIdle && !s.publishing_sq);
+}
+
+bool finished(const State& s, const ModelConfig& c) { return s.completed == c.commands; }
+
+std::string describe_stall(const State& s, const ModelConfig& c) {
+  std::ostringstream o;
+  const unsigned outstanding = unsigned(s.next_seq - s.expect_seq);
+  o << "stalled with " << (c.commands - s.completed) << " of " << c.commands
+    << " I/Os unfinished: the driver waits for an interrupt (" << outstanding
+    << " outstanding, SQ tail " << unsigned(s.sq_tail) << ", CQ head " << unsigned(s.cq_head)
+    << "), the device is idle (SQ head " << unsigned(s.dev_sq_head) << ", tail " << unsigned(s.dev_sq_tail)
+    << "; CQ head " << unsigned(s.dev_cq_head) << ", tail " << unsigned(s.dev_cq_tail) << ", "
+    << unsigned(s.held) << " completions held" << (s.stalled ? ", CQ full" : "")
+    << "); shadow SQ " << s.shadow_sq << ", CQ " << s.shadow_cq << "; EventIdx SQ " << s.eventidx_sq
+    << ", CQ " << s.eventidx_cq;
+  return o.str();
+}
+
+}  // namespace nvmesim::platform::verify

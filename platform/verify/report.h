@@ -1,0 +1,36 @@
+// verify's output: the result of each checked combination as text or JSON,
+// and a counterexample as a VCD with the simulator's signal names
+// (traces/vcd_writer.h, so it opens with traces/nvmesim.gtkw).
+#pragma once
+
+#include <cstdio>
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "platform/verify/search.h"
+
+namespace nvmesim::platform::verify {
+
+struct Checked {
+  std::vector<std::pair<std::string, std::string>> settings;  // every parameter, as given
+  std::string label;  // the settings that vary between combinations ("" for one)
+  ModelConfig config;
+  SearchResult result;
+  double seconds = 0;
+};
+
+struct ReportOptions {
+  bool json = false;
+  bool show_time = true;
+  std::string vcd_path;  // written by the caller
+};
+
+void write_text(std::ostream& out, const std::vector<Checked>& runs, const ReportOptions& o, double seconds);
+void write_json(std::ostream& out, const std::vector<Checked>& runs, const ReportOptions& o, double seconds);
+// The counterexample's steps at 10 ns each, as the simulator's q1, vcpu0,
+// host0 and msix.vector1 signals.
+void write_vcd(std::FILE* out, const Checked& run);
+
+}  // namespace nvmesim::platform::verify

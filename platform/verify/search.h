@@ -1,0 +1,29 @@
+// Breadth-first search over verify's model: every state reachable from the
+// initial one is stored once (byte-wise hashing), so the first violation
+// found has the shortest trace. No symmetry or partial-order reduction:
+// only the model's own folding of steps the other side cannot observe
+// (docs/verify.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "platform/verify/model.h"
+
+namespace nvmesim::platform::verify {
+
+struct SearchResult {
+  Property property = Property::None;  // None: no violation in the bounded space
+  std::string why;                     // the violation, one line
+  uint64_t states = 0;                 // distinct states stored
+  uint64_t transitions = 0;
+  bool truncated = false;              // stopped at max_states
+  std::vector<Step> steps;             // the counterexample, with text
+  std::vector<State> path;             // states: initial, then after each step
+};
+
+// max_states: stop (truncated) once that many states are stored.
+SearchResult search(const ModelConfig& config, uint64_t max_states);
+
+}  // namespace nvmesim::platform::verify
