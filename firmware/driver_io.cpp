@@ -39,7 +39,7 @@ DoorbellUpdate Driver::publish(uint16_t qid, bool sq) {
   if (value == published) return u;
   u.updated = true;
   u.new_value = value;
-  QueueDoorbellCounters& n = sq ? q.sq_counters : q.cq_counters;
+  QueueDoorbellCounters& n = sq ? *q.sq_counters : *q.cq_counters;
   ++n.updates;
   const uint32_t doorbell =
       sq ? nvme::sq_tail_doorbell(qid, dstrd_) : nvme::cq_head_doorbell(qid, dstrd_);
@@ -183,7 +183,7 @@ unsigned Driver::consume_completions(uint16_t qid, Completion* out, unsigned max
       q->free_tags.push_back(cid);
       out[reported++] = Completion{cid, uint16_t(st >> 1), qid};
     } else {
-      ++q->invalid_completions;  // Linux: "invalid id %d completed on queue %d"
+      ++q->cq_counters->invalid_completions;  // Linux: "invalid id %d completed on queue %d"
     }
   }
   return reported;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "firmware/statistics.h"
 #include "models/latency_histogram.h"
 #include "models/vm_exit.h"
 
@@ -89,6 +90,10 @@ struct RunResults {
   // time up to the signal (platform/interrupt.h).
   bool interrupted = false;
   int interrupt_signal = 0;
+  // Every component's statistics group at the end of the run (measured
+  // phase): the JSON "stats" object.
+  stats::GroupValues stats;
+  stats::GroupValues bringup_stats;  // the same at the end of bring-up (not written)
   // Host figures (--host-stats only).
   bool has_host = false;
   double wall_s = 0;
