@@ -11,6 +11,7 @@
 #include "firmware/statistics.h"
 #include "models/latency_histogram.h"
 #include "models/vm_exit.h"
+#include "platform/report/json_out.h"
 
 namespace nvmesim::platform {
 
@@ -120,6 +121,9 @@ const char* run_outcome(const RunResults& r);
 // or "BRING-UP FAILED:" that says why.
 std::string run_headline(const RunResults& r);
 
+// The --output-format=json document; write_json writes it, starting at
+// `indent` (nested in another document).
+report::Json results_json(const RunResults& r);
 void write_json(const RunResults& r, std::ostream& out, const std::string& indent = "");
 void write_normal(const RunResults& r, std::ostream& out);
 
