@@ -109,6 +109,8 @@ struct QueueDoorbellCounters : stats::Group {
 };
 
 struct CqDoorbellCounters : QueueDoorbellCounters {
+  Scalar completions{*this, "completions", stats::Unit::Count,
+                     "CQEs the driver consumed (completions / updates: CQEs per CQ doorbell update)"};
   Scalar invalid_completions{*this, "invalid_completions", stats::Unit::Count,
                              "CQEs with a command id that was not outstanding (Linux: \"invalid id %d completed on queue %d\")"};
 };

@@ -178,6 +178,7 @@ unsigned Driver::consume_completions(uint16_t qid, Completion* out, unsigned max
     if (sqhd < q->entries) q->sq_head = sqhd;  // frees SQ slots
     q->cq_head = uint16_t(ring.advance(q->cq_head));
     if (q->cq_head == 0) q->cq_phase = !q->cq_phase;
+    ++q->cq_counters->completions;
     if (cid < q->tag_busy.size() && q->tag_busy[cid]) {
       q->tag_busy[cid] = 0;
       q->free_tags.push_back(cid);

@@ -46,6 +46,7 @@ TEST_CASE("stats: doorbell exits, updates and interrupts agree across groups", "
     CHECK(t.at(cq + "updates") == t.at(cq + "mmio") + t.at(cq + "suppressed"));
     CHECK(t.at(sq + "suppressed") > 0);
     CHECK(t.at(cq + "invalid_completions") == 0);
+    CHECK(t.at(cq + "completions") == t.at(vcpu(j, "ios")));  // every CQE consumed is an I/O finished
     sq_mmio += t.at(sq + "mmio");
     cq_mmio += t.at(cq + "mmio");
     ios += t.at(vcpu(j, "ios"));
