@@ -12,6 +12,7 @@
 #include "firmware/controller_tag.h"
 #include "firmware/dbbuf_policy.h"
 #include "firmware/nvme_spec.h"
+#include "firmware/statistics.h"
 
 namespace nvmesim::fw {
 
@@ -92,18 +93,23 @@ struct Bar0WriteEffect {
   uint16_t qid = 0;
 };
 
-// Counters the controller keeps (whole run; the model scopes them).
-struct ControllerCounters {
-  uint64_t commands_fetched = 0;      // SQEs read from SQs (admin + I/O)
-  uint64_t admin_commands = 0;
-  uint64_t io_commands = 0;
-  uint64_t completions_posted = 0;
-  uint64_t interrupts_sent = 0;       // MSI-X messages
-  uint64_t shadow_reads = 0;          // DMA reads of shadow doorbell entries
-  uint64_t eventidx_writes = 0;       // DMA writes of EventIdx entries
-  uint64_t invalid_doorbell_writes = 0;
-  uint64_t async_events = 0;
-  uint64_t cq_full_waits = 0;         // completions held back because the CQ was full
+// Counters the controller keeps (platform/system.cpp resets them when
+// measurement starts; the model adds its own to the same "nvme" group).
+struct ControllerCounters : stats::Group {
+  using Scalar = stats::Scalar;
+  static constexpr stats::Unit COUNT = stats::Unit::Count;
+  Scalar commands_fetched{*this, "commands_fetched", COUNT, "SQEs read from SQs (admin and I/O)"};
+  Scalar admin_commands{*this, "admin_commands", COUNT, "admin commands executed"};
+  Scalar io_commands{*this, "io_commands", COUNT, "I/O commands fetched and checked"};
+  Scalar completions_posted{*this, "completions_posted", COUNT, "CQEs written to CQs (admin and I/O)"};
+  Scalar interrupts_raised{*this, "interrupts_raised", COUNT,
+                           "interrupts the controller raised (after INTMS, before the MSI-X mask and coalescing)"};
+  Scalar shadow_reads{*this, "shadow_reads", COUNT, "DMA reads of shadow doorbell entries"};
+  Scalar eventidx_writes{*this, "eventidx_writes", COUNT, "DMA writes of EventIdx entries"};
+  Scalar invalid_doorbell_writes{*this, "invalid_doorbell_writes", COUNT,
+                                 "doorbell writes to a missing queue or with an invalid value (AER Invalid Doorbell Register / Write Value)"};
+  Scalar async_events{*this, "async_events", COUNT, "asynchronous events raised"};
+  Scalar cq_full_waits{*this, "cq_full_waits", COUNT, "times posting stopped because the CQ was full"};
 };
 
 // Who posts which completions, and when (posting = writing CQEs into the CQ
@@ -213,6 +219,7 @@ class Controller {
   uint64_t eventidx_buffer_addr() const;
   uint32_t outstanding_io() const;  // commands handed to the backend, not yet completed
   const ControllerCounters& counters() const { return counters_; }
+  ControllerCounters& counters() { return counters_; }
   uint16_t interrupt_coalescing_threshold() const;  // Set Features 0x08 THR (0's based)
   uint8_t interrupt_coalescing_time_100us() const;
 

@@ -166,7 +166,7 @@ void Controller::raise_interrupt(uint16_t vector) {
     int_pending_ |= 1u << vector;
     return;
   }
-  counters_.interrupts_sent++;
+  counters_.interrupts_raised++;
   env_.msix(vector);
 }
 

@@ -118,13 +118,13 @@ uint64_t Driver::eventidx_buffer_addr() const { return layout_.eventidx; }
 const QueueDoorbellCounters& Driver::sq_counters(uint16_t qid) const {
   static const QueueDoorbellCounters none;
   const Queue* q = queue(qid);
-  return q ? q->sq_counters : none;
+  return q ? *q->sq_counters : none;
 }
 
 const QueueDoorbellCounters& Driver::cq_counters(uint16_t qid) const {
   static const QueueDoorbellCounters none;
   const Queue* q = queue(qid);
-  return q ? q->cq_counters : none;
+  return q ? *q->cq_counters : none;
 }
 
 uint16_t Driver::sq_tail(uint16_t qid) const {
@@ -139,7 +139,7 @@ uint16_t Driver::cq_head(uint16_t qid) const {
 
 uint64_t Driver::invalid_completions(uint16_t qid) const {
   const Queue* q = queue(qid);
-  return q ? q->invalid_completions : 0;
+  return q ? uint64_t(q->cq_counters->invalid_completions) : 0;
 }
 
 uint64_t Driver::data_buffer(uint16_t qid, uint32_t tag) const {

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "firmware/eventidx.h"
 #include "firmware/nvme_spec.h"
+#include "firmware/statistics.h"
 
 namespace nvmesim::fw {
 
@@ -99,9 +101,23 @@ struct DoorbellUpdate {
   uint16_t old_value = 0, new_value = 0, eventidx = 0;
 };
 
-struct QueueDoorbellCounters {
-  uint64_t updates = 0, mmio = 0, suppressed = 0;
-  uint64_t updates_with_dbbuf = 0;  // updates made while the buffer was active
+// One doorbell's statistics ("driver.sqN" / "driver.cqN"), PRODUCT.md's
+// definitions: updates = mmio + suppressed.
+struct QueueDoorbellCounters : stats::Group {
+  using Scalar = stats::Scalar;
+  Scalar updates{*this, "updates", stats::Unit::Count, "new values the driver published"};
+  Scalar mmio{*this, "mmio", stats::Unit::Count, "updates that wrote the doorbell register in BAR0"};
+  Scalar suppressed{*this, "suppressed", stats::Unit::Count,
+                    "updates the shadow doorbell and EventIdx showed needed no MMIO write"};
+  Scalar updates_with_dbbuf{*this, "updates_with_dbbuf", stats::Unit::Count,
+                            "updates made while the doorbell buffer was active"};
+};
+
+struct CqDoorbellCounters : QueueDoorbellCounters {
+  Scalar completions{*this, "completions", stats::Unit::Count,
+                     "CQEs the driver consumed (completions / updates: CQEs per CQ doorbell update)"};
+  Scalar invalid_completions{*this, "invalid_completions", stats::Unit::Count,
+                             "CQEs with a command id that was not outstanding (Linux: \"invalid id %d completed on queue %d\")"};
 };
 
 struct BringUpResult {
@@ -192,6 +208,7 @@ class Driver {
   const QueueDoorbellCounters& sq_counters(uint16_t qid) const;
   const QueueDoorbellCounters& cq_counters(uint16_t qid) const;
   uint32_t dstrd() const { return dstrd_; }  // CAP.DSTRD, as read at bring-up
+  stats::Group& stats() { return stats_; }
   uint16_t sq_tail(uint16_t qid) const;
   uint16_t cq_head(uint16_t qid) const;
   // Guest-physical address of the data buffer of tag (for tests that check data).
@@ -226,8 +243,9 @@ class Driver {
     bool cq_phase = true;        // phase expected at cq_head
     std::vector<uint32_t> free_tags;  // stack of free tag indices
     std::vector<uint8_t> tag_busy;
-    QueueDoorbellCounters sq_counters, cq_counters;
-    uint64_t invalid_completions = 0;
+    // Held apart: statistics stay where the "driver" group found them.
+    std::unique_ptr<QueueDoorbellCounters> sq_counters = std::make_unique<QueueDoorbellCounters>();
+    std::unique_ptr<CqDoorbellCounters> cq_counters = std::make_unique<CqDoorbellCounters>();
   };
 
   // Addresses carved from the guest region.
@@ -267,6 +285,7 @@ class Driver {
 
   DriverConfig config_;
   std::vector<DriverEnv*> cpus_;  // by queue id
+  stats::Group stats_;  // "driver": sqN and cqN per queue
   uint64_t cap_ = 0;
   uint32_t dstrd_ = 0;
   uint32_t cc_ = 0;               // last CC value written (EN aside)

@@ -157,6 +157,8 @@ bool Driver::configure_dbbuf(BringUpResult& r) {
 
 bool Driver::create_io_queue(uint16_t qid) {
   Queue& q = queues_[qid];
+  stats_.add_group("sq" + std::to_string(qid), *q.sq_counters);
+  stats_.add_group("cq" + std::to_string(qid), *q.cq_counters);
   q.sq_gpa = layout_.io_sq[qid - 1];
   q.cq_gpa = layout_.io_cq[qid - 1];
   q.entries = io_entries_;
@@ -217,6 +219,8 @@ BringUpResult Driver::bring_up() {
   if (!wait_ready(false)) return fail(error_);
 
   queues_.resize(1);
+  stats_.add_group("sq0", *queues_[0].sq_counters);
+  stats_.add_group("cq0", *queues_[0].cq_counters);
   Queue& a = queues_[0];
   a.sq_gpa = layout_.admin_sq;
   a.cq_gpa = layout_.admin_cq;

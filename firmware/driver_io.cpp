@@ -41,7 +41,7 @@ DoorbellUpdate Driver::publish(uint16_t qid, bool sq) {
   DriverEnv& env = cpu(qid);  // the CPU that drives this queue
   u.updated = true;
   u.new_value = value;
-  QueueDoorbellCounters& n = sq ? q.sq_counters : q.cq_counters;
+  QueueDoorbellCounters& n = sq ? *q.sq_counters : *q.cq_counters;
   ++n.updates;
   const uint32_t doorbell =
       sq ? nvme::sq_tail_doorbell(qid, dstrd_) : nvme::cq_head_doorbell(qid, dstrd_);
@@ -189,12 +189,13 @@ unsigned Driver::consume_completions(uint16_t qid, Completion* out, unsigned max
     if (sqhd < q->entries) q->sq_head = sqhd;  // frees SQ slots
     q->cq_head = uint16_t(ring.advance(q->cq_head));
     if (q->cq_head == 0) q->cq_phase = !q->cq_phase;
+    ++q->cq_counters->completions;
     if (cid < q->tag_busy.size() && q->tag_busy[cid]) {
       q->tag_busy[cid] = 0;
       q->free_tags.push_back(cid);
       out[reported++] = Completion{cid, uint16_t(st >> 1), qid};
     } else {
-      ++q->invalid_completions;  // Linux: "invalid id %d completed on queue %d"
+      ++q->cq_counters->invalid_completions;  // Linux: "invalid id %d completed on queue %d"
     }
   }
   return reported;

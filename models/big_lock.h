@@ -7,9 +7,12 @@
 
 #include <systemc>
 
+#include "firmware/statistics.h"
+#include "models/stat_time.h"
+
 namespace nvmesim::models {
 
-class BigLock {
+class BigLock : public stats::Group {
  public:
   // The main loop takes the lock (waiting while a vCPU's handler holds it).
   // Waiters are served in order: once the main loop waits, handlers that
@@ -47,7 +50,7 @@ class BigLock {
   bool mainloop_waiting_ = false;
   sc_core::sc_time reserved_until_;
   sc_core::sc_event released_;
-  sc_core::sc_time contended_;
+  TimeStat contended_{*this, "vcpu_wait", "time vCPUs' MMIO handlers waited for the lock, all vCPUs"};
 };
 
 }  // namespace nvmesim::models

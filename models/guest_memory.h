@@ -12,6 +12,7 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "firmware/statistics.h"
 #include "models/param_visit.h"
 
 namespace nvmesim::models {
@@ -58,12 +59,17 @@ class GuestMemory : public sc_core::sc_module {
   // checkpoint/restore); ranges are memory offsets, inclusive.
   void invalidate_dmi(uint64_t start = 0, uint64_t end = ~0ULL);
 
-  struct Counters {
-    uint64_t reads = 0, writes = 0;           // b_transport commands served
-    uint64_t read_bytes = 0, write_bytes = 0;
-    uint64_t errors = 0;                      // non-OK responses
-    uint64_t dmi_grants = 0;
+  struct Counters : stats::Group {
+    using Scalar = stats::Scalar;
+    static constexpr stats::Unit COUNT = stats::Unit::Count, BYTES = stats::Unit::Bytes;
+    Scalar reads{*this, "reads", COUNT, "read transactions served (b_transport)"};
+    Scalar writes{*this, "writes", COUNT, "write transactions served (b_transport)"};
+    Scalar read_bytes{*this, "read_bytes", BYTES, "bytes read through b_transport"};
+    Scalar write_bytes{*this, "write_bytes", BYTES, "bytes written through b_transport"};
+    Scalar errors{*this, "errors", COUNT, "transactions answered with an error response"};
+    Scalar dmi_grants{*this, "dmi_grants", COUNT, "direct memory interface grants"};
   };
+  Counters& counters() { return counters_; }
   const Counters& counters() const { return counters_; }
 
  private:

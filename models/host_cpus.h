@@ -10,9 +10,12 @@
 #include <systemc>
 #include <vector>
 
+#include "firmware/statistics.h"
+#include "models/stat_time.h"
+
 namespace nvmesim::models {
 
-class HostCpus {
+class HostCpus : public stats::Group {
  public:
   explicit HostCpus(unsigned cores) : cores_(cores) {}  // 0: one core per thread
 
@@ -40,6 +43,7 @@ class HostCpus {
   }
 
  private:
+  void update() override { account(); }
   void account() {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     if (cores_ && runnable_count_ > int(cores_)) overcommitted_ += now - last_;
@@ -49,7 +53,9 @@ class HostCpus {
   std::vector<std::string> names_;
   std::vector<bool> runnable_;
   int runnable_count_ = 0;
-  sc_core::sc_time last_, overcommitted_;
+  sc_core::sc_time last_;
+  TimeStat overcommitted_{*this, "overcommitted_time",
+                          "time with more runnable threads than host cores (host.cores)"};
 };
 
 }  // namespace nvmesim::models

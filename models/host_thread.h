@@ -9,6 +9,9 @@
 #include <functional>
 #include <systemc>
 
+#include "firmware/statistics.h"
+#include "models/stat_time.h"
+
 namespace nvmesim::models {
 
 class HostCpus;
@@ -71,6 +74,7 @@ class HostThread : public sc_core::sc_module {
   sc_core::sc_time poll_time() const { return poll_time_; }
   sc_core::sc_time poll_window() const { return poll_ns_; }
   const Params& params() const { return params_; }
+  stats::Group& stats() { return stats_; }
   // CPU work of `t` on this thread, stretched when the host's cores are shared.
   sc_core::sc_time cpu(const sc_core::sc_time& t) const;
 
@@ -90,8 +94,14 @@ class HostThread : public sc_core::sc_module {
   sc_core::sc_time timer_time_;    // absolute
   bool busy_ = false, polling_ = false, spinning_ = false;
   sc_core::sc_time poll_ns_;        // the current adaptive polling window
-  uint64_t dispatches_ = 0, sleep_wakeups_ = 0, poll_hits_ = 0;
-  sc_core::sc_time busy_time_, poll_time_;
+  stats::Group stats_;  // "mainloop", "iothread0", ...
+  stats::Scalar dispatches_{stats_, "dispatches", stats::Unit::Count, "times the thread started its work"};
+  stats::Scalar sleep_wakeups_{stats_, "wakeups_from_sleep", stats::Unit::Count,
+                               "requests served after sleeping (with the dispatch latency)"};
+  stats::Scalar poll_hits_{stats_, "wakeups_while_polling", stats::Unit::Count,
+                           "requests served while busy-polling"};
+  TimeStat busy_time_{stats_, "busy_time", "time running the work"};
+  TimeStat poll_time_{stats_, "poll_time", "time busy-polling"};
   uint64_t jitter_state_ = 0;
   sc_core::sc_time sleep_jitter_;  // this sleep's extra wake-up delay
 };

@@ -52,7 +52,12 @@ void Hypervisor::b_transport(int id, tlm::tlm_generic_payload& payload, sc_time&
   const bool pio = doorbell && params_.pio_doorbells;
   // The handler runs in QEMU under its global lock: it may wait for the
   // main loop, and the main loop waits for it.
-  if (params_.bql) delay += params_.bql->hold_for_handler(params_.bql_hold);
+  if (params_.bql) {
+    const sc_time asked = sc_time_stamp();
+    const sc_time ahead = params_.bql->hold_for_handler(params_.bql_hold);
+    delay += ahead;
+    exits_.at(id).bql_wait += (sc_time_stamp() - asked) + ahead;  // waited, then still to wait
+  }
   delay += cost(pio ? params_.exit_pio : doorbell ? params_.exit_mmio : params_.exit_mmio_other);
   if (auto* t = traces::active()) t->hold_begin(traces::Hold::VcpuExit, unsigned(id), start_abs.value());
   rc_initiator->b_transport(payload, delay);  // may wait (device work inside the exit)

@@ -70,7 +70,9 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
   sc_core::sc_time eoi_exit(unsigned vcpu);
   void record_halt(unsigned vcpu, const sc_core::sc_time& idle);
 
-  const ExitStats& exits(unsigned vcpu) const { return exits_.at(vcpu); }
+  ExitStats exits(unsigned vcpu) const { return exits_.at(vcpu).figures(); }
+  VcpuExitCounters& exit_counters(unsigned vcpu) { return exits_.at(vcpu); }
+  stats::Group& stats() { return stats_; }
   uint64_t interrupts_delivered() const { return interrupts_delivered_; }
   uint64_t lost_interrupts() const { return lost_interrupts_; }
   const Params& params() const { return params_; }
@@ -84,10 +86,13 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
   Params params_;
   HostCpus* cpus_;
   std::vector<InterruptTarget*> targets_;
-  std::vector<ExitStats> exits_;
+  std::vector<VcpuExitCounters> exits_;
   std::function<bool(uint32_t, const sc_core::sc_time&)> ioeventfd_;
-  uint64_t interrupts_delivered_ = 0;
-  uint64_t lost_interrupts_ = 0;  // MSI to an APIC id with no vCPU
+  stats::Group stats_;  // "hv"
+  stats::Scalar interrupts_delivered_{stats_, "interrupts_delivered", stats::Unit::Count,
+                                      "MSIs delivered to a vCPU"};
+  stats::Scalar lost_interrupts_{stats_, "lost_interrupts", stats::Unit::Count,
+                                 "MSIs to an APIC id with no vCPU (dropped)"};
 };
 
 }  // namespace nvmesim::models

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "firmware/controller.h"
+#include "firmware/statistics.h"
 #include "models/doorbell_notifier.h"
 #include "models/host_thread.h"
 #include "models/param_visit.h"
@@ -127,15 +128,28 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   const DoorbellNotifier& notifier() const { return *notifier_; }
   const InterruptCoalescer& coalescer() const { return coalescer_; }
 
-  struct Counters {
-    uint64_t dma_reads = 0, dma_writes = 0, dma_read_bytes = 0, dma_write_bytes = 0;
-    uint64_t msix_sent = 0, msix_masked = 0;
-    uint64_t bursts = 0;  // emulation passes that found work
-    uint64_t ioeventfd_notifications = 0;
-    uint64_t lost_notifications = 0;     // ioeventfd signals that woke nobody (fault)
-    uint64_t stuck_handler_runs = 0;     // handlers re-run for a still-readable eventfd (Spin)
-    uint64_t coalesced_completions = 0;  // completions whose interrupt was held back
+  // The "nvme" statistics group (the firmware's ControllerCounters merge into it).
+  struct Counters : stats::Group {
+    using Scalar = stats::Scalar;
+    static constexpr stats::Unit COUNT = stats::Unit::Count, BYTES = stats::Unit::Bytes;
+    Scalar dma_reads{*this, "dma_reads", COUNT, "DMA reads the controller issued"};
+    Scalar dma_writes{*this, "dma_writes", COUNT, "DMA writes the controller issued"};
+    Scalar dma_read_bytes{*this, "dma_read_bytes", BYTES, "bytes the controller read by DMA"};
+    Scalar dma_write_bytes{*this, "dma_write_bytes", BYTES, "bytes the controller wrote by DMA"};
+    Scalar msix_sent{*this, "msix_sent", COUNT, "MSI-X messages sent to the root complex"};
+    Scalar msix_masked{*this, "msix_masked", COUNT,
+                       "MSI-X messages held because the vector was masked (PCI 3.0 6.8.2.9 Mask Bit)"};
+    Scalar bursts{*this, "bursts", COUNT, "emulation passes that found work"};
+    Scalar ioeventfd_notifications{*this, "ioeventfd_notifications", COUNT,
+                                   "doorbell writes that reached the device through an ioeventfd"};
+    Scalar lost_notifications{*this, "lost_notifications", COUNT,
+                              "ioeventfd signals that woke nobody (hv.fault=eventfd_not_cleared)"};
+    Scalar stuck_handler_runs{*this, "stuck_handler_runs", COUNT,
+                              "handlers re-run for a still-readable eventfd (hv.fault=eventfd_spin)"};
+    Scalar coalesced_completions{*this, "coalesced_completions", COUNT,
+                                 "completions whose interrupt was held back by coalescing"};
   };
+  Counters& counters() { return counters_; }
   const Counters& counters() const { return counters_; }
   // Something the device will do as time passes by itself: commands at the
   // backend, completions not yet handed to a thread, a held interrupt's

@@ -26,6 +26,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "firmware/statistics.h"
 #include "models/address_map.h"
 #include "models/pcie_link.h"
 
@@ -57,14 +58,20 @@ class PcieRootComplex : public sc_core::sc_module {
   void bind_msi_sink(MsiSink& sink) { msi_sink_ = &sink; }
   const PcieLink& link() const { return link_; }
 
-  struct Counters {
-    uint64_t mmio_reads = 0, mmio_writes = 0;
-    uint64_t mmio_errors = 0;        // unmapped or failed CPU accesses
-    uint64_t dma_reads = 0, dma_writes = 0;
-    uint64_t dma_read_bytes = 0, dma_write_bytes = 0;
-    uint64_t dma_errors = 0;         // unmapped or failed device accesses
-    uint64_t msi_messages = 0;
+  struct Counters : stats::Group {
+    using Scalar = stats::Scalar;
+    static constexpr stats::Unit COUNT = stats::Unit::Count, BYTES = stats::Unit::Bytes;
+    Scalar mmio_reads{*this, "mmio_reads", COUNT, "CPU reads routed to a device window"};
+    Scalar mmio_writes{*this, "mmio_writes", COUNT, "CPU writes routed to a device window"};
+    Scalar mmio_errors{*this, "mmio_errors", COUNT, "CPU accesses outside every window, or failed by the device"};
+    Scalar dma_reads{*this, "dma_reads", COUNT, "device reads of memory"};
+    Scalar dma_writes{*this, "dma_writes", COUNT, "device writes to memory"};
+    Scalar dma_read_bytes{*this, "dma_read_bytes", BYTES, "bytes devices read from memory"};
+    Scalar dma_write_bytes{*this, "dma_write_bytes", BYTES, "bytes devices wrote to memory"};
+    Scalar dma_errors{*this, "dma_errors", COUNT, "device accesses outside memory, or failed by it"};
+    Scalar msi_messages{*this, "msi_messages", COUNT, "MSI writes delivered to the interrupt path"};
   };
+  Counters& counters() { return counters_; }
   const Counters& counters() const { return counters_; }
 
  private:

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "firmware/controller.h"
+#include "firmware/statistics.h"
 #include "models/param_visit.h"
 
 namespace nvmesim::models {
@@ -48,6 +49,7 @@ class StorageBackend : public sc_core::sc_module {
 
   uint32_t in_flight() const { return uint32_t(in_service_.size() + waiting_.size()); }
   uint64_t completed() const { return completed_; }
+  stats::Group& stats() { return stats_; }
   const Params& params() const { return params_; }
 
  private:
@@ -71,7 +73,8 @@ class StorageBackend : public sc_core::sc_module {
   std::queue<uint32_t> waiting_;
   sc_core::sc_event event_;
   uint64_t order_ = 0;
-  uint64_t completed_ = 0;
+  stats::Group stats_;
+  stats::Scalar completed_{stats_, "completed", stats::Unit::Count, "requests the backend completed"};
 };
 
 }  // namespace nvmesim::models

@@ -17,9 +17,11 @@
 #include <vector>
 
 #include "firmware/driver.h"
+#include "firmware/statistics.h"
 #include "models/hypervisor.h"
 #include "models/latency_histogram.h"
 #include "models/quantum_keeper.h"
+#include "models/stat_time.h"
 #include "models/workload.h"
 
 namespace nvmesim::models {
@@ -122,21 +124,29 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget, public fw::Drive
   std::string describe_queue(const std::string& device_sq, const std::string& device_cq) const;
 
   // ---- Results.
-  struct Results {
-    uint64_t ios = 0, read_ios = 0, write_ios = 0, read_bytes = 0, write_bytes = 0;
-    uint64_t errors = 0;           // completions with a non-zero status
+  // The "vcpuN" statistics group (the hypervisor's exits of this vCPU merge into it).
+  struct Results : stats::Group {
+    using Scalar = stats::Scalar;
+    static constexpr stats::Unit COUNT = stats::Unit::Count, BYTES = stats::Unit::Bytes;
+    Scalar ios{*this, "ios", COUNT, "I/Os completed (the driver processed their completion)"};
+    Scalar read_ios{*this, "read_ios", COUNT, "read I/Os completed"};
+    Scalar write_ios{*this, "write_ios", COUNT, "write I/Os completed"};
+    Scalar read_bytes{*this, "read_bytes", BYTES, "bytes read by completed I/Os"};
+    Scalar write_bytes{*this, "write_bytes", BYTES, "bytes written by completed I/Os"};
+    Scalar errors{*this, "io_errors", COUNT, "completions with a non-zero status"};
     uint16_t first_error_status = 0;  // the status field of the first of them
-    uint64_t interrupts = 0;       // interrupts taken
-    uint64_t issued = 0;
-    uint64_t verified_reads = 0;   // reads of blocks this job had written, checked
-    uint64_t verify_errors = 0;    // of those, reads whose data did not match
+    Scalar interrupts{*this, "interrupts", COUNT, "interrupts taken"};
+    Scalar issued{*this, "issued", COUNT, "I/Os the job issued"};
+    Scalar verified_reads{*this, "verified_reads", COUNT, "reads of blocks this job had written, checked (verify=pattern)"};
+    Scalar verify_errors{*this, "verify_errors", COUNT, "checked reads whose data did not match"};
     long double lat_sum_sq[2] = {0, 0};  // read, write: sum of squared latencies (ns^2), for fio's stddev
-    sc_core::sc_time guest_time;   // guest work in the measured phase
-    sc_core::sc_time idle_time;    // halted
+    TimeStat guest_time{*this, "guest_time", "guest work (exits apart)"};
+    TimeStat idle_time{*this, "idle_time", "time halted, waiting for an interrupt"};
     sc_core::sc_time start, end;   // measured phase: first submission, last completion
     bool finished = false;
   };
   const Results& results() const { return results_; }
+  stats::Group& stats() { return results_; }
   // Its own present: global time plus its local offset (which can pass the
   // quantum by the last increment before it syncs).
   sc_core::sc_time current_time() const { return qk_.current_time(); }

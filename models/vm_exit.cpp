@@ -15,4 +15,19 @@ const char* to_string(ExitKind kind) {
   return "?";
 }
 
+std::vector<std::string> VcpuExitCounters::kind_names() {
+  std::vector<std::string> names;
+  for (unsigned k = 0; k < EXIT_KIND_COUNT; ++k) names.push_back(to_string(ExitKind(k)));
+  return names;
+}
+
+ExitStats VcpuExitCounters::figures() const {
+  ExitStats e;
+  for (unsigned k = 0; k < EXIT_KIND_COUNT; ++k) {
+    e.count[k] = count[k];
+    e.time[k] = sc_core::sc_time::from_value(time[k]);
+  }
+  return e;
+}
+
 }  // namespace nvmesim::models

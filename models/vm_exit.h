@@ -3,7 +3,12 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <systemc>
+#include <vector>
+
+#include "firmware/statistics.h"
+#include "models/stat_time.h"
 
 namespace nvmesim::models {
 
@@ -48,6 +53,21 @@ struct ExitStats {
       if (i != unsigned(ExitKind::Hlt)) n += count[i];
     return n;
   }
+};
+
+// One vCPU's exits as statistics (merged into its "vcpuN" group).
+struct VcpuExitCounters : stats::Group {
+  static std::vector<std::string> kind_names();
+  stats::Vector count{*this, "exits", stats::Unit::Count, "VM exits by kind", kind_names()};
+  stats::Vector time{*this, "exit_time", stats::Unit::Time,
+                     "time in VM exits by kind (hlt: time halted, waiting for an interrupt)", kind_names()};
+  TimeStat bql_wait{*this, "bql_wait",
+                    "time this vCPU's MMIO handlers waited for QEMU's global lock (hv.bql)"};
+  void add(ExitKind kind, const sc_core::sc_time& t) {
+    ++count[unsigned(kind)];
+    time[unsigned(kind)] += t.value();
+  }
+  ExitStats figures() const;  // as a plain value
 };
 
 }  // namespace nvmesim::models

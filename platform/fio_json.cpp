@@ -5,12 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <ostream>
-
-#include "platform/json_text.h"
-#include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "platform/fio_job.h"
 #include "platform/params.h"
+#include "platform/report/json_out.h"
 
 #ifndef NVMESIM_VERSION
 #define NVMESIM_VERSION "unknown"
@@ -22,97 +21,60 @@ using models::LatencyHistogram;
 
 namespace {
 
-std::string quoted(const std::string& s) { return json_quoted(s); }
+using report::Json;
 
-std::string num(uint64_t v) { return std::to_string(v); }
-std::string flt(double v) {  // fio prints floats with %f
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%f", std::isfinite(v) ? v : 0.0);
-  return buf;
-}
-
-// fio's JSON layout: `"key" : value`, two spaces per level.
-class Writer {
- public:
-  explicit Writer(std::ostream& o) : o_(o) {}
-  void open(const std::string& key, char bracket) {
-    separate();
-    if (!key.empty()) o_ << quoted(key) << " : ";
-    o_ << bracket;
-    first_.push_back(true);
-  }
-  void close(char bracket) {
-    const bool empty = first_.back();
-    first_.pop_back();
-    if (!empty) o_ << "\n" << std::string(2 * first_.size(), ' ');
-    o_ << bracket;
-  }
-  void field(const std::string& key, const std::string& raw) {
-    separate();
-    o_ << quoted(key) << " : " << raw;
-  }
-
- private:
-  void separate() {
-    if (first_.empty()) return;
-    o_ << (first_.back() ? "\n" : ",\n") << std::string(2 * first_.size(), ' ');
-    first_.back() = false;
-  }
-  std::ostream& o_;
-  std::vector<bool> first_;
-};
+Json flt(double v) { return report::fixed(std::isfinite(v) ? v : 0.0, 6); }  // fio prints floats with %f
+std::string flt_key(double v) { return report::dump(flt(v)); }
 
 // slat_ns / clat_ns / lat_ns (fio's add_ddir_lat_json, json+ flavour).
-void lat_object(Writer& w, const char* key, const DirectionFigures* d) {
-  w.open(key, '{');
+Json lat_object(const DirectionFigures* d) {
+  Json o;
   const uint64_t n = d ? d->lat.count() : 0;
-  w.field("min", num(n ? d->lat.min() : 0));
-  w.field("max", num(n ? d->lat.max() : 0));
-  w.field("mean", flt(n ? d->lat.mean() : 0));
-  w.field("stddev", flt(n ? d->lat_stddev() : 0));
-  w.field("N", num(n));
+  o["min"] = n ? d->lat.min() : 0;
+  o["max"] = n ? d->lat.max() : 0;
+  o["mean"] = flt(n ? d->lat.mean() : 0);
+  o["stddev"] = flt(n ? d->lat_stddev() : 0);
+  o["N"] = n;
   if (n) {
-    w.open("percentile", '{');
-    for (double p : LatencyHistogram::fio_percentiles()) w.field(flt(p), num(d->lat.percentile(p)));
-    w.close('}');
-    w.open("bins", '{');
-    const auto& bins = d->lat.bins();
+    Json& percentile = o["percentile"] = Json::object();
+    for (double p : LatencyHistogram::fio_percentiles()) percentile[flt_key(p)] = d->lat.percentile(p);
+    Json& bins = o["bins"] = Json::object();
+    const auto& counts = d->lat.bins();
     for (unsigned i = 0; i < LatencyHistogram::PLAT_NR; ++i)
-      if (bins[i]) w.field(num(LatencyHistogram::index_to_value(i)), num(bins[i]));
-    w.close('}');
+      if (counts[i]) bins[std::to_string(LatencyHistogram::index_to_value(i))] = counts[i];
   }
-  w.close('}');
+  return o;
 }
 
-void direction(Writer& w, const char* key, const DirectionFigures& d, double runtime_ns) {
+Json direction(const DirectionFigures& d, double runtime_ns) {
   const double secs = runtime_ns / 1e9;
   const bool any = d.ios > 0 && secs > 0;
   const uint64_t bw_bytes = any ? uint64_t(double(d.bytes) / secs) : 0;
-  w.open(key, '{');
-  w.field("io_bytes", num(d.bytes));
-  w.field("io_kbytes", num(d.bytes >> 10));
-  w.field("bw_bytes", num(bw_bytes));
-  w.field("bw", num(bw_bytes / 1024));
-  w.field("iops", flt(any ? double(d.ios) / secs : 0));
-  w.field("runtime", num(d.ios ? uint64_t(std::ceil(runtime_ns / 1e6)) : 0));
-  w.field("total_ios", num(d.ios));
-  w.field("short_ios", "0");
-  w.field("drop_ios", "0");
-  lat_object(w, "slat_ns", nullptr);
-  lat_object(w, "clat_ns", &d);
-  lat_object(w, "lat_ns", &d);
-  for (const char* k : {"bw_min", "bw_max"}) w.field(k, "0");
-  for (const char* k : {"bw_agg", "bw_mean", "bw_dev"}) w.field(k, flt(0));
-  w.field("bw_samples", "0");
-  for (const char* k : {"iops_min", "iops_max"}) w.field(k, "0");
-  for (const char* k : {"iops_mean", "iops_stddev"}) w.field(k, flt(0));
-  w.field("iops_samples", "0");
-  w.close('}');
+  Json o;
+  o["io_bytes"] = d.bytes;
+  o["io_kbytes"] = d.bytes >> 10;
+  o["bw_bytes"] = bw_bytes;
+  o["bw"] = bw_bytes / 1024;
+  o["iops"] = flt(any ? double(d.ios) / secs : 0);
+  o["runtime"] = d.ios ? uint64_t(std::ceil(runtime_ns / 1e6)) : 0;
+  o["total_ios"] = d.ios;
+  o["short_ios"] = 0;
+  o["drop_ios"] = 0;
+  o["slat_ns"] = lat_object(nullptr);
+  o["clat_ns"] = lat_object(&d);
+  o["lat_ns"] = lat_object(&d);
+  for (const char* k : {"bw_min", "bw_max"}) o[k] = 0;
+  for (const char* k : {"bw_agg", "bw_mean", "bw_dev"}) o[k] = flt(0);
+  o["bw_samples"] = 0;
+  for (const char* k : {"iops_min", "iops_max"}) o[k] = 0;
+  for (const char* k : {"iops_mean", "iops_stddev"}) o[k] = flt(0);
+  o["iops_samples"] = 0;
+  return o;
 }
 
 // fio's latency_ns / latency_us / latency_ms shares (io_u_mark_lat_*),
 // binned from each histogram bin's value.
-void latency_shares(Writer& w, const DirectionFigures& a, const DirectionFigures& b) {
+void latency_shares(Json& job, const DirectionFigures& a, const DirectionFigures& b) {
   static const uint64_t nu[10] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000};
   static const uint64_t m[11] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000};
   uint64_t ns[10] = {}, us[10] = {}, ms[12] = {};
@@ -137,16 +99,13 @@ void latency_shares(Writer& w, const DirectionFigures& a, const DirectionFigures
     if (c && p < 0.01) p = 0.01;  // fio shows any non-empty bucket as at least 0.01%
     return flt(p);
   };
-  w.open("latency_ns", '{');
-  for (unsigned k = 0; k < 10; ++k) w.field(num(nu[k]), share(ns[k]));
-  w.close('}');
-  w.open("latency_us", '{');
-  for (unsigned k = 0; k < 10; ++k) w.field(num(nu[k]), share(us[k]));
-  w.close('}');
-  w.open("latency_ms", '{');
-  for (unsigned k = 0; k < 11; ++k) w.field(num(m[k]), share(ms[k]));
-  w.field(">=2000", share(ms[11]));
-  w.close('}');
+  Json& lat_ns = job["latency_ns"] = Json::object();
+  for (unsigned k = 0; k < 10; ++k) lat_ns[std::to_string(nu[k])] = share(ns[k]);
+  Json& lat_us = job["latency_us"] = Json::object();
+  for (unsigned k = 0; k < 10; ++k) lat_us[std::to_string(nu[k])] = share(us[k]);
+  Json& lat_ms = job["latency_ms"] = Json::object();
+  for (unsigned k = 0; k < 11; ++k) lat_ms[std::to_string(m[k])] = share(ms[k]);
+  lat_ms[">=2000"] = share(ms[11]);
 }
 
 }  // namespace
@@ -188,18 +147,16 @@ std::vector<FioJsonJob> fio_json_jobs(const RunResults& r, const Config& config,
 
 void write_fio_json_plus(const RunResults& r, const Config& config, const FioJobs* fio,
                          std::ostream& o) {
-  Writer w(o);
-  w.open("", '{');
-  w.field("fio version", quoted(std::string("nvmesim-") + NVMESIM_VERSION));
-  w.field("timestamp", "0");
-  w.field("timestamp_ms", "0");
-  w.field("time", quoted("Thu Jan  1 00:00:00 1970"));
+  Json doc;
+  doc["fio version"] = std::string("nvmesim-") + NVMESIM_VERSION;
+  doc["timestamp"] = 0;
+  doc["timestamp_ms"] = 0;
+  doc["time"] = "Thu Jan  1 00:00:00 1970";
   if (fio && !fio->global_options.empty()) {
-    w.open("global options", '{');
-    for (const auto& [k, v] : fio->global_options) w.field(k, quoted(v));
-    w.close('}');
+    Json& global = doc["global options"] = Json::object();
+    for (const auto& [k, v] : fio->global_options) global[k] = v;
   }
-  w.open("jobs", '[');
+  Json& jobs = doc["jobs"] = Json::array();
   for (const FioJsonJob& job : fio_json_jobs(r, config, fio)) {
     DirectionFigures rd, wr;
     double runtime_ns = 0, guest_ns = 0, exit_ns = 0;
@@ -212,37 +169,35 @@ void write_fio_json_plus(const RunResults& r, const Config& config, const FioJob
       exit_ns += f.exit_ns;
     }
     const double span = runtime_ns * double(job.vcpus.size());
-    w.open("", '{');
-    w.field("jobname", quoted(job.name));
-    w.field("groupid", "0");
-    w.field("error", r.io_errors ? "5" : "0");  // EIO, as fio reports a failed I/O
+    Json j;
+    j["jobname"] = job.name;
+    j["groupid"] = 0;
+    j["error"] = r.io_errors ? 5 : 0;  // EIO, as fio reports a failed I/O
     if (!job.options.empty()) {
-      w.open("job options", '{');
-      for (const auto& [k, v] : job.options) w.field(k, quoted(v));
-      w.close('}');
+      Json& options = j["job options"] = Json::object();
+      for (const auto& [k, v] : job.options) options[k] = v;
     }
-    direction(w, "read", rd, runtime_ns);
-    direction(w, "write", wr, runtime_ns);
-    direction(w, "trim", DirectionFigures{}, runtime_ns);
-    w.open("sync", '{');
-    w.field("total_ios", "0");
-    lat_object(w, "lat_ns", nullptr);
-    w.close('}');
-    w.field("job_runtime", num(uint64_t(std::ceil(runtime_ns / 1e6))));
-    w.field("usr_cpu", flt(span > 0 ? 100.0 * guest_ns / span : 0));
-    w.field("sys_cpu", flt(span > 0 ? 100.0 * exit_ns / span : 0));
-    for (const char* k : {"ctx", "majf", "minf"}) w.field(k, "0");
-    latency_shares(w, rd, wr);
-    w.field("latency_depth", num(job.iodepth));
-    w.field("latency_target", "0");
-    w.field("latency_percentile", flt(100.0));
-    w.field("latency_window", "0");
-    w.close('}');
+    j["read"] = direction(rd, runtime_ns);
+    j["write"] = direction(wr, runtime_ns);
+    j["trim"] = direction(DirectionFigures{}, runtime_ns);
+    j["sync"] = {{"total_ios", 0}, {"lat_ns", lat_object(nullptr)}};
+    j["job_runtime"] = uint64_t(std::ceil(runtime_ns / 1e6));
+    j["usr_cpu"] = flt(span > 0 ? 100.0 * guest_ns / span : 0);
+    j["sys_cpu"] = flt(span > 0 ? 100.0 * exit_ns / span : 0);
+    for (const char* k : {"ctx", "majf", "minf"}) j[k] = 0;
+    latency_shares(j, rd, wr);
+    j["latency_depth"] = job.iodepth;
+    j["latency_target"] = 0;
+    j["latency_percentile"] = flt(100.0);
+    j["latency_window"] = 0;
+    jobs.push_back(std::move(j));
   }
-  w.close(']');
-  std::ostringstream own;
-  write_json(r, own, "  ");
-  o << ",\n  " << quoted("nvmesim") << " : " << own.str().substr(2) << "\n}\n";
+  // nvmesim's own document, in its own layout, one level in.
+  doc["nvmesim"] = report::raw(report::dump(results_json(r), {}, 1));
+  report::JsonStyle fio_style;  // fio's layout: `"key" : value`, every value on its own line
+  fio_style.key_separator = " : ";
+  fio_style.inline_max = 0;
+  o << report::dump(doc, fio_style) << "\n";
 }
 
 }  // namespace nvmesim::platform

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <ostream>
+#include <nlohmann/json.hpp>
 
 #include "platform/interrupt.h"
 #include "firmware/nvme_spec.h"
-#include "platform/json_text.h"
 
 namespace nvmesim::platform {
 
@@ -23,9 +23,11 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-std::string quoted(const std::string& s) { return json_quoted(s); }
-
-std::string rate_or_null(double r) { return r < 0 ? "null" : fixed(r, 6); }
+// What utilisation is a fraction of (RunResults::utilization_span_ns).
+double utilization_span(const RunResults& r) {
+  const double span = std::max(r.utilization_span_ns, r.sim_time_ns);
+  return span > 0 ? span : 1;
+}
 
 std::string percentile_key(double p) {
   char buf[32];
@@ -116,111 +118,111 @@ std::string run_headline(const RunResults& r) {
   return "";
 }
 
-void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
-  const std::string i1 = in + "  ", i2 = i1 + "  ", i3 = i2 + "  ";
-  o << in << "{\n";
-  o << i1 << "\"version\": " << quoted(NVMESIM_VERSION) << ",\n";
-  o << i1 << "\"outcome\": " << quoted(run_outcome(r)) << ",\n";
-  o << i1 << "\"headline\": " << quoted(run_headline(r)) << ",\n";
-  o << i1 << "\"config\": {";
-  for (size_t k = 0; k < r.config.size(); ++k)
-    o << (k ? ", " : "") << "\n" << i2 << quoted(r.config[k].first) << ": " << quoted(r.config[k].second);
-  o << "\n" << i1 << "},\n";
-  o << i1 << "\"sim_time_ns\": " << fixed(r.sim_time_ns, 3) << ",\n";
-  o << i1 << "\"ios\": " << r.ios << ",\n";
-  o << i1 << "\"read_ios\": " << r.read_ios << ",\n";
-  o << i1 << "\"write_ios\": " << r.write_ios << ",\n";
-  o << i1 << "\"io_errors\": " << r.io_errors << ",\n";
-  o << i1 << "\"first_error_status\": " << r.first_error_status << ",\n";
-  o << i1 << "\"verify\": {\"verified_reads\": " << r.verified_reads
-    << ", \"errors\": " << r.verify_errors << "},\n";
-  o << i1 << "\"iops\": " << fixed(r.iops(), 3) << ",\n";
-  o << i1 << "\"bw_bytes\": " << fixed(r.bw_bytes(), 3) << ",\n";
-  o << i1 << "\"lat_ns\": {\n";
-  o << i2 << "\"min\": " << r.lat.min() << ",\n";
-  o << i2 << "\"mean\": " << fixed(r.lat.mean(), 3) << ",\n";
-  o << i2 << "\"max\": " << r.lat.max() << ",\n";
-  o << i2 << "\"percentile\": {";
-  bool first = true;
-  for (double p : LatencyHistogram::fio_percentiles()) {
-    o << (first ? "" : ",") << "\n" << i3 << quoted(percentile_key(p)) << ": " << r.lat.percentile(p);
-    first = false;
-  }
-  o << "\n" << i2 << "}\n" << i1 << "},\n";
-  auto doorbell = [&](const char* name, const DoorbellFigures& d, bool last) {
-    o << i2 << quoted(name) << ": {\"updates\": " << d.updates << ", \"mmio\": " << d.mmio
-      << ", \"suppressed\": " << d.suppressed << "}" << (last ? "\n" : ",\n");
+report::Json results_json(const RunResults& r) {
+  using report::fixed;
+  using report::Json;
+  Json j;
+  j["version"] = NVMESIM_VERSION;
+  j["outcome"] = run_outcome(r);
+  j["headline"] = run_headline(r);
+  Json& config = j["config"] = Json::object();
+  for (const auto& kv : r.config) config[kv.first] = kv.second;
+  j["sim_time_ns"] = fixed(r.sim_time_ns, 3);
+  j["ios"] = r.ios;
+  j["read_ios"] = r.read_ios;
+  j["write_ios"] = r.write_ios;
+  j["io_errors"] = r.io_errors;
+  j["first_error_status"] = r.first_error_status;
+  j["verify"] = {{"verified_reads", r.verified_reads}, {"errors", r.verify_errors}};
+  j["iops"] = fixed(r.iops(), 3);
+  j["bw_bytes"] = fixed(r.bw_bytes(), 3);
+  Json& lat = j["lat_ns"];
+  lat["min"] = r.lat.min();
+  lat["mean"] = fixed(r.lat.mean(), 3);
+  lat["max"] = r.lat.max();
+  Json& percentile = lat["percentile"] = Json::object();
+  for (double p : LatencyHistogram::fio_percentiles()) percentile[percentile_key(p)] = r.lat.percentile(p);
+  auto doorbell = [](const DoorbellFigures& d) {
+    return Json{{"updates", d.updates}, {"mmio", d.mmio}, {"suppressed", d.suppressed}};
   };
-  o << i1 << "\"doorbells\": {\n";
-  doorbell("sq", r.sq, false);
-  doorbell("cq", r.cq, true);
-  o << i1 << "},\n";
-  o << i1 << "\"eventidx\": {\"sq_hit_rate\": "
-    << (r.dbbuf_active ? rate_or_null(RunResults::hit_rate(r.sq)) : "null")
-    << ", \"cq_hit_rate\": "
-    << (r.dbbuf_active ? rate_or_null(RunResults::hit_rate(r.cq)) : "null")
-    << ", \"dbbuf_active\": " << (r.dbbuf_active ? "true" : "false")
-    << ", \"shadow_reads\": " << r.shadow_reads << ", \"eventidx_writes\": " << r.eventidx_writes
-    << "},\n";
-  o << i1 << "\"exits\": {\n" << i2 << "\"count\": {";
-  for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k)
-    o << (k ? ", " : "") << quoted(models::to_string(ExitKind(k))) << ": " << r.exits.count[k];
-  o << "},\n" << i2 << "\"time_ns\": {";
-  for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k)
-    o << (k ? ", " : "") << quoted(models::to_string(ExitKind(k))) << ": "
-      << fixed(double(r.exits.time[k].value()) / 1000.0, 3);
-  o << "}\n" << i1 << "},\n";
-  const uint64_t doorbell_exits = r.sq.mmio + r.cq.mmio;
-  o << i1 << "\"per_io\": {\"sq_mmio\": " << fixed(r.per_io(r.sq.mmio), 6)
-    << ", \"cq_mmio\": " << fixed(r.per_io(r.cq.mmio), 6)
-    << ", \"exits\": " << fixed(r.per_io(doorbell_exits), 6)
-    << ", \"all_exits\": " << fixed(r.per_io(r.exits.total_count_excluding_hlt()), 6)
-    << ", \"interrupts\": " << fixed(r.per_io(r.interrupts_sent), 6)
-    << ", \"msix_messages\": " << fixed(r.per_io(r.interrupts_sent), 6)
-    << ", \"injection_exits\": " << fixed(r.per_io(r.exits.count[unsigned(ExitKind::Interrupt)]), 6) << "},\n";
-  o << i1 << "\"controller\": {\"commands\": " << r.commands << ", \"interrupts\": " << r.interrupts_sent
-    << ", \"dma_reads\": " << r.dma_reads << ", \"dma_writes\": " << r.dma_writes
-    << ", \"async_events\": " << r.async_events << ", \"cq_full_waits\": " << r.cq_full_waits
-    << ", \"coalesced_completions\": " << r.coalesced_completions
-    << ", \"lost_notifications\": " << r.lost_notifications
-    << ", \"stuck_handler_runs\": " << r.stuck_handler_runs << "},\n";
-  o << i1 << "\"utilization\": {\n" << i2 << "\"vcpu\": [";
-  const double span = std::max(r.utilization_span_ns, r.sim_time_ns) > 0 ? std::max(r.utilization_span_ns, r.sim_time_ns) : 1;
+  j["doorbells"] = {{"sq", doorbell(r.sq)}, {"cq", doorbell(r.cq)}};
+  auto rate = [&](const DoorbellFigures& d) -> Json {
+    const double h = RunResults::hit_rate(d);
+    return r.dbbuf_active && h >= 0 ? fixed(h, 6) : Json(nullptr);
+  };
+  j["eventidx"] = {{"sq_hit_rate", rate(r.sq)},
+                   {"cq_hit_rate", rate(r.cq)},
+                   {"dbbuf_active", r.dbbuf_active},
+                   {"shadow_reads", r.shadow_reads},
+                   {"eventidx_writes", r.eventidx_writes}};
+  Json count = Json::object(), time = Json::object();
+  for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k) {
+    count[models::to_string(ExitKind(k))] = r.exits.count[k];
+    time[models::to_string(ExitKind(k))] = fixed(double(r.exits.time[k].value()) / 1000.0, 3);
+  }
+  j["exits"] = {{"count", count}, {"time_ns", time}};
+  j["per_io"] = {{"sq_mmio", fixed(r.per_io(r.sq.mmio), 6)},
+                 {"cq_mmio", fixed(r.per_io(r.cq.mmio), 6)},
+                 {"exits", fixed(r.per_io(r.sq.mmio + r.cq.mmio), 6)},
+                 {"all_exits", fixed(r.per_io(r.exits.total_count_excluding_hlt()), 6)},
+                 {"interrupts", fixed(r.per_io(r.interrupts_sent), 6)},
+                 {"msix_messages", fixed(r.per_io(r.interrupts_sent), 6)},
+                 {"injection_exits", fixed(r.per_io(r.exits.count[unsigned(ExitKind::Interrupt)]), 6)}};
+  j["controller"] = {{"commands", r.commands},
+                     {"interrupts", r.interrupts_sent},
+                     {"dma_reads", r.dma_reads},
+                     {"dma_writes", r.dma_writes},
+                     {"async_events", r.async_events},
+                     {"cq_full_waits", r.cq_full_waits},
+                     {"coalesced_completions", r.coalesced_completions},
+                     {"lost_notifications", r.lost_notifications},
+                     {"stuck_handler_runs", r.stuck_handler_runs}};
+  const double span = utilization_span(r);
+  Json vcpus = Json::array(), device = Json::array();
   for (size_t k = 0; k < r.vcpus.size(); ++k) {
     const auto& v = r.vcpus[k];
-    o << (k ? ", " : "") << "\n" << i3 << "{\"vcpu\": " << k << ", \"busy\": "
-      << fixed((v.guest_ns + v.exit_ns) / span, 6) << ", \"guest\": " << fixed(v.guest_ns / span, 6)
-      << ", \"exits\": " << fixed(v.exit_ns / span, 6) << ", \"ios\": " << v.ios
-      << ", \"interrupts\": " << v.interrupts << "}";
+    vcpus.push_back({{"vcpu", k},
+                     {"busy", fixed((v.guest_ns + v.exit_ns) / span, 6)},
+                     {"guest", fixed(v.guest_ns / span, 6)},
+                     {"exits", fixed(v.exit_ns / span, 6)},
+                     {"ios", v.ios},
+                     {"interrupts", v.interrupts}});
   }
-  o << "\n" << i2 << "],\n" << i2 << "\"device\": [";
-  for (size_t k = 0; k < r.device_threads.size(); ++k) {
-    const auto& t = r.device_threads[k];
-    o << (k ? ", " : "") << "\n" << i3 << "{\"thread\": " << quoted(t.name) << ", \"busy\": "
-      << fixed((t.busy_ns + t.poll_ns) / span, 6) << ", \"work\": " << fixed(t.busy_ns / span, 6)
-      << ", \"polling\": " << fixed(t.poll_ns / span, 6) << ", \"dispatches\": " << t.dispatches
-      << ", \"wakeups_from_sleep\": " << t.sleep_wakeups
-      << ", \"wakeups_while_polling\": " << t.poll_wakeups << "}";
-  }
-  o << "\n" << i2 << "],\n" << i2 << "\"host_cores\": " << r.host_cores
-    << ", \"overcommitted\": " << fixed(r.overcommitted_ns / span, 6) << ",\n"
-    << i2 << "\"span_ns\": " << fixed(span, 3) << "\n" << i1 << "},\n";
-  o << i1 << "\"bringup\": {\"ok\": " << (r.bringup_ok ? "true" : "false")
-    << ", \"error\": " << quoted(r.bringup_error) << ", \"sim_time_ns\": " << fixed(r.bringup_ns, 3)
-    << ", \"dbbuf_opcode\": " << unsigned(r.dbbuf_opcode)
-    << ", \"dbbuf_status\": " << r.dbbuf_status << ", \"exits\": {";
+  for (const auto& t : r.device_threads)
+    device.push_back({{"thread", t.name},
+                      {"busy", fixed((t.busy_ns + t.poll_ns) / span, 6)},
+                      {"work", fixed(t.busy_ns / span, 6)},
+                      {"polling", fixed(t.poll_ns / span, 6)},
+                      {"dispatches", t.dispatches},
+                      {"wakeups_from_sleep", t.sleep_wakeups},
+                      {"wakeups_while_polling", t.poll_wakeups}});
+  j["utilization"] = {{"vcpu", vcpus},
+                      {"device", device},
+                      {"host_cores", r.host_cores},
+                      {"overcommitted", fixed(r.overcommitted_ns / span, 6)},
+                      {"span_ns", fixed(span, 3)}};
+  Json bringup_exits = Json::object();
   for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k)
-    o << (k ? ", " : "") << quoted(models::to_string(ExitKind(k))) << ": " << r.bringup_exits.count[k];
-  o << "}},\n";
-  o << i1 << "\"stall\": " << (r.stalled ? quoted(r.stall_report) : "null") << ",\n";
-  o << i1 << "\"interrupted\": "
-    << (r.interrupted ? quoted(interrupt::signal_name(r.interrupt_signal)) : "null");
-  if (r.has_host) {
-    o << ",\n" << i1 << "\"host\": {\"wall_s\": " << fixed(r.wall_s, 3)
-      << ", \"peak_rss_bytes\": " << r.peak_rss_bytes << ", \"ios_per_wall_s\": "
-      << fixed(r.wall_s > 0 ? double(r.ios) / r.wall_s : 0, 0) << "}";
-  }
-  o << "\n" << in << "}";
+    bringup_exits[models::to_string(ExitKind(k))] = r.bringup_exits.count[k];
+  j["bringup"] = {{"ok", r.bringup_ok},
+                  {"error", r.bringup_error},
+                  {"sim_time_ns", fixed(r.bringup_ns, 3)},
+                  {"dbbuf_opcode", unsigned(r.dbbuf_opcode)},
+                  {"dbbuf_status", r.dbbuf_status},
+                  {"exits", bringup_exits}};
+  j["stall"] = r.stalled ? Json(r.stall_report) : Json(nullptr);
+  j["interrupted"] = r.interrupted ? Json(interrupt::signal_name(r.interrupt_signal)) : Json(nullptr);
+  if (r.has_host)
+    j["host"] = {{"wall_s", fixed(r.wall_s, 3)},
+                 {"peak_rss_bytes", r.peak_rss_bytes},
+                 {"ios_per_wall_s", fixed(r.wall_s > 0 ? double(r.ios) / r.wall_s : 0, 0)}};
+  // Every component's statistics (docs/metrics.md lists them).
+  j["stats"] = report::stats_json(r.stats);
+  return j;
+}
+
+void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
+  o << in << report::dump(results_json(r), {}, unsigned(in.size() / 2));
 }
 
 void write_normal(const RunResults& r, std::ostream& o) {
@@ -293,7 +295,7 @@ void write_normal(const RunResults& r, std::ostream& o) {
     o << buf;
   }
   o << "utilisation:\n";
-  const double span = std::max(r.utilization_span_ns, r.sim_time_ns) > 0 ? std::max(r.utilization_span_ns, r.sim_time_ns) : 1;
+  const double span = utilization_span(r);
   for (size_t k = 0; k < r.vcpus.size(); ++k) {
     const auto& v = r.vcpus[k];
     o << "  vcpu" << k << ": busy " << fixed(100 * (v.guest_ns + v.exit_ns) / span, 1)

@@ -8,8 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "firmware/statistics.h"
 #include "models/latency_histogram.h"
 #include "models/vm_exit.h"
+#include "platform/report/json_out.h"
 
 namespace nvmesim::platform {
 
@@ -89,6 +91,10 @@ struct RunResults {
   // time up to the signal (platform/interrupt.h).
   bool interrupted = false;
   int interrupt_signal = 0;
+  // Every component's statistics group at the end of the run (measured
+  // phase): the JSON "stats" object.
+  stats::GroupValues stats;
+  stats::GroupValues bringup_stats;  // the same at the end of bring-up (not written)
   // Host figures (--host-stats only).
   bool has_host = false;
   double wall_s = 0;
@@ -115,6 +121,9 @@ const char* run_outcome(const RunResults& r);
 // or "BRING-UP FAILED:" that says why.
 std::string run_headline(const RunResults& r);
 
+// The --output-format=json document; write_json writes it, starting at
+// `indent` (nested in another document).
+report::Json results_json(const RunResults& r);
 void write_json(const RunResults& r, std::ostream& out, const std::string& indent = "");
 void write_normal(const RunResults& r, std::ostream& out);
 

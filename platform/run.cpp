@@ -13,12 +13,14 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "platform/fio_job.h"
 #include "platform/fio_json.h"
 #include "platform/interrupt.h"
 #include "platform/params.h"
 #include "platform/pending_file.h"
+#include "platform/report/json_out.h"
 #include "platform/results.h"
 #include "platform/system.h"
 #include "platform/user_text.h"
@@ -226,9 +228,7 @@ bool run_in_child(const Config& config, bool host_stats, Summary& summary, std::
     try {
       const RunResults r = simulate(config, host_stats);
       const Summary s = summarize(r);
-      std::ostringstream j;
-      write_json(r, j, "    ");
-      const std::string text = j.str();
+      const std::string text = report::dump(results_json(r), {}, 2);  // at "runs"."off" / "spec"
       write_all(fds[1], &s, sizeof s);
       write_all(fds[1], text.data(), text.size());
     } catch (const std::exception& e) {
@@ -304,12 +304,14 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
       headline += std::string(headline.empty() ? "" : "\n") + "dbbuf=" + modes[k] + ": " + s[k].headline;
   if (options.output_format == "json") {
     const char* outcome = stalled ? "stalled" : failed ? "io_errors" : "ok";
-    out << "{\n  \"experiment\": \"default: doorbell buffer off vs spec\",\n  \"outcome\": \"" << outcome
-        << "\",\n";
-    if (sig) out << "  \"interrupted\": \"" << interrupt::signal_name(sig) << "\",\n";
-    out << "  \"runs\": {\n";
-    out << "    \"off\":\n" << (ran > 0 ? json[0] : "    null") << ",\n    \"spec\":\n"
-        << (ran > 1 ? json[1] : "    null") << "\n  }\n}\n";
+    report::Json doc;
+    doc["experiment"] = "default: doorbell buffer off vs spec";
+    doc["outcome"] = outcome;
+    if (sig) doc["interrupted"] = interrupt::signal_name(sig);
+    // Each run's document as its child process wrote it.
+    doc["runs"] = {{"off", ran > 0 ? report::raw(json[0]) : report::Json(nullptr)},
+                   {"spec", ran > 1 ? report::raw(json[1]) : report::Json(nullptr)}};
+    out << report::dump(doc) << "\n";
     return {code, true};
   }
   if (sig)

@@ -5,10 +5,11 @@
 #include <cstdio>
 #include <ostream>
 #include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "platform/cli/options.h"
 #include "platform/interrupt.h"
-#include "platform/json_text.h"
+#include "platform/report/json_out.h"
 #include "platform/params.h"
 #include "platform/run.h"
 #include "platform/scenarios.h"
@@ -149,7 +150,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
     } else if (key == "output-format") {
       format = value;
       if (format != "normal" && format != "json") {
-        err << "nvmesim scenario: error: --output-format: " << quoted(format)
+        err << "nvmesim scenario: error: --output-format: " << platform::quoted(format)
             << " is not one of normal, json\n";
         return 2;
       }
@@ -160,7 +161,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
         number_ios = 0;
       }
       if (number_ios < 100 || number_ios > 100000000) {
-        err << "nvmesim scenario: error: --number_ios: " << quoted(value)
+        err << "nvmesim scenario: error: --number_ios: " << platform::quoted(value)
             << " is out of range (100..100000000)\n";
         return 2;
       }
@@ -174,7 +175,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
       const std::string& kv = value;
       const auto eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) {
-        err << "nvmesim scenario: error: --set: " << quoted(kv) << " is not PARAM=VALUE\n";
+        err << "nvmesim scenario: error: --set: " << platform::quoted(kv) << " is not PARAM=VALUE\n";
         return 2;
       }
       const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
@@ -189,7 +190,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
       what_if.emplace_back(k, v);
     } else if (key == "name") {
       if (!name.empty()) {
-        err << "nvmesim scenario: error: unexpected argument " << quoted(value) << " (see --help)\n";
+        err << "nvmesim scenario: error: unexpected argument " << platform::quoted(value) << " (see --help)\n";
         return 2;
       }
       name = value;
@@ -207,7 +208,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   }
   if (!sc) {
     err << "nvmesim scenario: error: " << (name.empty() ? std::string("no scenario named")
-                                                        : quoted(name) + " is not a scenario")
+                                                        : platform::quoted(name) + " is not a scenario")
         << " (one of " << names << "; see --list)\n";
     return 2;
   }
@@ -215,7 +216,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   if (!calibrate_param.empty()) {
     const ParamSpec* spec = ParamRegistry::builtin().find(calibrate_param);
     if (!spec || spec->kind != ParamKind::Time) {
-      err << "nvmesim scenario: error: --calibrate: " << quoted(calibrate_param)
+      err << "nvmesim scenario: error: --calibrate: " << platform::quoted(calibrate_param)
           << " is not a time parameter (see --list-params)\n";
       return 2;
     }
@@ -282,26 +283,30 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   }
 
   if (format == "json") {
-    out << "{\n  \"scenario\": " << json_quoted(sc->name) << ",\n  \"title\": " << json_quoted(sc->title)
-        << ",\n  \"metric\": " << json_quoted(sc->metric) << ",\n  \"calibration\": {\"parameter\": "
-        << json_quoted(sc->calibrated) << ", \"value_ns\": " << num(calibrated_ns, 3)
-        << ", \"baseline_reported\": " << num(sc->runs.front().reported, 3)
-        << ", \"baseline_simulated\": " << num(baseline, 3)
-        << ", \"converged\": " << (converged ? "true" : "false")
-        << ", \"note\": " << json_quoted(sc->calibration_note) << "},\n  \"what_if\": {";
-    for (size_t i = 0; i < what_if.size(); ++i)
-      out << (i ? ", " : "") << json_quoted(what_if[i].first) << ": " << json_quoted(what_if[i].second);
-    out << "},\n  \"figures\": [";
-    for (size_t i = 0; i < figures.size(); ++i) {
-      const Figure& f = figures[i];
-      out << (i ? "," : "") << "\n    {\"label\": " << json_quoted(f.label) << ", \"reported\": "
-          << num(f.reported, 3) << ", \"simulated\": " << num(f.simulated, 3)
-          << ", \"ratio_reported\": " << num(f.ratio_reported, 6)
-          << ", \"ratio_simulated\": " << num(f.ratio_simulated, 6)
-          << ", \"error\": " << num(f.error, 6)
-          << ", \"stalled\": " << (f.stalled ? "true" : "false") << "}";
-    }
-    out << "\n  ]\n}\n";
+    using report::Json;
+    auto number = [](double v, int decimals) { return report::raw(num(v, decimals)); };
+    Json doc;
+    doc["scenario"] = sc->name;
+    doc["title"] = sc->title;
+    doc["metric"] = sc->metric;
+    doc["calibration"] = {{"parameter", sc->calibrated},
+                          {"value_ns", number(calibrated_ns, 3)},
+                          {"baseline_reported", number(sc->runs.front().reported, 3)},
+                          {"baseline_simulated", number(baseline, 3)},
+                          {"converged", converged},
+                          {"note", sc->calibration_note}};
+    Json& what_if_json = doc["what_if"] = Json::object();
+    for (const auto& [k, v] : what_if) what_if_json[k] = v;
+    Json& figures_json = doc["figures"] = Json::array();
+    for (const Figure& f : figures)
+      figures_json.push_back({{"label", f.label},
+                              {"reported", number(f.reported, 3)},
+                              {"simulated", number(f.simulated, 3)},
+                              {"ratio_reported", number(f.ratio_reported, 6)},
+                              {"ratio_simulated", number(f.ratio_simulated, 6)},
+                              {"error", number(f.error, 6)},
+                              {"stalled", f.stalled}});
+    out << report::dump(doc) << "\n";
     return 0;
   }
   out << "scenario " << sc->name << ": " << sc->title << "\n  source: " << sc->source << "\n";

@@ -25,17 +25,6 @@ using namespace nvmesim::models;
 
 namespace nvmesim::platform {
 
-struct System::Snapshot {
-  std::vector<ExitStats> exits;
-  fw::ControllerCounters controller;
-  NvmeControllerModel::Counters model;
-  struct Thread {
-    sc_time busy, poll;
-    uint64_t dispatches, sleep_wakeups, poll_wakeups;
-  };
-  std::vector<Thread> threads;
-  sc_time overcommitted;
-};
 
 // Progress watchdog: when I/Os are outstanding, no completion arrived for
 // sim.stall_timeout and nothing is under way that could bring one (no
@@ -154,23 +143,38 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   root_complex_->bind_msi_sink(*hypervisor_);
 
   tlm::tlm_global_quantum::instance().set(p.sim.quantum);
-  at_start_ = std::make_unique<Snapshot>();
-  guest_->on_measure_start([this] { snapshot(*at_start_); });
+  link_stats();
+  guest_->on_measure_start([this] { start_measurement(); });
   watchdog_ = std::make_unique<Watchdog>("watchdog", *this, p.sim.stall_timeout);
 }
 
 System::~System() = default;
 
-void System::snapshot(Snapshot& s) const {
-  s.exits.clear();
-  for (unsigned i = 0; i < vcpus_.size(); ++i) s.exits.push_back(hypervisor_->exits(i));
-  s.controller = controller_->firmware().counters();
-  s.model = controller_->counters();
-  s.threads.clear();
-  for (auto& t : host_threads_)
-    s.threads.push_back({t->busy_time(), t->poll_time(), t->dispatches(), t->wakeups_from_sleep(),
-                         t->wakeups_while_polling()});
-  s.overcommitted = host_cpus_->overcommitted_time();
+// The statistics tree, in the order of an I/O's path (ARCHITECTURE.md).
+void System::link_stats() {
+  for (unsigned j = 0; j < vcpus_.size(); ++j) {
+    stats_.add_group(vcpus_[j]->basename(), vcpus_[j]->stats());
+    vcpus_[j]->stats().merge(hypervisor_->exit_counters(j));
+  }
+  stats_.add_group("driver", guest_->driver().stats());
+  stats_.add_group("hv", hypervisor_->stats());
+  if (bql_) stats_.add_group("bql", *bql_);
+  stats_.add_group("root_complex", root_complex_->counters());
+  stats_.add_group("memory", memory_->counters());
+  stats_.add_group("nvme", controller_->counters());
+  controller_->counters().merge(controller_->firmware().counters());
+  controller_->counters().add_group("backend", controller_->backend().stats());
+  for (auto& t : host_threads_) stats_.add_group(t->basename(), t->stats());
+  stats_.add_group("host", *host_cpus_);
+}
+
+// Bring-up is reported apart: its exits are kept, then every statistic
+// starts from zero for the measured phase.
+void System::start_measurement() {
+  bringup_exits_.clear();
+  for (unsigned i = 0; i < vcpus_.size(); ++i) bringup_exits_.push_back(hypervisor_->exits(i));
+  bringup_stats_ = stats_.values();
+  stats_.reset();
 }
 
 namespace {
@@ -298,10 +302,9 @@ RunResults System::run() {
     r.verified_reads += vr.verified_reads;
     r.verify_errors += vr.verify_errors;
     r.lat.merge(v.latency());
-    const ExitStats before = i < at_start_->exits.size() ? at_start_->exits[i] : ExitStats{};
-    const ExitStats measured = hypervisor_->exits(i).minus(before);
+    const ExitStats measured = hypervisor_->exits(i);  // reset when measurement started
     r.exits.merge(measured);
-    r.bringup_exits.merge(before);
+    if (i < bringup_exits_.size()) r.bringup_exits.merge(bringup_exits_[i]);
     VcpuFigures f;
     f.guest_ns = double(vr.guest_time.value()) / 1000.0;
     f.idle_ns = double(vr.idle_time.value()) / 1000.0;
@@ -348,36 +351,35 @@ RunResults System::run() {
       r.utilization_span_ns = std::max(r.utilization_span_ns,
                                        double((std::max(v->current_time(), start) - start).value()) / 1000.0);
 
-  for (size_t k = 0; k < host_threads_.size(); ++k) {
-    const HostThread& h = *host_threads_[k];
-    const Snapshot::Thread& b = at_start_->threads.at(k);
+  // The figures below are the statistics groups' (reset when measurement
+  // started), read from one snapshot of the tree, which the JSON carries whole.
+  r.stats = stats_.values();
+  r.bringup_stats = bringup_stats_;
+  const stats::GroupValues& s = r.stats;
+  for (const auto& h : host_threads_) {
+    const std::string g = std::string(h->basename()) + ".";
     DeviceThreadFigures t;
-    t.name = h.basename();
-    t.busy_ns = double((h.busy_time() - b.busy).value()) / 1000.0;
-    t.poll_ns = double((h.poll_time() - b.poll).value()) / 1000.0;
-    t.dispatches = h.dispatches() - b.dispatches;
-    t.sleep_wakeups = h.wakeups_from_sleep() - b.sleep_wakeups;
-    t.poll_wakeups = h.wakeups_while_polling() - b.poll_wakeups;
+    t.name = h->basename();
+    t.busy_ns = double(s.at(g + "busy_time")) / 1000.0;
+    t.poll_ns = double(s.at(g + "poll_time")) / 1000.0;
+    t.dispatches = s.at(g + "dispatches");
+    t.sleep_wakeups = s.at(g + "wakeups_from_sleep");
+    t.poll_wakeups = s.at(g + "wakeups_while_polling");
     r.device_threads.push_back(t);
   }
   r.host_cores = host_cpus_->cores();
-  r.overcommitted_ns = double((host_cpus_->overcommitted_time() - at_start_->overcommitted).value()) / 1000.0;
-  r.lost_notifications = controller_->counters().lost_notifications - at_start_->model.lost_notifications;
-  r.stuck_handler_runs = controller_->counters().stuck_handler_runs - at_start_->model.stuck_handler_runs;
-  r.coalesced_completions =
-      controller_->counters().coalesced_completions - at_start_->model.coalesced_completions;
-
-  const auto& c = controller_->firmware().counters();
-  const auto& c0 = at_start_->controller;
-  r.shadow_reads = c.shadow_reads - c0.shadow_reads;
-  r.eventidx_writes = c.eventidx_writes - c0.eventidx_writes;
-  r.commands = c.io_commands - c0.io_commands;
-  r.async_events = c.async_events - c0.async_events;
-  r.cq_full_waits = c.cq_full_waits - c0.cq_full_waits;
-  const auto& m = controller_->counters();
-  r.interrupts_sent = m.msix_sent - at_start_->model.msix_sent;
-  r.dma_reads = m.dma_reads - at_start_->model.dma_reads;
-  r.dma_writes = m.dma_writes - at_start_->model.dma_writes;
+  r.overcommitted_ns = double(s.at("host.overcommitted_time")) / 1000.0;
+  r.lost_notifications = s.at("nvme.lost_notifications");
+  r.stuck_handler_runs = s.at("nvme.stuck_handler_runs");
+  r.coalesced_completions = s.at("nvme.coalesced_completions");
+  r.shadow_reads = s.at("nvme.shadow_reads");
+  r.eventidx_writes = s.at("nvme.eventidx_writes");
+  r.commands = s.at("nvme.io_commands");
+  r.async_events = s.at("nvme.async_events");
+  r.cq_full_waits = s.at("nvme.cq_full_waits");
+  r.interrupts_sent = s.at("nvme.msix_sent");
+  r.dma_reads = s.at("nvme.dma_reads");
+  r.dma_writes = s.at("nvme.dma_writes");
   return r;
 }
 

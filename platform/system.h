@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "firmware/statistics.h"
 #include "platform/results.h"
 
 namespace nvmesim::models {
@@ -48,10 +49,13 @@ class System {
   models::Hypervisor& hypervisor() { return *hypervisor_; }
   std::vector<std::unique_ptr<models::Vcpu>>& vcpus() { return vcpus_; }
   size_t host_thread_count() const { return host_threads_.size(); }  // trace ids 0..n-1
+  // Every component's statistics group, by name ("vcpu0", "nvme", ...);
+  // reset when measurement starts.
+  stats::Group& stats() { return stats_; }
 
  private:
-  struct Snapshot;
-  void snapshot(Snapshot& s) const;
+  void link_stats();
+  void start_measurement();
   void watchdog();
   bool work_under_way() const;  // some component will make progress as time passes
 
@@ -67,7 +71,9 @@ class System {
   std::unique_ptr<models::Hypervisor> hypervisor_;
   std::unique_ptr<models::Guest> guest_;
   std::vector<std::unique_ptr<models::Vcpu>> vcpus_;
-  std::unique_ptr<Snapshot> at_start_;
+  stats::Group stats_;
+  std::vector<models::ExitStats> bringup_exits_;  // per vCPU, when measurement started
+  stats::GroupValues bringup_stats_;              // the whole tree then
   struct Watchdog;
   std::unique_ptr<Watchdog> watchdog_;
   bool stall_ = false;

@@ -113,7 +113,8 @@ TEST_CASE("dbbuf: echo policy writes EventIdx = consumed tail and head seen",
   REQUIRE(field(h.admin(dbbuf_cmd(SHADOW, EVENTIDX)).status) == 0);
   fill_sentinel(h.env, EVENTIDX);
   h.shadow = SHADOW;
-  const auto c0 = h.ctrl.counters();
+  const uint64_t shadow_reads0 = h.ctrl.counters().shadow_reads,
+                 eventidx_writes0 = h.ctrl.counters().eventidx_writes;
   const uint64_t barriers0 = h.env.barriers;
   for (int i = 0; i < 3; ++i) h.place_io(1, Harness::read_cmd(0, 1, DATA));
   h.env.w32(SHADOW + 8, 3);  // guest publishes tail 3 in the shadow only
@@ -121,8 +122,8 @@ TEST_CASE("dbbuf: echo policy writes EventIdx = consumed tail and head seen",
   REQUIRE(h.ctrl.process_sq(1, 8) == 3);
   CHECK(h.env.r32(EVENTIDX + 8) == 3);
   // 1 refresh + 1 at the start + 1 after each of 3 commands.
-  CHECK(h.ctrl.counters().shadow_reads - c0.shadow_reads == 5);
-  CHECK(h.ctrl.counters().eventidx_writes - c0.eventidx_writes == 3);
+  CHECK(h.ctrl.counters().shadow_reads - shadow_reads0 == 5);
+  CHECK(h.ctrl.counters().eventidx_writes - eventidx_writes0 == 3);
   CHECK(h.env.barriers - barriers0 == 3);
 
   // The guest adds one more while the device works: re-read after each command.

@@ -247,8 +247,16 @@ TEST_CASE("dbbuf platform: a rejected Doorbell Buffer Config falls back to MMIO 
   CHECK(r.dbbuf_status == nvme::status_generic(nvme::sc::INVALID_FIELD, true));
   CHECK(r.dbbuf_status == 0x4002);
   CHECK(r.ios == 600);
+  // The admin queue too, despite admin_shadow: its doorbells ring during
+  // bring-up, whose counts are kept apart (the groups restart at measurement).
+  const stats::GroupValues& bringup = r.bringup_stats;
+  CHECK(bringup.at("driver.sq0.updates") > 0);
+  CHECK(bringup.at("driver.sq0.mmio") == bringup.at("driver.sq0.updates"));
+  CHECK(bringup.at("driver.cq0.mmio") == bringup.at("driver.cq0.updates"));
+  CHECK(bringup.at("driver.sq0.updates_with_dbbuf") == 0);
+  CHECK(bringup.at("driver.cq0.updates_with_dbbuf") == 0);
   const auto& d = s.guest().driver();
-  for (uint16_t q = 0; q <= 2; ++q) {  // the admin queue too, despite admin_shadow
+  for (uint16_t q = 1; q <= 2; ++q) {
     INFO("queue " << q);
     CHECK(d.sq_counters(q).updates > 0);
     CHECK(d.sq_counters(q).mmio == d.sq_counters(q).updates);
