@@ -10,6 +10,7 @@
 #include "platform/cli/options.h"
 #include "platform/params.h"
 #include "platform/user_text.h"
+#include "platform/verify/canonical.h"
 #include "platform/verify/report.h"
 #include "platform/verify/search.h"
 
@@ -163,16 +164,6 @@ ModelConfig resolve(const std::map<std::string, std::string>& v, uint32_t qsize,
   return c;
 }
 
-// What the search sees, as a key: combinations that resolve to the same
-// model are searched once.
-std::string model_key(const ModelConfig& c) {
-  char b[96];
-  std::snprintf(b, sizeof b, "%u/%u/%u/%u/%d/%d/%d/%d/%d/%d/%d/%d/%d/%d", c.qsize, c.cq_entries, c.commands, c.qid,
-                int(c.dbbuf), int(c.sq_eventidx), int(c.cq_eventidx), int(c.mmio_doorbell_value), int(c.full_barrier),
-                int(c.need_event), int(c.admin_shadow), int(c.memory), int(c.device_order), int(c.reset));
-  return b;
-}
-
 void print_help(std::ostream& out, const po::options_description& desc) {
   out << "Usage: nvmesim verify [--qsize N] [--commands K] [parameters] [--vcd FILE]\n"
          "\n"
@@ -251,7 +242,7 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
     const auto start = std::chrono::steady_clock::now();
     std::map<std::string, size_t> searched;  // model key -> index in runs
     for (size_t i = 0; i < runs.size(); ++i) {
-      const std::string key = model_key(runs[i].config);
+      const std::string key = verify::model_key(runs[i].config);
       auto it = searched.find(key);
       if (it != searched.end()) {
         runs[i].result = runs[it->second].result;
