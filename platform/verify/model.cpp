@@ -125,8 +125,11 @@ class Builder {
     n.step.arg = arg;
     return n;
   }
-  void say(Successor& n, const std::string& t) {
-    if (text_) n.step.text = t;
+  // `text` builds the step's text: only called for counterexamples, so the
+  // search itself builds no strings.
+  template <class Text>
+  void say(Successor& n, Text&& text) {
+    if (text_) n.step.text = text();
   }
   void violate(Successor& n, Property p, const std::string& why) {
     n.violation = p;
@@ -194,8 +197,10 @@ void guest_steps(const State& s, const Ctx& x, Builder& b) {
         t.sq_tail = uint8_t(sq_ring.advance(s.sq_tail));
         t.next_seq++;
         if (b.text())
-          b.say(n, "driver: store command #" + std::to_string(s.next_seq) + " in SQ slot " +
-                       std::to_string(s.sq_tail) + " (store buffer), tail " + std::to_string(t.sq_tail));
+          b.say(n, [&] {
+            return "driver: store command #" + std::to_string(s.next_seq) + " in SQ slot " + std::to_string(s.sq_tail) +
+                   " (store buffer), tail " + std::to_string(t.sq_tail);
+          });
       }
       // Publish the SQ tail.
       if (s.sq_tail != s.sq_published) {
@@ -217,20 +222,22 @@ void guest_steps(const State& s, const Ctx& x, Builder& b) {
             }
           }
           if (b.text())
-            b.say(n, "driver: store shadow SQ tail = " + std::to_string(s.sq_tail) + " (store buffer; old " +
-                         std::to_string(t.publish.old_value()) + ")");
+            b.say(n, [&] {
+              return "driver: store shadow SQ tail = " + std::to_string(s.sq_tail) + " (store buffer; old " +
+                     std::to_string(t.publish.old_value()) + ")";
+            });
         } else if (!x.driver_shadow && s.store_count == 0) {
           Successor& n = b.add(StepKind::MmioDoorbell, true, s.sq_tail);
           n.state.sq_published = s.sq_tail;
           mmio_effect(n.state, x, true, s.sq_tail);
-          b.say(n, "driver: MMIO SQ doorbell = " + std::to_string(s.sq_tail));
+          b.say(n, [&] { return "driver: MMIO SQ doorbell = " + std::to_string(s.sq_tail); });
         }
       }
       if (s.irq_pending) {
         Successor& n = b.add(StepKind::TakeInterrupt, false);
         n.state.irq_pending = 0;
         n.state.guest_pc = kGuestIrq;
-        b.say(n, "driver: take the interrupt");
+        b.say(n, [&] { return "driver: take the interrupt"; });
       }
       if (c.reset != ResetMode::Off && !s.reset_done && s.completed > 0 && s.store_count == 0) {
         Successor& n = b.add(StepKind::Reset, true);
@@ -255,10 +262,12 @@ void guest_steps(const State& s, const Ctx& x, Builder& b) {
         t.dev_store_location = t.dev_store_pending = 0;
         t.dev_store_value = 0;
         if (b.text())
-          b.say(n, std::string("driver: controller reset and bring-up again, doorbell buffer ") +
-                       (c.reset == ResetMode::Zeroed ? "cleared" : "kept as it was") + " (shadow SQ " +
-                       std::to_string(t.shadow_sq) + ", CQ " + std::to_string(t.shadow_cq) + "; EventIdx SQ " +
-                       std::to_string(t.eventidx_sq) + ", CQ " + std::to_string(t.eventidx_cq) + ")");
+          b.say(n, [&] {
+            return std::string("driver: controller reset and bring-up again, doorbell buffer ") +
+                   (c.reset == ResetMode::Zeroed ? "cleared" : "kept as it was") + " (shadow SQ " +
+                   std::to_string(t.shadow_sq) + ", CQ " + std::to_string(t.shadow_cq) + "; EventIdx SQ " +
+                   std::to_string(t.eventidx_sq) + ", CQ " + std::to_string(t.eventidx_cq) + ")";
+          });
       }
       break;
     }
@@ -274,11 +283,12 @@ void guest_steps(const State& s, const Ctx& x, Builder& b) {
       const bool ring = decide(t.publish, c);
       n.step.arg = ring;
       if (b.text())
-        b.say(n, std::string("driver: ") + (barrier ? "mb(), " : "") + "load " + q(sq) + " EventIdx = " +
-                     std::to_string(t.publish.eventidx()) + ": need_event(" +
-                     std::to_string(t.publish.eventidx()) + ", new " + std::to_string(t.publish.new_value()) +
-                     ", old " + std::to_string(t.publish.old_value()) + ") " +
-                     (ring ? "-> ring" : "-> suppressed"));
+        b.say(n, [&] {
+          return std::string("driver: ") + (barrier ? "mb(), " : "") + "load " + q(sq) +
+                 " EventIdx = " + std::to_string(t.publish.eventidx()) + ": need_event(" +
+                 std::to_string(t.publish.eventidx()) + ", new " + std::to_string(t.publish.new_value()) + ", old " +
+                 std::to_string(t.publish.old_value()) + ") " + (ring ? "-> ring" : "-> suppressed");
+        });
       t.guest_pc = ring ? kGuestMmio : kGuestIdle;
       if (!ring) clear_publish(t);
       break;
@@ -291,7 +301,7 @@ void guest_steps(const State& s, const Ctx& x, Builder& b) {
       mmio_effect(n.state, x, sq, value);
       n.state.guest_pc = kGuestIdle;
       clear_publish(n.state);
-      b.say(n, "driver: MMIO " + q(sq) + " doorbell = " + std::to_string(value));
+      b.say(n, [&] { return "driver: MMIO " + q(sq) + " doorbell = " + std::to_string(value); });
       break;
     }
     case kGuestIrq: {
@@ -312,14 +322,17 @@ void guest_steps(const State& s, const Ctx& x, Builder& b) {
         t.cq_head = uint8_t(cq_ring.advance(h));
         if (t.cq_head == 0) t.cq_phase ^= 1;
         if (b.text())
-          b.say(n, "driver: load CQE " + std::to_string(h) + ": command #" + std::to_string(seq) +
-                       " done (SQ head " + std::to_string(t.sq_head) + "), CQ head " + std::to_string(t.cq_head));
+          b.say(n, [&] {
+            return "driver: load CQE " + std::to_string(h) + ": command #" + std::to_string(seq) + " done (SQ head " +
+                   std::to_string(t.sq_head) + "), CQ head " + std::to_string(t.cq_head);
+          });
         break;
       }
       // Phase mismatch: the batch ends; publish the CQ head once.
-      std::string what = "driver: load CQE " + std::to_string(h) + ": phase " +
-                         std::to_string(s.cqe_phase[h]) + " is not " + std::to_string(s.cq_phase) +
-                         ", batch over";
+      std::string what;
+      if (b.text())
+        what = "driver: load CQE " + std::to_string(h) + ": phase " + std::to_string(s.cqe_phase[h]) + " is not " +
+               std::to_string(s.cq_phase) + ", batch over";
       if (s.cq_head == s.cq_published) {
         t.guest_pc = kGuestIdle;
       } else if (x.driver_shadow) {
@@ -335,15 +348,16 @@ void guest_steps(const State& s, const Ctx& x, Builder& b) {
             default: push_store(t, kShadowCq, s.cq_head); t.publish.advance(); break;
           }
         }
-        what += "; store shadow CQ head = " + std::to_string(s.cq_head) + " (store buffer; old " +
-                std::to_string(t.publish.old_value()) + ")";
+        if (b.text())
+          what += "; store shadow CQ head = " + std::to_string(s.cq_head) + " (store buffer; old " +
+                  std::to_string(t.publish.old_value()) + ")";
       } else {
         start_publish(t, c, s.cq_head);  // only new_value() is used: the MMIO write
         t.guest_pc = kGuestMmio;
         t.publishing_sq = 0;
         t.cq_published = s.cq_head;
       }
-      b.say(n, what);
+      b.say(n, [&] { return what; });
       break;
     }
     default: break;
@@ -374,7 +388,7 @@ void guest_steps(const State& s, const Ctx& x, Builder& b) {
                                 : st.location == kShadowCq ? "shadow CQ head = " + std::to_string(st.value)
                                                            : "SQ slot " + std::to_string(st.location) +
                                                                  " (command #" + std::to_string(st.value) + ")";
-      b.say(n, "memory: the driver's store of " + where + " becomes visible");
+      b.say(n, [&] { return "memory: the driver's store of " + where + " becomes visible"; });
     }
   }
 }
@@ -398,23 +412,25 @@ void device_steps(const State& s, const Ctx& x, Builder& b) {
         Successor& n = b.add(StepKind::DevStartBurst, true);
         State& t = n.state;
         t.sq_kick = 0;
-        std::string what = "device: SQ burst starts";
+        std::string what;
+        if (b.text()) what = "device: SQ burst starts";
         if (x.device_covers) {
           const uint16_t v = s.shadow_sq;
           if (fw::sq_tail_acceptable(x.n, s.dev_sq_head, s.dev_sq_tail, v)) t.dev_sq_tail = uint8_t(v);
-          what += ", load shadow SQ tail = " + std::to_string(v) + " (device tail " +
-                  std::to_string(t.dev_sq_tail) + ")";
+          if (b.text())
+            what +=
+                ", load shadow SQ tail = " + std::to_string(v) + " (device tail " + std::to_string(t.dev_sq_tail) + ")";
         }
         t.device_pc = kDevSqLoop;
         settle_device(t, x);
-        b.say(n, what);
+        b.say(n, [&] { return what; });
       }
       if (s.held > 0 && (!s.stalled || s.cq_kick)) {
         Successor& n = b.add(StepKind::DevStartPosting, false);
         n.state.cq_kick = 0;
         n.state.device_pc = kDevPost;
         settle_device(n.state, x);
-        b.say(n, "device: posting starts (" + std::to_string(s.held) + " completions waiting)");
+        b.say(n, [&] { return "device: posting starts (" + std::to_string(s.held) + " completions waiting)"; });
       }
       break;
     case kDevSqLoop: {
@@ -439,13 +455,15 @@ void device_steps(const State& s, const Ctx& x, Builder& b) {
                     : c.device_order == DeviceOrder::LoadStore ? kDevSqReread
                                                                     : kDevSqEventIdx;
       settle_device(t, x);
-      b.say(n, "device: fetch SQ slot " + std::to_string(h) + " (command #" + std::to_string(seq) +
-                   "), head " + std::to_string(t.dev_sq_head));
+      b.say(n, [&] {
+        return "device: fetch SQ slot " + std::to_string(h) + " (command #" + std::to_string(seq) + "), head " +
+               std::to_string(t.dev_sq_head);
+      });
       if (s.dev_sq_head != s.dev_sq_tail) {  // the device's choice: stop here, come back later
         Successor& m = b.add(StepKind::DevStopBurst, true);
         m.state.sq_kick = 1;
         m.state.device_pc = kDevIdle;
-        b.say(m, "device: burst ends with work left (rescheduled)");
+        b.say(m, [&] { return "device: burst ends with work left (rescheduled)"; });
       }
       break;
     }
@@ -477,8 +495,10 @@ void device_steps(const State& s, const Ctx& x, Builder& b) {
       t.device_pc = sq ? (c.device_order == DeviceOrder::LoadStore ? kDevSqLoop : kDevSqReread)
                        : (c.device_order == DeviceOrder::LoadStore ? kDevCqWrite : kDevCqReread);
       settle_device(t, x);
-      b.say(n, "device: store " + q(sq) + " EventIdx = " + std::to_string(w.value) +
-                   (c.device_order == DeviceOrder::StoreLoad ? " (device write buffer)" : ""));
+      b.say(n, [&] {
+        return "device: store " + q(sq) + " EventIdx = " + std::to_string(w.value) +
+               (c.device_order == DeviceOrder::StoreLoad ? " (device write buffer)" : "");
+      });
       break;
     }
     case kDevSqReread:
@@ -487,20 +507,22 @@ void device_steps(const State& s, const Ctx& x, Builder& b) {
       Successor& n = b.add(StepKind::DevReadShadow, sq);
       State& t = n.state;
       std::string what;
-      if (c.device_order == DeviceOrder::StoreBarrierLoad) what = "device_barrier(), ";
+      if (b.text() && c.device_order == DeviceOrder::StoreBarrierLoad) what = "device_barrier(), ";
       if (sq) {
         const uint16_t v = s.shadow_sq;
         if (fw::sq_tail_acceptable(x.n, s.dev_sq_head, s.dev_sq_tail, v)) t.dev_sq_tail = uint8_t(v);
-        what += "load shadow SQ tail = " + std::to_string(v) + " (device tail " + std::to_string(t.dev_sq_tail) + ")";
+        if (b.text())
+          what += "load shadow SQ tail = " + std::to_string(v) + " (device tail " + std::to_string(t.dev_sq_tail) + ")";
         t.device_pc = c.device_order == DeviceOrder::LoadStore ? kDevSqEventIdx : kDevSqLoop;
       } else {
         const uint16_t v = s.shadow_cq;
         if (fw::cq_head_acceptable(x.m, s.dev_cq_head, s.dev_cq_tail, v)) t.dev_cq_head = uint8_t(v);
-        what += "load shadow CQ head = " + std::to_string(v) + " (device head " + std::to_string(t.dev_cq_head) + ")";
+        if (b.text())
+          what += "load shadow CQ head = " + std::to_string(v) + " (device head " + std::to_string(t.dev_cq_head) + ")";
         t.device_pc = c.device_order == DeviceOrder::LoadStore ? kDevCqEventIdx : kDevCqWrite;
       }
       settle_device(t, x);
-      b.say(n, "device: " + what);
+      b.say(n, [&] { return "device: " + what; });
       break;
     }
     case kDevCqWrite: {
@@ -523,8 +545,10 @@ void device_steps(const State& s, const Ctx& x, Builder& b) {
       t.posted = 1;
       t.device_pc = kDevPost;
       settle_device(t, x);
-      b.say(n, "device: write CQE " + std::to_string(tail) + " (command #" + std::to_string(seq) + ", phase " +
-                   std::to_string(s.dev_phase) + ", SQ head " + std::to_string(s.dev_sq_head) + ")");
+      b.say(n, [&] {
+        return "device: write CQE " + std::to_string(tail) + " (command #" + std::to_string(seq) + ", phase " +
+               std::to_string(s.dev_phase) + ", SQ head " + std::to_string(s.dev_sq_head) + ")";
+      });
       break;
     }
     case kDevMsix: {
@@ -533,7 +557,7 @@ void device_steps(const State& s, const Ctx& x, Builder& b) {
       n.state.irq_pending = 1;
       n.state.posted = 0;
       n.state.device_pc = kDevIdle;
-      b.say(n, "device: MSI-X");
+      b.say(n, [&] { return "device: MSI-X"; });
       break;
     }
     default: break;
@@ -545,8 +569,10 @@ void device_steps(const State& s, const Ctx& x, Builder& b) {
     else t.eventidx_cq = s.dev_store_value;
     t.dev_store_pending = t.dev_store_location = 0;
     t.dev_store_value = 0;
-    b.say(n, "memory: the device's store of " + q(s.dev_store_location == 1) + " EventIdx = " +
-                 std::to_string(s.dev_store_value) + " becomes visible");
+    b.say(n, [&] {
+      return "memory: the device's store of " + q(s.dev_store_location == 1) +
+             " EventIdx = " + std::to_string(s.dev_store_value) + " becomes visible";
+    });
   }
 }
 
