@@ -1,8 +1,8 @@
 // Breadth-first search over verify's model: every state reachable from the
-// initial one is stored once (byte-wise hashing), so the first violation
-// found has the shortest trace. No symmetry or partial-order reduction:
-// only the model's own folding of steps the other side cannot observe
-// (docs/verify.md).
+// initial one is stored once (packed in 64 bytes, packed_state.h, in an
+// open-addressing table), so the first violation found has the shortest
+// trace. No symmetry or partial-order reduction: only the model's own
+// folding of steps the other side cannot observe (docs/verify.md).
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,39 @@
+// A model State in 64 bytes, for the search's state table: every field in
+// as many bits as its range needs (a ring index in 3, a submission number
+// in 7, an EventIdx in 4 with one code for a parked value), one cache line
+// per stored state instead of two or three. pack() is exact: it refuses a
+// value outside its field (std::logic_error) and checks that the driver's
+// publish sequence rebuilds to the same bytes, so unpack(pack(s)) == s and
+// two states are equal exactly when their packed forms are.
+#pragma once
+
+#include <cstdint>
+
+#include "platform/verify/model.h"
+
+namespace nvmesim::platform::verify {
+
+struct PackedState {
+  uint64_t word[8];
+  bool operator==(const PackedState& o) const {
+    uint64_t diff = 0;
+    for (unsigned i = 0; i < 8; ++i) diff |= word[i] ^ o.word[i];
+    return diff == 0;
+  }
+};
+
+uint64_t hash_packed(const PackedState& p);
+
+// Packing needs the configuration: the publish sequence's barrier and
+// need_event form are the run's, not the state's.
+class StatePacker {
+ public:
+  explicit StatePacker(const ModelConfig& c) : config_(c) {}
+  PackedState pack(const State& s) const;
+  State unpack(const PackedState& p) const;
+
+ private:
+  ModelConfig config_;
+};
+
+}  // namespace nvmesim::platform::verify
