@@ -1,0 +1,373 @@
+// The checker keeps a copy of the order in which the controller's
+// process_sq / post_completions and write_doorbell, and the driver's
+// publish, touch the shadow doorbells and EventIdx entries (model.cpp
+// device_steps, guest_steps, mmio_effect): those routines run a whole burst
+// in one call, so the search cannot drive them step by step. Here the real
+// fw::Controller and fw::Driver run the same scenario over one guest memory
+// through a recording environment, and their accesses must equal the ones
+// the model's steps stand for, for every EventIdx policy, MMIO value
+// handling, CQ size and driver barrier.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "firmware/controller.h"
+#include "firmware/driver.h"
+#include "platform/verify/model.h"
+
+using namespace nvmesim;
+using namespace nvmesim::platform::verify;
+
+namespace {
+
+constexpr uint64_t kMemBase = 0x10000;
+constexpr uint16_t kQ = 1;
+using Log = std::vector<std::string>;
+
+std::string q(bool sq) { return sq ? "sq" : "cq"; }
+
+// ---- The firmware side: one guest memory, the controller's DMA and the
+// driver's doorbell-buffer accesses recorded in order; doorbells only note
+// the effect, and the scenario decides when the device runs.
+class Rig : public fw::DriverEnv, public fw::ControllerEnv {
+ public:
+  explicit Rig(const fw::ControllerConfig& cc) : mem(4u << 20, 0), cfg(with_memory(cc)), ctrl(cfg, *this) {}
+
+  bool logging = false;
+  Log device, driver;
+  bool sq_kick = false, cq_kick = false;
+  std::vector<uint32_t> backend_tags;
+  uint64_t shadow = 0, eventidx = 0, sq_base = 0, cq_base = 0;
+
+  // DriverEnv: stores visible at once (the model drains them before the
+  // device acts in this scenario).
+  uint8_t* guest_memory(uint64_t gpa, uint32_t len) override {
+    if (gpa > mem.size() || mem.size() - gpa < len) throw std::runtime_error("gpa out of range");
+    return &mem[gpa];
+  }
+  uint32_t mmio_read32(uint32_t off) override { return uint32_t(ctrl.bar0_read(off, 4)); }
+  uint64_t mmio_read64(uint32_t off) override { return ctrl.bar0_read(off, 8); }
+  void mmio_write32(uint32_t off, uint32_t v) override {
+    if (logging && off == nvme::sq_tail_doorbell(kQ, 0)) driver.push_back("mmio sq = " + std::to_string(v));
+    if (logging && off == nvme::cq_head_doorbell(kQ, 0)) driver.push_back("mmio cq = " + std::to_string(v));
+    effect(ctrl.bar0_write(off, v, 4));
+  }
+  void mmio_write64(uint32_t off, uint64_t v) override { effect(ctrl.bar0_write(off, v, 8)); }
+  void write_barrier() override { note(driver, "wmb"); }
+  void full_barrier() override { note(driver, "mb"); }
+  uint32_t load_shadow(uint64_t gpa) override {
+    const uint32_t v = r32(gpa);
+    note(driver, "load " + name(gpa) + " = " + std::to_string(v));
+    return v;
+  }
+  void store_shadow(uint64_t gpa, uint32_t v) override {
+    std::memcpy(&mem[gpa], &v, 4);
+    note(driver, "store " + name(gpa) + " = " + std::to_string(v));
+  }
+  uint32_t load_eventidx(uint64_t gpa) override {
+    const uint32_t v = r32(gpa);
+    note(driver, "load " + name(gpa) + " = " + std::to_string(v));
+    return v;
+  }
+  void wait_ns(uint64_t) override {  // bring-up: the device runs the admin queue
+    ctrl.process_sq(0, 64);
+  }
+
+  // ControllerEnv.
+  bool dma_read(uint64_t addr, void* dst, uint32_t len) override {
+    if (addr > mem.size() || mem.size() - addr < len) return false;
+    std::memcpy(dst, &mem[addr], len);
+    note(device, "load " + name(addr) + (len == 4 ? " = " + std::to_string(r32(addr)) : ""));
+    return true;
+  }
+  bool dma_write(uint64_t addr, const void* src, uint32_t len) override {
+    if (addr > mem.size() || mem.size() - addr < len) return false;
+    std::memcpy(&mem[addr], src, len);
+    note(device, "store " + name(addr) + (len == 4 ? " = " + std::to_string(r32(addr)) : ""));
+    return true;
+  }
+  void device_barrier() override { note(device, "barrier"); }
+  void msix(uint16_t) override { note(device, "msix"); }
+  void backend_submit(const fw::IoRequest& req) override { backend_tags.push_back(req.tag); }
+
+  uint32_t r32(uint64_t a) const {
+    uint32_t v;
+    std::memcpy(&v, &mem[a], 4);
+    return v;
+  }
+
+  std::vector<uint8_t> mem;
+  fw::ControllerConfig cfg;
+  fw::Controller ctrl;
+
+ private:
+  fw::ControllerConfig with_memory(fw::ControllerConfig c) const {
+    c.guest_memory_bytes = mem.size();
+    return c;
+  }
+  void note(Log& log, const std::string& what) {
+    if (logging) log.push_back(what);
+  }
+  void effect(const fw::Bar0WriteEffect& e) {
+    if (e.kind == fw::Bar0WriteEffect::SqDoorbell && e.qid == kQ) sq_kick = true;
+    if (e.kind == fw::Bar0WriteEffect::CqDoorbell && e.qid == kQ) cq_kick = true;
+    if (e.kind == fw::Bar0WriteEffect::EnableRequested) ctrl.complete_enable();
+  }
+  std::string name(uint64_t a) const {
+    if (shadow && a == shadow + fw::dbbuf_sq_offset(kQ, 0)) return "shadow sq";
+    if (shadow && a == shadow + fw::dbbuf_cq_offset(kQ, 0)) return "shadow cq";
+    if (eventidx && a == eventidx + fw::dbbuf_sq_offset(kQ, 0)) return "eventidx sq";
+    if (eventidx && a == eventidx + fw::dbbuf_cq_offset(kQ, 0)) return "eventidx cq";
+    if (sq_base && a >= sq_base && a < sq_base + 8 * nvme::SQE_SIZE)
+      return "sqe " + std::to_string((a - sq_base) / nvme::SQE_SIZE);
+    if (cq_base && a >= cq_base && a < cq_base + 8 * nvme::CQE_SIZE)
+      return "cqe " + std::to_string((a - cq_base) / nvme::CQE_SIZE);
+    return "other " + std::to_string(a);
+  }
+};
+
+// ---- The model side: takes the step of a given kind, and writes down the
+// accesses the model's copy says it stands for.
+class ModelRun {
+ public:
+  explicit ModelRun(const ModelConfig& c) : c_(c), s_(make_initial(c)) {}
+  Log device, driver;
+  const State& state() const { return s_; }
+
+  bool take(StepKind kind, int sq = -1) {
+    successors(s_, c_, next_, false);
+    for (const Successor& n : next_) {
+      if (n.step.kind != kind || (sq >= 0 && n.step.sq != bool(sq))) continue;
+      REQUIRE(n.violation == Property::None);
+      record(n);
+      s_ = n.state;
+      return true;
+    }
+    return false;
+  }
+  bool enabled(StepKind kind) {
+    successors(s_, c_, next_, false);
+    for (const Successor& n : next_)
+      if (n.step.kind == kind) return true;
+    return false;
+  }
+  void drain_all() {
+    while (take(StepKind::Drain)) {
+    }
+  }
+  // Takes steps of these kinds, first enabled first, until none is enabled.
+  void run(std::initializer_list<StepKind> kinds) {
+    for (bool more = true; more;) {
+      more = false;
+      for (StepKind k : kinds)
+        if (take(k)) {
+          more = true;
+          break;
+        }
+    }
+  }
+
+ private:
+  void record(const Successor& n) {
+    const State& s = s_;
+    const State& t = n.state;
+    const bool sq = n.step.sq;
+    switch (n.step.kind) {
+      case StepKind::StoreShadow: publish_start(true, t); break;
+      case StepKind::LoadCqe:
+        if (t.cq_published != s.cq_published && covers_shadow()) publish_start(false, t);
+        break;
+      case StepKind::LoadEventIdx:
+        if (c_.full_barrier) driver.push_back("mb");
+        driver.push_back("load eventidx " + q(sq) + " = " + std::to_string(sq ? s.eventidx_sq : s.eventidx_cq));
+        break;
+      case StepKind::MmioDoorbell: driver.push_back("mmio " + q(sq) + " = " + std::to_string(n.step.arg)); break;
+      case StepKind::DevStartBurst:
+        if (device_covers()) device.push_back("load shadow sq = " + std::to_string(s.shadow_sq));
+        break;
+      case StepKind::DevFetch: device.push_back("load sqe " + std::to_string(n.step.arg)); break;
+      case StepKind::DevWriteEventIdx:
+        device.push_back("store eventidx " + q(sq) + " = " + std::to_string(sq ? t.eventidx_sq : t.eventidx_cq));
+        break;
+      case StepKind::DevReadShadow:
+        device.push_back("barrier");
+        device.push_back("load shadow " + q(sq) + " = " + std::to_string(sq ? s.shadow_sq : s.shadow_cq));
+        break;
+      case StepKind::DevWriteCqe: device.push_back("store cqe " + std::to_string(n.step.arg)); break;
+      case StepKind::DevMsix: device.push_back("msix"); break;
+      default: break;
+    }
+  }
+  void publish_start(bool sq, const State& t) {
+    driver.push_back("wmb");
+    driver.push_back("load shadow " + q(sq) + " = " + std::to_string(t.publish.old_value()));
+    driver.push_back("store shadow " + q(sq) + " = " + std::to_string(t.publish.new_value()));
+  }
+  bool device_covers() const { return fw::device_dbbuf_covers(c_.dbbuf != fw::DbbufMode::Off, c_.dbbuf, 1); }
+  bool covers_shadow() const { return fw::driver_uses_shadow(c_.dbbuf != fw::DbbufMode::Off, false, 1); }
+
+  ModelConfig c_;
+  State s_;
+  std::vector<Successor> next_;
+};
+
+struct Case {
+  fw::DbbufMode dbbuf;
+  fw::EventIdxPolicy sq, cq;
+  fw::MmioDoorbellValue mmio;
+  bool barrier;
+  uint32_t cq_entries;
+};
+
+// Rounds of `batches[i]` commands: submit, publish the SQ tail, one device
+// burst, completions posted, the interrupt handler consumes and publishes
+// the CQ head, posting again on a CQ doorbell; checked after every doorbell
+// and at the end. `late_interrupt`: the handler of a round's interrupt runs
+// after the next round's burst, so the CQ doorbell finds completions
+// waiting in a CQ that is not full.
+void run_case(const Case& k, std::initializer_list<unsigned> batches, bool late_interrupt) {
+  constexpr uint32_t kEntries = 4;
+  ModelConfig mc;
+  mc.qsize = kEntries;
+  mc.cq_entries = k.cq_entries;
+  mc.commands = 0;
+  for (unsigned b : batches) mc.commands += b;
+  mc.dbbuf = k.dbbuf;
+  mc.sq_eventidx = k.sq;
+  mc.cq_eventidx = k.cq;
+  mc.mmio_doorbell_value = k.mmio;
+  mc.full_barrier = k.barrier;
+  ModelRun model(mc);
+
+  fw::ControllerConfig cc;
+  cc.dbbuf = k.dbbuf;
+  cc.sq_eventidx = k.sq;
+  cc.cq_eventidx = k.cq;
+  cc.mmio_doorbell_value = k.mmio;
+  Rig rig(cc);
+  fw::DriverConfig dc;
+  dc.io_queues = 1;
+  dc.io_queue_entries = kEntries;
+  dc.io_cq_entries = k.cq_entries;
+  dc.max_outstanding_per_queue = kEntries - 1;
+  dc.max_transfer_bytes = 4096;
+  dc.dbbuf_full_barrier = k.barrier;
+  dc.memory_base = kMemBase;
+  dc.memory_bytes = fw::Driver::memory_needed(dc, 4095, 0);
+  fw::Driver driver(dc, rig);
+  REQUIRE(driver.bring_up().ok);
+  REQUIRE(driver.dbbuf_active() == (k.dbbuf != fw::DbbufMode::Off));
+  rig.shadow = driver.dbbuf_active() ? driver.shadow_buffer_addr() : 0;
+  rig.eventidx = driver.dbbuf_active() ? driver.eventidx_buffer_addr() : 0;
+  rig.sq_base = rig.ctrl.sq_state(kQ).base;
+  rig.cq_base = rig.ctrl.cq_state(kQ).base;
+  rig.logging = true;
+
+  // After a doorbell: the device's view and whether it was woken agree.
+  auto same_device_view = [&] {
+    CHECK(rig.ctrl.sq_state(kQ).tail == model.state().dev_sq_tail);
+    CHECK(rig.ctrl.cq_state(kQ).head == model.state().dev_cq_head);
+    CHECK(rig.sq_kick == bool(model.state().sq_kick));
+    CHECK(rig.cq_kick == bool(model.state().cq_kick));
+  };
+
+  unsigned reaped = 0;
+  auto interrupt_handler = [&] {
+    model.run({StepKind::LoadCqe});
+    model.drain_all();
+    model.take(StepKind::LoadEventIdx, 0);
+    model.take(StepKind::MmioDoorbell, 0);
+    fw::Completion out[8];
+    reaped += driver.reap(kQ, out, 8, nullptr);
+    same_device_view();
+  };
+  bool deferred = false;
+  size_t round = 0;
+  for (unsigned batch : batches) {
+    const bool last = ++round == batches.size();
+    // Submit and publish the SQ tail.
+    // (After a stall both sides refuse new commands: the tags are taken.)
+    for (unsigned i = 0; i < batch; ++i) {
+      fw::IoSpec io;
+      io.slba = i;
+      const bool accepted = model.take(StepKind::Submit);
+      REQUIRE(accepted == (driver.submit(kQ, io) >= 0));
+      if (!accepted) break;
+    }
+    model.drain_all();
+    model.take(StepKind::StoreShadow, 1);
+    model.drain_all();
+    model.take(StepKind::LoadEventIdx, 1);
+    model.take(StepKind::MmioDoorbell, 1);
+    driver.ring_sq(kQ);
+    same_device_view();
+    // One burst, to the end; the null backend completes everything.
+    if (model.take(StepKind::DevStartBurst)) {
+      model.run({StepKind::DevFetch, StepKind::DevWriteEventIdx, StepKind::DevReadShadow});
+    }
+    if (rig.sq_kick) {
+      rig.sq_kick = false;
+      rig.ctrl.process_sq(kQ, 64);
+    }
+    bool post = !rig.backend_tags.empty();
+    for (uint32_t tag : rig.backend_tags) rig.ctrl.complete_io(tag, 0);
+    rig.backend_tags.clear();
+    if (deferred) {
+      REQUIRE(model.take(StepKind::TakeInterrupt));
+      interrupt_handler();
+      deferred = false;
+    }
+    // Posting runs and interrupt handlers until neither side moves.
+    for (int guard = 0; guard < 16; ++guard) {
+      const bool model_posts = model.take(StepKind::DevStartPosting);
+      REQUIRE(model_posts == (post || rig.cq_kick));
+      if (!model_posts) break;
+      model.run({StepKind::DevWriteEventIdx, StepKind::DevReadShadow, StepKind::DevWriteCqe, StepKind::DevMsix});
+      rig.cq_kick = false;
+      const size_t msix_before = rig.device.size();
+      rig.ctrl.post_completions(kQ);
+      post = false;
+      const bool model_irq = model.enabled(StepKind::TakeInterrupt);
+      const bool rig_irq = rig.device.size() > msix_before && rig.device.back() == "msix";
+      REQUIRE(model_irq == rig_irq);
+      if (!model_irq) continue;
+      if (late_interrupt && !last) {
+        deferred = true;
+        break;
+      }
+      model.take(StepKind::TakeInterrupt);
+      interrupt_handler();
+    }
+    REQUIRE(model.device == rig.device);
+    REQUIRE(model.driver == rig.driver);
+  }
+  CHECK(model.state().completed == reaped);
+  CHECK(unsigned(model.state().next_seq - model.state().expect_seq) == driver.outstanding(kQ));
+}
+
+}  // namespace
+
+TEST_CASE("verify: the model's order of shadow and EventIdx accesses is the firmware's", "[verify]") {
+  using fw::EventIdxPolicy;
+  const EventIdxPolicy policies[] = {EventIdxPolicy::Echo, EventIdxPolicy::Lag, EventIdxPolicy::Park,
+                                     EventIdxPolicy::Never};
+  unsigned cases = 0;
+  for (fw::DbbufMode dbbuf : {fw::DbbufMode::Off, fw::DbbufMode::Spec})
+    for (EventIdxPolicy sq : policies)
+      for (EventIdxPolicy cq : policies)
+        for (auto mmio : {fw::MmioDoorbellValue::Use, fw::MmioDoorbellValue::Ignore})
+          for (bool barrier : {false, true})
+            for (uint32_t cq_entries : {4u, 2u}) {
+              const Case k{dbbuf, sq, cq, mmio, barrier, cq_entries};
+              INFO("dbbuf " << to_string(dbbuf) << ", sq " << to_string(sq) << ", cq " << to_string(cq) << ", mmio "
+                            << to_string(mmio) << ", barrier " << barrier << ", CQ " << cq_entries);
+              // Laps of a 4-entry ring: 3 + 2 + 3 commands wrap both queues.
+              run_case(k, {3, 2, 3}, false);
+              run_case(k, {1, 2, 2, 1}, true);
+              ++cases;
+            }
+  CHECK(cases == 256);
+}
