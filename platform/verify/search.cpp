@@ -1,8 +1,9 @@
 #include "platform/verify/search.h"
 
-#include <memory>
+#include <utility>
 #include <stdexcept>
 
+#include "platform/verify/big_array.h"
 #include "platform/verify/packed_state.h"
 
 namespace nvmesim::platform::verify {
@@ -17,14 +18,14 @@ class StateStore {
   const PackedState& operator[](uint32_t i) const { return chunks_[i >> kChunkBits][i & kChunkMask]; }
   uint32_t size() const { return size_; }
   void push_back(const PackedState& p) {
-    if ((size_ & kChunkMask) == 0) chunks_.emplace_back(new PackedState[kChunkMask + 1]);
+    if ((size_ & kChunkMask) == 0) chunks_.emplace_back(kChunkMask + 1);
     chunks_.back()[size_ & kChunkMask] = p;
     ++size_;
   }
 
  private:
   static constexpr uint32_t kChunkMask = (1u << kChunkBits) - 1;
-  std::vector<std::unique_ptr<PackedState[]>> chunks_;
+  std::vector<BigArray<PackedState>> chunks_;
   uint32_t size_ = 0;
 };
 
@@ -34,7 +35,7 @@ class StateStore {
 // and growing the table never reads a stored state again.
 class StateSet {
  public:
-  explicit StateSet(StateStore& states) : states_(states), slots_(size_t(1) << kInitialBits, 0) {}
+  explicit StateSet(StateStore& states) : states_(states), slots_(size_t(1) << kInitialBits) {}
   // Index of `p` if stored; else stores it and returns its new index with
   // *added = true.
   uint32_t insert(const PackedState& p, bool* added) { return insert(p, tag_of(p), added); }
@@ -65,11 +66,12 @@ class StateSet {
   size_t home(uint32_t tag) const { return size_t(tag) >> (32 - bits_); }
   void grow() {
     if (bits_ >= 32) throw std::length_error("verify: too many states for the state table");
-    std::vector<uint64_t> old(slots_.size() * 2, 0);
-    old.swap(slots_);
+    BigArray<uint64_t> old(slots_.size() * 2);
+    std::swap(old, slots_);
     ++bits_;
     const size_t mask = slots_.size() - 1;
-    for (uint64_t v : old) {
+    for (size_t k = 0; k < old.size(); ++k) {
+      const uint64_t v = old[k];
       if (!v) continue;
       size_t i = home(uint32_t(v >> 32));
       while (slots_[i]) i = (i + 1) & mask;
@@ -77,7 +79,7 @@ class StateSet {
     }
   }
   StateStore& states_;
-  std::vector<uint64_t> slots_;
+  BigArray<uint64_t> slots_;
   unsigned bits_ = kInitialBits;
 };
 
