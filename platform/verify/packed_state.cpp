@@ -10,54 +10,49 @@ namespace {
 
 using Pub = fw::DbbufPublish::Step;
 
-// Bit widths: ring indices (kMaxRing 8) in 3, submission numbers (up to
-// kMaxCommands plus one ring of resubmissions after a reset) in 7, store
-// buffer counts and epochs in 4.
-constexpr unsigned kIndexBits = 3;
-constexpr unsigned kSeqBits = 7;
-constexpr unsigned kSmallBits = 4;
-constexpr unsigned kCodeBits = 4;  // a 16-bit index below 15, or 15 for the parked 0xFFFF
-static_assert(kMaxRing <= (1u << kIndexBits), "ring indices fit their field");
-static_assert(kMaxCommands + kMaxRing < (1u << kSeqBits), "submission numbers fit their field");
-static_assert(kMaxStoreBuffer < (1u << kSmallBits), "store buffer positions fit their field");
+// The layout: whole bytes for submission numbers (up to kMaxCommands plus
+// one ring of resubmissions after a reset), nibbles for ring indices,
+// counts and EventIdx codes (a 16-bit index below 15, or 15 for the parked
+// 0xFFFF), single bits for flags. Every value is checked against its width.
+static_assert(kMaxRing < 16 && kMaxStoreBuffer < 16, "indices and counts fit a nibble");
+static_assert(kMaxCommands + kMaxRing < 256, "submission numbers fit a byte");
 static_assert(fw::EVENTIDX_PARK_INDEX == 0xFFFF, "the parked code");
+constexpr unsigned kSqe = 2, kCqeSeq = kSqe + kMaxRing, kCqeRest = kCqeSeq + kMaxRing,
+                   kStores = kCqeRest + kMaxRing / 2, kScalars = kStores + 2 * kMaxStoreBuffer;
+static_assert(kScalars + 16 <= sizeof(PackedState), "the layout fits 64 bytes");
 
-class BitWriter {
+class Writer {
  public:
-  explicit BitWriter(PackedState& p) : p_(p) { std::memset(&p_, 0, sizeof p_); }
-  void put(uint32_t value, unsigned bits) {
-    if (value >> bits) throw std::logic_error("verify: a state field does not fit its packed width");
-    const unsigned w = pos_ / 64, b = pos_ % 64;
-    p_.word[w] |= uint64_t(value) << b;
-    if (b + bits > 64) p_.word[w + 1] |= uint64_t(value) >> (64 - b);
-    pos_ += bits;
+  explicit Writer(PackedState& p) : b_(reinterpret_cast<unsigned char*>(p.word)) {
+    std::memset(p.word, 0, sizeof p.word);
   }
-  void code(uint16_t v) { put(v == 0xFFFF ? 15u : (v < 15 ? v : 16u), kCodeBits); }
-  unsigned used() const { return pos_; }
+  void byte(unsigned at, uint32_t v) {
+    bad_ |= v >> 8;
+    b_[at] = uint8_t(v);
+  }
+  // Two values in one byte: `lo` in bits 0..3, `hi` in 4..7.
+  void nibbles(unsigned at, uint32_t lo, uint32_t hi) {
+    bad_ |= (lo | hi) >> 4;
+    b_[at] = uint8_t(lo | hi << 4);
+  }
+  static uint32_t code(uint16_t v) { return v == 0xFFFF ? 15u : (v < 15 ? v : 16u); }
+  bool ok() const { return bad_ == 0; }
 
  private:
-  PackedState& p_;
-  unsigned pos_ = 0;
+  unsigned char* b_;
+  uint32_t bad_ = 0;
 };
 
-class BitReader {
+class Reader {
  public:
-  explicit BitReader(const PackedState& p) : p_(p) {}
-  uint32_t get(unsigned bits) {
-    const unsigned w = pos_ / 64, b = pos_ % 64;
-    uint64_t v = p_.word[w] >> b;
-    if (b + bits > 64) v |= p_.word[w + 1] << (64 - b);
-    pos_ += bits;
-    return uint32_t(v & ((uint64_t(1) << bits) - 1));
-  }
-  uint16_t code() {
-    const uint32_t v = get(kCodeBits);
-    return v == 15 ? uint16_t(0xFFFF) : uint16_t(v);
-  }
+  explicit Reader(const PackedState& p) : b_(reinterpret_cast<const unsigned char*>(p.word)) {}
+  uint8_t byte(unsigned at) const { return b_[at]; }
+  uint8_t lo(unsigned at) const { return b_[at] & 15; }
+  uint8_t hi(unsigned at) const { return b_[at] >> 4; }
+  static uint16_t code(uint8_t v) { return v == 15 ? uint16_t(0xFFFF) : v; }
 
  private:
-  const PackedState& p_;
-  unsigned pos_ = 0;
+  const unsigned char* b_;
 };
 
 bool publish_cleared(const fw::DbbufPublish& p) {
@@ -93,134 +88,120 @@ uint64_t hash_packed(const PackedState& p) {
 
 PackedState StatePacker::pack(const State& s) const {
   PackedState p;
-  BitWriter w(p);
-  // Unrolled loops keep every field's position a constant.
-  w.code(s.shadow_sq);
-  w.code(s.shadow_cq);
-  w.code(s.eventidx_sq);
-  w.code(s.eventidx_cq);
-#pragma GCC unroll 8
+  Writer w(p);
+  w.nibbles(0, Writer::code(s.shadow_sq), Writer::code(s.shadow_cq));
+  w.nibbles(1, Writer::code(s.eventidx_sq), Writer::code(s.eventidx_cq));
   for (unsigned i = 0; i < kMaxRing; ++i) {
-    w.put(s.sqe[i], kSeqBits);
-    w.put(s.cqe_seq[i], kSeqBits);
-    w.put(s.cqe_sqhd[i], kIndexBits);
-    w.put(s.cqe_phase[i], 1);
+    w.byte(kSqe + i, s.sqe[i]);
+    w.byte(kCqeSeq + i, s.cqe_seq[i]);
   }
-#pragma GCC unroll 10
+  for (unsigned i = 0; i < kMaxRing; i += 2) {
+    if ((s.cqe_sqhd[i] | s.cqe_sqhd[i + 1]) >= 8 || (s.cqe_phase[i] | s.cqe_phase[i + 1]) > 1)
+      throw std::logic_error("verify: a CQE field does not fit its packed width");
+    w.nibbles(kCqeRest + i / 2, s.cqe_sqhd[i] | s.cqe_phase[i] << 3, s.cqe_sqhd[i + 1] | s.cqe_phase[i + 1] << 3);
+  }
   for (unsigned i = 0; i < kMaxStoreBuffer; ++i) {
-    w.put(s.store_buffer[i].location, kSmallBits);
-    w.put(s.store_buffer[i].epoch, kSmallBits);
-    w.put(s.store_buffer[i].value, kSeqBits);
+    w.nibbles(kStores + 2 * i, s.store_buffer[i].location, s.store_buffer[i].epoch);
+    w.byte(kStores + 2 * i + 1, s.store_buffer[i].value);
   }
-  w.put(s.store_count, kSmallBits);
-  w.put(s.wmb_epoch, kSmallBits);
-  w.put(s.guest_pc, 2);
-  w.put(s.publishing_sq, 1);
+  unsigned at = kScalars;
+  w.nibbles(at++, s.store_count, s.wmb_epoch);
   const bool cleared = publish_cleared(s.publish);
-  w.put(cleared, 1);
+  uint32_t new_value = 0, old_code = 0, eventidx_code = 0, step = 0;
   if (!cleared) {
-    w.put(s.publish.new_value(), kIndexBits);
-    w.code(s.publish.old_value());
-    w.code(s.publish.eventidx());
-    w.put(uint32_t(s.publish.step()), 3);
+    new_value = s.publish.new_value();
+    old_code = Writer::code(s.publish.old_value());
+    eventidx_code = Writer::code(s.publish.eventidx());
+    step = uint32_t(s.publish.step());
     fw::DbbufPublish again;
     rebuild_publish(again, config_, s.publish.new_value(), s.publish.old_value(), s.publish.eventidx(),
                     s.publish.step());
     if (std::memcmp(&again, &s.publish, sizeof again) != 0)
       throw std::logic_error("verify: the driver's publish state does not rebuild from its packed form");
   }
-  w.put(s.sq_tail, kIndexBits);
-  w.put(s.sq_published, kIndexBits);
-  w.put(s.sq_head, kIndexBits);
-  w.put(s.cq_head, kIndexBits);
-  w.put(s.cq_published, kIndexBits);
-  w.put(s.cq_phase, 1);
-  w.put(s.next_seq, kSeqBits);
-  w.put(s.expect_seq, kSeqBits);
-  w.put(s.completed, kSeqBits);
-  w.put(s.fetch_seq, kSeqBits);
-  w.put(s.irq_pending, 1);
-  w.put(s.reset_done, 1);
-  w.put(s.device_pc, 4);
-  w.put(s.dev_sq_head, kIndexBits);
-  w.put(s.dev_sq_tail, kIndexBits);
-  w.put(s.dev_cq_head, kIndexBits);
-  w.put(s.dev_cq_tail, kIndexBits);
-  w.put(s.dev_phase, 1);
-  w.put(s.sq_kick, 1);
-  w.put(s.cq_kick, 1);
-  w.put(s.stalled, 1);
-  w.put(s.sq_parked, 1);
-  w.put(s.cq_parked, 1);
-  w.put(s.posted, 1);
-  w.put(s.held, kSmallBits);
-  w.put(s.dev_store_location, 2);
-  w.put(s.dev_store_pending, 1);
-  w.code(s.dev_store_value);
-  w.put(s.cq_unconsumed, kSmallBits);
-  if (w.used() > 8 * 64) throw std::logic_error("verify: the packed state outgrew 64 bytes");
+  if (s.guest_pc > 3 || s.publishing_sq > 1) throw std::logic_error("verify: a driver field does not fit");
+  w.nibbles(at++, s.guest_pc | s.publishing_sq << 2 | uint32_t(cleared) << 3, step);
+  w.nibbles(at++, new_value, old_code);
+  w.nibbles(at++, eventidx_code, s.device_pc);
+  w.nibbles(at++, s.sq_tail, s.sq_published);
+  w.nibbles(at++, s.sq_head, s.cq_head);
+  w.nibbles(at++, s.cq_published, s.held);
+  w.nibbles(at++, s.dev_sq_head, s.dev_sq_tail);
+  w.nibbles(at++, s.dev_cq_head, s.dev_cq_tail);
+  w.nibbles(at++, s.cq_unconsumed, Writer::code(s.dev_store_value));
+  w.byte(at++, s.next_seq);
+  w.byte(at++, s.expect_seq);
+  w.byte(at++, s.completed);
+  w.byte(at++, s.fetch_seq);
+  const uint8_t flags[] = {s.cq_phase, s.irq_pending, s.reset_done, s.dev_phase, s.sq_kick, s.cq_kick,
+                           s.stalled,  s.sq_parked,   s.cq_parked,  s.posted,    s.dev_store_pending};
+  uint32_t bits = 0;
+  for (unsigned i = 0; i < sizeof flags; ++i) {
+    if (flags[i] > 1) throw std::logic_error("verify: a flag does not fit its packed bit");
+    bits |= uint32_t(flags[i]) << i;
+  }
+  w.byte(at++, bits & 0xFF);
+  w.nibbles(at++, bits >> 8, s.dev_store_location);
+  if (!w.ok()) throw std::logic_error("verify: a state field does not fit its packed width");
   return p;
 }
 
 State StatePacker::unpack(const PackedState& p) const {
   State s;
   std::memset(static_cast<void*>(&s), 0, sizeof s);
-  BitReader r(p);
-  s.shadow_sq = r.code();
-  s.shadow_cq = r.code();
-  s.eventidx_sq = r.code();
-  s.eventidx_cq = r.code();
+  const Reader r(p);
+  s.shadow_sq = Reader::code(r.lo(0));
+  s.shadow_cq = Reader::code(r.hi(0));
+  s.eventidx_sq = Reader::code(r.lo(1));
+  s.eventidx_cq = Reader::code(r.hi(1));
   for (unsigned i = 0; i < kMaxRing; ++i) {
-    s.sqe[i] = uint8_t(r.get(kSeqBits));
-    s.cqe_seq[i] = uint8_t(r.get(kSeqBits));
-    s.cqe_sqhd[i] = uint8_t(r.get(kIndexBits));
-    s.cqe_phase[i] = uint8_t(r.get(1));
+    s.sqe[i] = r.byte(kSqe + i);
+    s.cqe_seq[i] = r.byte(kCqeSeq + i);
+  }
+  for (unsigned i = 0; i < kMaxRing; i += 2) {
+    s.cqe_sqhd[i] = r.lo(kCqeRest + i / 2) & 7;
+    s.cqe_phase[i] = r.lo(kCqeRest + i / 2) >> 3;
+    s.cqe_sqhd[i + 1] = r.hi(kCqeRest + i / 2) & 7;
+    s.cqe_phase[i + 1] = r.hi(kCqeRest + i / 2) >> 3;
   }
   for (unsigned i = 0; i < kMaxStoreBuffer; ++i) {
-    s.store_buffer[i].location = uint8_t(r.get(kSmallBits));
-    s.store_buffer[i].epoch = uint8_t(r.get(kSmallBits));
-    s.store_buffer[i].value = uint16_t(r.get(kSeqBits));
+    s.store_buffer[i].location = r.lo(kStores + 2 * i);
+    s.store_buffer[i].epoch = r.hi(kStores + 2 * i);
+    s.store_buffer[i].value = r.byte(kStores + 2 * i + 1);
   }
-  s.store_count = uint8_t(r.get(kSmallBits));
-  s.wmb_epoch = uint8_t(r.get(kSmallBits));
-  s.guest_pc = uint8_t(r.get(2));
-  s.publishing_sq = uint8_t(r.get(1));
-  if (!r.get(1)) {
-    const uint16_t new_value = uint16_t(r.get(kIndexBits));
-    const uint16_t old_value = r.code();
-    const uint16_t eventidx = r.code();
-    const Pub step = Pub(r.get(3));
-    rebuild_publish(s.publish, config_, new_value, old_value, eventidx, step);
-  }
-  s.sq_tail = uint8_t(r.get(kIndexBits));
-  s.sq_published = uint8_t(r.get(kIndexBits));
-  s.sq_head = uint8_t(r.get(kIndexBits));
-  s.cq_head = uint8_t(r.get(kIndexBits));
-  s.cq_published = uint8_t(r.get(kIndexBits));
-  s.cq_phase = uint8_t(r.get(1));
-  s.next_seq = uint8_t(r.get(kSeqBits));
-  s.expect_seq = uint8_t(r.get(kSeqBits));
-  s.completed = uint8_t(r.get(kSeqBits));
-  s.fetch_seq = uint8_t(r.get(kSeqBits));
-  s.irq_pending = uint8_t(r.get(1));
-  s.reset_done = uint8_t(r.get(1));
-  s.device_pc = uint8_t(r.get(4));
-  s.dev_sq_head = uint8_t(r.get(kIndexBits));
-  s.dev_sq_tail = uint8_t(r.get(kIndexBits));
-  s.dev_cq_head = uint8_t(r.get(kIndexBits));
-  s.dev_cq_tail = uint8_t(r.get(kIndexBits));
-  s.dev_phase = uint8_t(r.get(1));
-  s.sq_kick = uint8_t(r.get(1));
-  s.cq_kick = uint8_t(r.get(1));
-  s.stalled = uint8_t(r.get(1));
-  s.sq_parked = uint8_t(r.get(1));
-  s.cq_parked = uint8_t(r.get(1));
-  s.posted = uint8_t(r.get(1));
-  s.held = uint8_t(r.get(kSmallBits));
-  s.dev_store_location = uint8_t(r.get(2));
-  s.dev_store_pending = uint8_t(r.get(1));
-  s.dev_store_value = r.code();
-  s.cq_unconsumed = uint8_t(r.get(kSmallBits));
+  unsigned at = kScalars;
+  s.store_count = r.lo(at);
+  s.wmb_epoch = r.hi(at++);
+  const uint8_t guest = r.lo(at);
+  const auto step = Pub(r.hi(at++));
+  s.guest_pc = guest & 3;
+  s.publishing_sq = (guest >> 2) & 1;
+  const uint16_t new_value = r.lo(at);
+  const uint16_t old_value = Reader::code(r.hi(at++));
+  const uint16_t eventidx = Reader::code(r.lo(at));
+  s.device_pc = r.hi(at++);
+  if (!(guest >> 3)) rebuild_publish(s.publish, config_, new_value, old_value, eventidx, step);
+  s.sq_tail = r.lo(at);
+  s.sq_published = r.hi(at++);
+  s.sq_head = r.lo(at);
+  s.cq_head = r.hi(at++);
+  s.cq_published = r.lo(at);
+  s.held = r.hi(at++);
+  s.dev_sq_head = r.lo(at);
+  s.dev_sq_tail = r.hi(at++);
+  s.dev_cq_head = r.lo(at);
+  s.dev_cq_tail = r.hi(at++);
+  s.cq_unconsumed = r.lo(at);
+  s.dev_store_value = Reader::code(r.hi(at++));
+  s.next_seq = r.byte(at++);
+  s.expect_seq = r.byte(at++);
+  s.completed = r.byte(at++);
+  s.fetch_seq = r.byte(at++);
+  const uint32_t bits = r.byte(at) | uint32_t(r.lo(at + 1)) << 8;
+  s.dev_store_location = r.hi(at + 1);
+  uint8_t* const flags[] = {&s.cq_phase, &s.irq_pending, &s.reset_done, &s.dev_phase, &s.sq_kick, &s.cq_kick,
+                            &s.stalled,  &s.sq_parked,   &s.cq_parked,  &s.posted,    &s.dev_store_pending};
+  for (unsigned i = 0; i < sizeof flags / sizeof flags[0]; ++i) *flags[i] = (bits >> i) & 1;
   return s;
 }
 

@@ -1,7 +1,7 @@
-// A model State in 64 bytes, for the search's state table: every field in
-// as many bits as its range needs (a ring index in 3, a submission number
-// in 7, an EventIdx in 4 with one code for a parked value), one cache line
-// per stored state instead of two or three. pack() is exact: it refuses a
+// A model State in 64 bytes, for the search's state table: a submission
+// number in a byte, a ring index, a count or an EventIdx in a nibble (one
+// code for a parked EventIdx), a flag in a bit; one cache line per stored
+// state instead of two or three. pack() is exact: it refuses a
 // value outside its field (std::logic_error) and checks that the driver's
 // publish sequence rebuilds to the same bytes, so unpack(pack(s)) == s and
 // two states are equal exactly when their packed forms are.
