@@ -227,8 +227,10 @@ struct Case {
 // the CQ head, posting again on a CQ doorbell; checked after every doorbell
 // and at the end. `late_interrupt`: the handler of a round's interrupt runs
 // after the next round's burst, so the CQ doorbell finds completions
-// waiting in a CQ that is not full.
-void run_case(const Case& k, std::initializer_list<unsigned> batches, bool late_interrupt) {
+// waiting in a CQ that is not full. `one_per_burst`: the device ends each
+// burst after one command and reschedules itself (process_sq's budget 1;
+// the model's choice to stop a burst with work left).
+void run_case(const Case& k, std::initializer_list<unsigned> batches, bool late_interrupt, bool one_per_burst) {
   constexpr uint32_t kEntries = 4;
   ModelConfig mc;
   mc.qsize = kEntries;
@@ -304,13 +306,26 @@ void run_case(const Case& k, std::initializer_list<unsigned> batches, bool late_
     model.take(StepKind::MmioDoorbell, 1);
     driver.ring_sq(kQ);
     same_device_view();
-    // One burst, to the end; the null backend completes everything.
-    if (model.take(StepKind::DevStartBurst)) {
-      model.run({StepKind::DevFetch, StepKind::DevWriteEventIdx, StepKind::DevReadShadow});
-    }
-    if (rig.sq_kick) {
-      rig.sq_kick = false;
-      rig.ctrl.process_sq(kQ, 64);
+    // Bursts until the device has nothing it knows of; the null backend
+    // completes everything.
+    if (!one_per_burst) {
+      if (model.take(StepKind::DevStartBurst))
+        model.run({StepKind::DevFetch, StepKind::DevWriteEventIdx, StepKind::DevReadShadow});
+      if (rig.sq_kick) {
+        rig.sq_kick = false;
+        rig.ctrl.process_sq(kQ, 64);
+      }
+    } else {
+      while (model.take(StepKind::DevStartBurst)) {
+        if (!model.take(StepKind::DevFetch)) continue;  // nothing the device knows of
+        model.run({StepKind::DevWriteEventIdx, StepKind::DevReadShadow});
+        model.take(StepKind::DevStopBurst);
+      }
+      while (rig.sq_kick) {
+        rig.sq_kick = false;
+        rig.ctrl.process_sq(kQ, 1);
+        if (rig.ctrl.sq_has_work(kQ)) rig.sq_kick = true;  // the device reschedules itself
+      }
     }
     bool post = !rig.backend_tags.empty();
     for (uint32_t tag : rig.backend_tags) rig.ctrl.complete_io(tag, 0);
@@ -365,8 +380,9 @@ TEST_CASE("verify: the model's order of shadow and EventIdx accesses is the firm
               INFO("dbbuf " << to_string(dbbuf) << ", sq " << to_string(sq) << ", cq " << to_string(cq) << ", mmio "
                             << to_string(mmio) << ", barrier " << barrier << ", CQ " << cq_entries);
               // Laps of a 4-entry ring: 3 + 2 + 3 commands wrap both queues.
-              run_case(k, {3, 2, 3}, false);
-              run_case(k, {1, 2, 2, 1}, true);
+              run_case(k, {3, 2, 3}, false, false);
+              run_case(k, {1, 2, 2, 1}, true, false);
+              run_case(k, {3, 2, 3}, false, true);
               ++cases;
             }
   CHECK(cases == 256);
