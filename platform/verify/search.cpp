@@ -18,7 +18,7 @@ class StateStore {
   const PackedState& operator[](uint32_t i) const { return chunks_[i >> kChunkBits][i & kChunkMask]; }
   uint32_t size() const { return size_; }
   void push_back(const PackedState& p) {
-    if ((size_ & kChunkMask) == 0) chunks_.emplace_back(kChunkMask + 1);
+    if ((size_ & kChunkMask) == 0) chunks_.emplace_back(kChunkMask + 1, !chunks_.empty());  // the first stays small
     chunks_.back()[size_ & kChunkMask] = p;
     ++size_;
   }
@@ -35,7 +35,7 @@ class StateStore {
 // and growing the table never reads a stored state again.
 class StateSet {
  public:
-  explicit StateSet(StateStore& states) : states_(states), slots_(size_t(1) << kInitialBits) {}
+  explicit StateSet(StateStore& states) : states_(states), slots_(table(size_t(1) << kInitialBits)) {}
   // Index of `p` if stored; else stores it and returns its new index with
   // *added = true.
   uint32_t insert(const PackedState& p, bool* added) { return insert(p, tag_of(p), added); }
@@ -63,10 +63,13 @@ class StateSet {
 
  private:
   static constexpr unsigned kInitialBits = 16;
+  static BigArray<uint64_t> table(size_t slots) {
+    return BigArray<uint64_t>(slots, slots * sizeof(uint64_t) >= BigArray<uint64_t>::kHugePage);
+  }
   size_t home(uint32_t tag) const { return size_t(tag) >> (32 - bits_); }
   void grow() {
     if (bits_ >= 32) throw std::length_error("verify: too many states for the state table");
-    BigArray<uint64_t> old(slots_.size() * 2);
+    BigArray<uint64_t> old = table(slots_.size() * 2);
     std::swap(old, slots_);
     ++bits_;
     const size_t mask = slots_.size() - 1;
