@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "platform/cli.h"
+#include "platform/cli/cli.h"
 #include "platform/cli/commands.h"
 
 using nvmesim::platform::CliResult;

@@ -1,4 +1,4 @@
-// fio job files in (platform/fio_job.h): parsing, fio's semantics, the
+// fio job files in (platform/fio/fio_job.h): parsing, fio's semantics, the
 // published job files (QEMU nvme on a ram disk, on a real NVMe), ignored / unknown options, and the binary's exit codes.
 #include <catch2/catch.hpp>
 
@@ -9,9 +9,9 @@
 #include <unistd.h>
 #include <vector>
 
-#include "platform/cli.h"
-#include "platform/fio_job.h"
-#include "platform/system.h"
+#include "platform/cli/cli.h"
+#include "platform/fio/fio_job.h"
+#include "platform/system/system.h"
 #include "run_binary.h"
 #include "temp_file.h"
 

@@ -12,7 +12,7 @@
 #include "models/pcie_link.h"
 #include "platform/config/system_params.h"
 #include "platform/config/visitors.h"
-#include "platform/params.h"
+#include "platform/config/params.h"
 
 using namespace nvmesim;
 using platform::Config;
