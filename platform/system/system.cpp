@@ -69,7 +69,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
 
   // Host threads: the main loop, and the iothreads the I/O queues are
   // spread over round robin.
-  host_cpus_ = std::make_unique<HostCpus>(p.hv.host_cores);
+  host_cpus_ = std::make_unique<HostCpus>(p.hv.host_cores, p.hv.host_wakeup_wait);
   HostThread::Params tp = p.hv.threads;
   tp.jitter_seed = seed + 1;
   tp.trace_id = 0;
