@@ -22,6 +22,7 @@
 #include "platform/report/pending_file.h"
 #include "platform/report/json_out.h"
 #include "platform/report/results.h"
+#include "platform/system/progress.h"
 #include "platform/system/system.h"
 #include "platform/config/user_text.h"
 #include "traces/timeline_writer.h"
@@ -31,6 +32,11 @@
 namespace nvmesim::platform {
 
 namespace {
+
+// The progress line's label: which run of the default comparison (set
+// before its child process is forked), or none.
+std::string g_progress_label;
+const std::string& progress_label() { return g_progress_label; }
 
 // --vcd / --timeline: the files and writers of one run. Each file is
 // written under a temporary name and renamed when the run is done
@@ -131,6 +137,15 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
   if (fio && fio->per_vcpu_workloads)
     for (unsigned j : fio->vcpu_job) job_configs.push_back(&fio->jobs[j].config);
   System system(config, job_configs);
+  std::unique_ptr<Progress> progress;
+  if (Progress::wanted()) {
+    const uint64_t per_job = config.time_ns("runtime") > 0 ? 0 : uint64_t(config.integer("number_ios"));
+    progress = std::make_unique<Progress>(per_job * system.vcpus().size(), config.time_ns("runtime"),
+                                          progress_label());
+    system.on_progress([&progress](uint64_t ios) {
+      progress->update(ios, double(sc_core::sc_time_stamp().value()) / 1000.0);
+    });
+  }
   if (traces) {
     const unsigned vcpus = unsigned(system.vcpus().size());
     traces->tee.begin(vcpus, vcpus, unsigned(system.host_thread_count()));  // one I/O queue per vCPU
@@ -285,6 +300,7 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   for (int k = 0; k < 2 && !interrupt::received(); ++k, ++ran) {
     Config c = base;
     c.set("nvme.dbbuf", modes[k]);
+    g_progress_label = std::string("dbbuf=") + modes[k];
     std::string error;
     if (!run_in_child(c, options.host_stats, s[k], json[k], error)) {
       if (interrupt::received()) break;  // the child died of it before it could answer

@@ -237,6 +237,7 @@ void System::watchdog() {
     return;
   }
   watchdog_->last_ios = ios;
+  if (progress_) progress_(ios);
   watchdog_->tick.notify(watchdog_->period);
 }
 

@@ -3,6 +3,7 @@
 // hypervisor, and one vCPU per job running the guest driver.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,13 @@ class System {
   void link_stats();
   void start_measurement();
   void watchdog();
+ public:
+  // Called at each watchdog tick (every sim.stall_timeout of simulated
+  // time) with the I/Os completed so far: progress on a terminal.
+  void on_progress(std::function<void(uint64_t ios)> report) { progress_ = std::move(report); }
+
+ private:
+  std::function<void(uint64_t)> progress_;
   bool work_under_way() const;  // some component will make progress as time passes
 
   const Config& config_;
