@@ -307,11 +307,15 @@ CliResult parse_command_line(int argc, const char* const* argv) {
       // The file's options go between the --config files and the command line.
       auto jobs = std::make_shared<FioJobs>(
           resolve_fio_jobs(load_fio_job_file(job_file), r.config, params, strict));
+      std::vector<Config*> all{&jobs->config};
+      for (FioJob& job : jobs->jobs) all.push_back(&job.config);
+      fit_namespace_to_size(all);
       r.config = jobs->config;
       options.notices = fio_notices(*jobs);
       options.fio = jobs;
     } else {
       for (const auto& [name, value] : params) r.config.set(name, value);
+      fit_namespace_to_size({&r.config});
     }
     r.config.validate_all();
     // Settings that need another one's value (platform/config/param_requires.h).

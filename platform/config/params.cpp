@@ -230,6 +230,20 @@ const char* kind_name(ParamKind kind) {
   return "?";
 }
 
+void fit_namespace_to_size(std::vector<Config*> configs) {
+  if (configs.empty() || !configs[0]->registry().find("nvme.capacity") || !configs[0]->registry().find("size"))
+    return;
+  uint64_t largest = 0;
+  for (const Config* c : configs) {
+    if (c->is_set("nvme.capacity")) return;  // the user's namespace: validate_all checks it
+    largest = std::max(largest, c->size_bytes("size"));
+  }
+  const uint64_t capacity = configs[0]->size_bytes("nvme.capacity");
+  if (largest <= capacity) return;
+  const uint64_t grown = (largest + 4095) / 4096 * 4096;  // whole 4 KiB pages (any LBA size divides them)
+  for (Config* c : configs) c->set("nvme.capacity", std::to_string(grown));
+}
+
 std::string format_time_ns(double ns) {
   if (ns == 0) return "0ns";
   double a = std::fabs(ns);
@@ -467,7 +481,9 @@ void Config::validate_all() const {
   auto has = [this](const char* n) { return registry_->find(n) != nullptr; };
   if (has("number_ios") && has("runtime") && integer("number_ios") == 0 && time_ns("runtime") == 0)
     throw ConfigError("number_ios and runtime are both 0");
-  if (has("size") && has("nvme.capacity") && size_bytes("size") > size_bytes("nvme.capacity"))
+  // An unset nvme.capacity grows to the jobs' size (fit_namespace_to_size).
+  if (has("size") && has("nvme.capacity") && is_set("nvme.capacity") &&
+      size_bytes("size") > size_bytes("nvme.capacity"))
     throw ConfigError("--size: " + text("size") + " is larger than nvme.capacity (" +
                       text("nvme.capacity") + ")");
   if (has("bs") && has("size") && size_bytes("bs") > size_bytes("size"))

@@ -162,7 +162,8 @@ class Config {
   //   - every Time in range after converting `cyc` with hv.cpu_ghz
   //     ("--hv.exit_mmio: 5000000cyc (2.17391ms at hv.cpu_ghz 2.3) is out of range (0ns..1ms)");
   //   - "number_ios and runtime are both 0";
-  //   - size <= nvme.capacity, bs <= size, bs a multiple of nvme.lba_bytes;
+  //   - size <= nvme.capacity (when nvme.capacity was given; otherwise
+  //     fit_namespace_to_size grows it), bs <= size, bs a multiple of nvme.lba_bytes;
   //   - guest.io_queue_entries <= nvme.mqes + 1 (CAP.MQES is 0's based).
   void validate_all() const;
 
@@ -185,6 +186,12 @@ class Config {
   const ParamRegistry* registry_;
   std::vector<Value> values_;
 };
+
+// fio's size just works: when nvme.capacity was not given and a job's size
+// (the largest of `configs`) exceeds it, every config's nvme.capacity grows
+// to that size (whole 4 KiB pages). The RAM backend maps the namespace
+// sparsely (MAP_NORESERVE), so memory follows what is written, not the size.
+void fit_namespace_to_size(std::vector<Config*> configs);
 
 // Formats for messages and tables: a time in ns with a readable unit
 // ("0ns", "700ns", "1.5us", "10ms", "3600s"), a byte count with the largest

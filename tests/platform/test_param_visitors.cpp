@@ -264,6 +264,7 @@ TEST_CASE("cross-field checks: each is made in one place", "[params][visit]") {
   CHECK(system_error(lba) == "");
   // size against capacity: the same.
   Config size;
+  size.set("nvme.capacity", "1g");  // given: checked (an unset one grows to the size)
   size.set("size", "2g");
   CHECK(error_of([&] { size.validate_all(); }) == "--size: 2g is larger than nvme.capacity (1g)");
   CHECK(system_error(size) == "");
