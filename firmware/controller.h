@@ -93,7 +93,7 @@ struct Bar0WriteEffect {
   uint16_t qid = 0;
 };
 
-// Counters the controller keeps (platform/system.cpp resets them when
+// Counters the controller keeps (platform/system/system.cpp resets them when
 // measurement starts; the model adds its own to the same "nvme" group).
 struct ControllerCounters : stats::Group {
   using Scalar = stats::Scalar;

@@ -4,6 +4,13 @@
 // work started then takes proportionally longer (the fair-share view of a
 // CFS scheduler, without modelling time slices). A busy-polling thread is
 // runnable and takes its share like any other.
+//
+// Wake-up wait (host.wakeup_wait): a sleeping thread that wakes while every
+// core is taken by another runnable thread waits for one. CFS lets a running
+// thread keep its core for at least sched_min_granularity (Linux 6.1:
+// 0.75 ms x (1 + log2(cores)), 1.5 ms on 2 cores) unless the waker preempts
+// it, so the wait is drawn uniformly from 0 to host.wakeup_wait (the rest of
+// the running thread's slice). 0 turns it off.
 #pragma once
 
 #include <string>
@@ -17,7 +24,9 @@ namespace nvmesim::models {
 
 class HostCpus : public stats::Group {
  public:
-  explicit HostCpus(unsigned cores) : cores_(cores) {}  // 0: one core per thread
+  // 0 cores: one core per thread. wakeup_wait: the longest wait for a core.
+  explicit HostCpus(unsigned cores, sc_core::sc_time wakeup_wait = sc_core::SC_ZERO_TIME)
+      : cores_(cores), wakeup_wait_(wakeup_wait) {}
 
   unsigned add_thread(const std::string& name) {
     names_.push_back(name);
@@ -36,6 +45,13 @@ class HostCpus : public stats::Group {
     return sc_core::sc_time::from_value(work.value() * uint64_t(runnable_count_) / cores_);
   }
   unsigned cores() const { return cores_; }
+  // The wait for a core of a thread that wakes now (not runnable yet), for
+  // `u` uniform in [0, 1): zero while a core is free.
+  sc_core::sc_time wakeup_wait(double u) const {
+    if (!cores_ || wakeup_wait_ == sc_core::SC_ZERO_TIME || runnable_count_ < int(cores_))
+      return sc_core::SC_ZERO_TIME;
+    return sc_core::sc_time::from_value(uint64_t(u * double(wakeup_wait_.value())));
+  }
   // Simulated time during which runnable threads outnumbered the cores.
   sc_core::sc_time overcommitted_time() {
     account();
@@ -50,6 +66,7 @@ class HostCpus : public stats::Group {
     last_ = now;
   }
   unsigned cores_;
+  sc_core::sc_time wakeup_wait_;
   std::vector<std::string> names_;
   std::vector<bool> runnable_;
   int runnable_count_ = 0;

@@ -30,15 +30,18 @@ void HostThread::set_spinning(bool on) {
 }
 
 // splitmix64 -> uniform (0, 1] -> exponential with the configured mean.
-sc_time HostThread::jitter_draw() {
-  if (params_.dispatch_jitter == SC_ZERO_TIME) return SC_ZERO_TIME;
+double HostThread::next_uniform() {
   if (jitter_state_ == 0) jitter_state_ = params_.jitter_seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-  uint64_t z = (jitter_state_ += 0x9E3779B97F4A7C15ull);
+  uint64_t z = (jitter_state_ += 0x9E3779B97F4A7C15ull);  // splitmix64
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
-  const double u = (double(z >> 11) + 1.0) / 9007199254740992.0;  // (0, 1]
-  return sc_time::from_value(uint64_t(-std::log(u) * double(params_.dispatch_jitter.value()) + 0.5));
+  return (double(z >> 11) + 1.0) / 9007199254740992.0;  // (0, 1]
+}
+
+sc_time HostThread::jitter_draw() {
+  if (params_.dispatch_jitter == SC_ZERO_TIME) return SC_ZERO_TIME;
+  return sc_time::from_value(uint64_t(-std::log(next_uniform()) * double(params_.dispatch_jitter.value()) + 0.5));
 }
 
 void HostThread::kick(const sc_time& delay) {
@@ -47,7 +50,17 @@ void HostThread::kick(const sc_time& delay) {
   // this sleep; the extra delay is drawn once per sleep, so more signals do
   // not wake it sooner.
   if (!busy_ && !polling_ && !spinning_) {
-    if (!has_request_) sleep_jitter_ = jitter_draw();
+    if (!has_request_) {
+      sleep_jitter_ = jitter_draw();
+      // Every core taken: wait for one (host.wakeup_wait; drawn only then,
+      // so runs without it keep their random sequence).
+      if (cpus_ && cpus_->wakeup_wait(1.0) != SC_ZERO_TIME) {
+        const sc_time wait = cpus_->wakeup_wait(1.0 - next_uniform());
+        sleep_jitter_ += wait;
+        core_wait_ += wait;
+        ++core_waits_;
+      }
+    }
     at += params_.dispatch_latency + sleep_jitter_;
   }
   if (!has_request_ || at < request_time_) {

@@ -102,7 +102,11 @@ class HostThread : public sc_core::sc_module {
                            "requests served while busy-polling"};
   TimeStat busy_time_{stats_, "busy_time", "time running the work"};
   TimeStat poll_time_{stats_, "poll_time", "time busy-polling"};
+  stats::Scalar core_waits_{stats_, "core_waits", stats::Unit::Count,
+                            "wake-ups that found every host core taken and waited for one (host.wakeup_wait)"};
+  TimeStat core_wait_{stats_, "core_wait_time", "time waiting for a host core after a wake-up (host.wakeup_wait)"};
   uint64_t jitter_state_ = 0;
+  double next_uniform();  // (0, 1], from jitter_state_
   sc_core::sc_time sleep_jitter_;  // this sleep's extra wake-up delay
 };
 

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <string>
 
-#include "platform/eventidx_cli.h"
-#include "platform/scenarios.h"
-#include "platform/sweep_cli.h"
+#include "platform/cli/eventidx_cli.h"
+#include "platform/scenario/scenarios.h"
+#include "platform/sweep/sweep_cli.h"
 #include "platform/validate/validate.h"
 #include "platform/verify/verify.h"
 

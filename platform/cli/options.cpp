@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "platform/user_text.h"
+#include "platform/config/user_text.h"
 
 namespace nvmesim::platform::cli {
 

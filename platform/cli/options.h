@@ -3,7 +3,7 @@
 // never abbreviated, and Boost's errors turned into one line that names the
 // option as the user typed it.
 //
-//   nvmesim [options]                  platform/cli.cpp
+//   nvmesim [options]                  platform/cli/cli.cpp
 //   nvmesim eventidx|scenario|sweep|validate ...   their *_cli.cpp
 //
 // Every command reads the options in command-line order (parse_options

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "firmware/enum_table.h"
-#include "platform/params.h"
-#include "platform/user_text.h"
+#include "platform/config/params.h"
+#include "platform/config/user_text.h"
 
 namespace nvmesim::platform {
 

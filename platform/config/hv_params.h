@@ -31,6 +31,7 @@ struct HvParams {
   unsigned iothreads{};
   bool bql{};                        // QEMU's global lock: System makes one
   unsigned host_cores{};
+  sc_core::sc_time host_wakeup_wait;
   DeviceThread device_thread{};
 
   static constexpr const char* param_prefix = "hv";
@@ -84,6 +85,9 @@ struct HvParams {
     // host: the machine the hypervisor runs on.
     v.integer(host_cores, "host.cores", "0", "cores", 0, 1024,
               "host cores shared by vCPU and emulation threads (0 = one per thread)");
+    v.time(host_wakeup_wait, "host.wakeup_wait", "0ns", 0, 100 * MS,
+           "longest wait for a core of a host thread that wakes while every core is taken, drawn "
+           "uniformly (CFS's sched_min_granularity: 1.5ms on 2 cores; 0 = none)");
     v.choice(device_thread, "device_thread", "mainloop", device_threads, "", "where the device emulation runs");
   }
 };

@@ -5,7 +5,7 @@
 
 #include "firmware/eventidx.h"
 #include "platform/config/visitors.h"
-#include "platform/params.h"
+#include "platform/config/params.h"
 
 namespace nvmesim::platform {
 

@@ -14,7 +14,7 @@
 
 #include "models/param_visit.h"
 #include "platform/config/enum_choice.h"
-#include "platform/params.h"
+#include "platform/config/params.h"
 
 namespace nvmesim::platform {
 

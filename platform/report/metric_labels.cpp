@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "platform/params.h"
+#include "platform/config/params.h"
 
 namespace nvmesim::platform {
 

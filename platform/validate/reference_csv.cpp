@@ -8,8 +8,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "platform/params.h"
-#include "platform/user_text.h"
+#include "platform/config/params.h"
+#include "platform/config/user_text.h"
 
 namespace nvmesim::platform {
 

@@ -6,9 +6,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "platform/params.h"
-#include "platform/presets.h"
-#include "platform/run.h"
+#include "platform/config/params.h"
+#include "platform/config/presets.h"
+#include "platform/system/run.h"
 
 namespace nvmesim::platform {
 

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "platform/params.h"
-#include "platform/presets.h"
-#include "platform/user_text.h"
+#include "platform/config/params.h"
+#include "platform/config/presets.h"
+#include "platform/config/user_text.h"
 #include "platform/validate/validate.h"
 
 namespace nvmesim::platform {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "platform/cli/options.h"
-#include "platform/params.h"
-#include "platform/user_text.h"
+#include "platform/config/params.h"
+#include "platform/config/user_text.h"
 #include "platform/verify/canonical.h"
 #include "platform/verify/report.h"
 #include "platform/verify/search.h"

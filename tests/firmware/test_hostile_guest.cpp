@@ -12,9 +12,9 @@
 #include <utility>
 
 #include "models/nvme_controller.h"
-#include "platform/params.h"
-#include "platform/results.h"
-#include "platform/system.h"
+#include "platform/config/params.h"
+#include "platform/report/results.h"
+#include "platform/system/system.h"
 #include "tests/firmware/test_controller_env.h"
 
 using namespace ctltest;

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "models/host_cpus.h"
 #include "models/host_thread.h"
 
 using namespace sc_core;
@@ -102,4 +103,41 @@ TEST_CASE("host thread: more wake-up signals during one sleep do not wake it soo
   sc_start(sc_time(2, SC_MS));
   REQUIRE(starts.size() == 1);
   CHECK(starts[0] == (sc_time(100, SC_NS) + sc_time(2, SC_US) + first_draw).value());
+}
+
+TEST_CASE("host thread: a wake-up while every host core is taken waits for a core (host.wakeup_wait)",
+          "[host_thread]") {
+  using nvmesim::models::HostCpus;
+  // The rule, on its own: a wait drawn uniformly from 0 to the longest wait,
+  // only while the runnable threads fill every core.
+  HostCpus cpus(1, sc_time(1, SC_MS));
+  const unsigned vcpu = cpus.add_thread("vcpu0");
+  CHECK(cpus.wakeup_wait(0.25) == SC_ZERO_TIME);  // the core is free
+  cpus.set_runnable(vcpu, true);
+  CHECK(cpus.wakeup_wait(0.25) == sc_time(250, SC_US));
+  CHECK(cpus.wakeup_wait(0.0) == SC_ZERO_TIME);
+  HostCpus unlimited(0, sc_time(1, SC_MS));  // one core per thread: never waits
+  unlimited.set_runnable(unlimited.add_thread("v"), true);
+  CHECK(unlimited.wakeup_wait(0.5) == SC_ZERO_TIME);
+
+  // Through a host thread: the core is taken, so its start is the kick, the
+  // dispatch latency and a wait below 1 ms; the wait is counted.
+  HostThread::Params p;
+  p.dispatch_latency = sc_time(2, SC_US);
+  p.jitter_seed = 3;
+  HostThread t("t", p, &cpus);
+  std::vector<uint64_t> starts;  // ns
+  t.set_work([&](sc_time& local) {
+    starts.push_back(sc_time_stamp().value() / 1000);
+    local += sc_time(500, SC_NS);
+  });
+  Driver d("d", t);
+  d.kicks = {{100, 0}};
+  sc_start(sc_time(5, SC_MS));
+  REQUIRE(starts.size() == 1);
+  CHECK(starts[0] > 2100);
+  CHECK(starts[0] < 2100 + 1000000);
+  const auto v = t.stats().values();
+  CHECK(v.at("core_waits") == 1);
+  CHECK(double(v.at("core_wait_time")) == Approx(double(starts[0] - 2100) * 1000).margin(1000));  // ps
 }

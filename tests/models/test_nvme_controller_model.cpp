@@ -322,8 +322,8 @@ TEST_CASE("nvme model: PCI config space identity and class code", "[nvme_model]"
 TEST_CASE("nvme model: vendor dbbuf device shows vendor id 0x1AE0 in config space and Identify",
           "[nvme_model]") {
   BenchParams p;
-  // The platform pairs the vendor extension with the seeds' vendor id
-  // (platform/system.cpp); the model shows whatever the firmware config says.
+  // The platform pairs the vendor extension with Google's vendor id (the qemu-devel
+  // thread 'nvme: support Google vendor extension'; platform/system/system.cpp); the model shows whatever the firmware config says.
   p.nvme.firmware.dbbuf = fw::DbbufMode::Vendor;
   p.nvme.firmware.pci_vendor_id = nvme::PCI_VENDOR_VENDOR_EXT;
   Bench b(p);

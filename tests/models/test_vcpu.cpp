@@ -16,9 +16,9 @@
 #include "models/pcie_link.h"
 #include "models/vm_exit.h"
 #include "platform/config/visitors.h"
-#include "platform/params.h"
-#include "platform/results.h"
-#include "platform/system.h"
+#include "platform/config/params.h"
+#include "platform/report/results.h"
+#include "platform/system/system.h"
 #include "traces/tracer.h"
 
 using namespace nvmesim;

@@ -71,7 +71,7 @@ TEST_CASE("bad config: sizes, times, choices and syntax", "[cli][bad_config]") {
 TEST_CASE("bad config: combinations of values", "[cli][bad_config]") {
   const std::vector<Bad> table = {
       {"--bs=3000", "--bs: 3000 is not a multiple of nvme.lba_bytes (512)"},
-      {"--size=1t", "--size: 1t is larger than nvme.capacity (1g)"},
+      {"--nvme.capacity=1g --size=1t", "--size: 1t is larger than nvme.capacity (1g)"},
       {"--nvme.capacity=1m --size=2m", "--size: 2m is larger than nvme.capacity (1m)"},
       {"--runtime=0s --number_ios=0", "number_ios and runtime are both 0"},
       {"--bs=1m", "--bs: 1048576 exceeds the controller's MDTS (131072 bytes; raise nvme.mdts)"},

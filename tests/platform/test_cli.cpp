@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "platform/cli.h"
+#include "platform/cli/cli.h"
 #include "platform/cli/commands.h"
 
 using nvmesim::platform::CliResult;
@@ -112,7 +112,7 @@ TEST_CASE("cli: bad argument lists give one-line errors and exit code 2", "[cli]
        "config file /nonexistent/run.ini: cannot open (No such file or directory)"},
       {{"--number_ios", "0"}, "number_ios and runtime are both 0"},
       {{"--mem.size", "1m"}, "--mem.size: 1m is out of range (16m..3g)"},
-      {{"--size", "2g"}, "--size: 2g is larger than nvme.capacity (1g)"},
+      {{"--nvme.capacity", "1g", "--size", "2g"}, "--size: 2g is larger than nvme.capacity (1g)"},
   };
   for (const Row& row : rows) {
     INFO(join(row.args));

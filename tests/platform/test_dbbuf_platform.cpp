@@ -18,8 +18,8 @@
 #include "models/nvme_controller.h"
 #include "models/vcpu.h"
 #include "models/vm_exit.h"
-#include "platform/params.h"
-#include "platform/system.h"
+#include "platform/config/params.h"
+#include "platform/system/system.h"
 #include "run_binary.h"
 
 using namespace nvmesim;

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "platform/params.h"
+#include "platform/config/params.h"
 
 namespace {
 

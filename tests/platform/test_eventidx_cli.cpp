@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/eventidx_cli.h"
+#include "platform/cli/eventidx_cli.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// fio job files in (platform/fio_job.h): parsing, fio's semantics, the
+// fio job files in (platform/fio/fio_job.h): parsing, fio's semantics, the
 // published job files (QEMU nvme on a ram disk, on a real NVMe), ignored / unknown options, and the binary's exit codes.
 #include <catch2/catch.hpp>
 
@@ -9,9 +9,9 @@
 #include <unistd.h>
 #include <vector>
 
-#include "platform/cli.h"
-#include "platform/fio_job.h"
-#include "platform/system.h"
+#include "platform/cli/cli.h"
+#include "platform/fio/fio_job.h"
+#include "platform/system/system.h"
 #include "run_binary.h"
 #include "temp_file.h"
 
@@ -280,4 +280,24 @@ TEST_CASE("fio job: include reads an options file inside a section, relative to 
   for (const char* n : {"depth.fio", "job.fio", "section.fio", "bad.fio", "loop.fio", "loop_opts.fio", "missing.fio"})
     std::remove((dir + "/" + n).c_str());
   ::rmdir(dir.c_str());
+}
+
+TEST_CASE("fio job: a job's size just works: the namespace grows to it unless nvme.capacity is given", "[fio][e2e]") {
+  // fio's own example jobs use size=10g and more; nvmesim's default namespace is 1 GiB.
+  const TempJob big("[global]\nrw=randread\nbs=4k\n[a]\nsize=10g\nnumber_ios=500\n[b]\nsize=3g\nnumber_ios=500\n");
+  const auto r = nvmesim::test::run_nvmesim("--job " + big.path + " --output-format=json");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"nvme.capacity\": \"10g\"") != std::string::npos);
+  // The RAM backend maps it sparsely: a 64 GiB namespace with data costs what is written.
+  const auto ram = nvmesim::test::run_nvmesim("--size=64g --nvme.backend=ram --verify=pattern --rw=randrw "
+                                              "--number_ios=5000 --host-stats");
+  INFO(ram.err);
+  REQUIRE(ram.exit_code == 0);
+  const size_t at = ram.out.find(" MiB peak RSS");
+  REQUIRE(at != std::string::npos);
+  const size_t from = ram.out.rfind(' ', at - 1);
+  CHECK(std::stod(ram.out.substr(from + 1, at - from - 1)) < 200);
+  // Given explicitly, the namespace is the user's and the size must fit it.
+  nvmesim::test::check_refused("--nvme.capacity=2g --size=3g", "nvmesim: error: --size: 3g is larger than nvme.capacity (2g)");
 }

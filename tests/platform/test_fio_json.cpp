@@ -1,4 +1,4 @@
-// fio-compatible JSON out (platform/fio_json.h): fio's keys, the same
+// fio-compatible JSON out (platform/fio/fio_json.h): fio's keys, the same
 // numbers as --output-format=json, and fio's own fio_jsonplus_clat2csv.
 #include <catch2/catch.hpp>
 
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "models/latency_histogram.h"
-#include "platform/fio_json.h"
-#include "platform/params.h"
+#include "platform/fio/fio_json.h"
+#include "platform/config/params.h"
 #include "run_binary.h"
 
 using namespace nvmesim;

@@ -5,10 +5,10 @@
 
 #include "models/nvme_controller.h"
 #include "models/vm_exit.h"
-#include "platform/params.h"
-#include "platform/presets.h"
-#include "platform/run.h"
-#include "platform/system.h"
+#include "platform/config/params.h"
+#include "platform/config/presets.h"
+#include "platform/system/run.h"
+#include "platform/system/system.h"
 #include "run_binary.h"
 
 using namespace nvmesim;

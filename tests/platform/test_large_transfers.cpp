@@ -5,8 +5,8 @@
 
 #include <sstream>
 
-#include "platform/params.h"
-#include "platform/run.h"
+#include "platform/config/params.h"
+#include "platform/system/run.h"
 #include "run_binary.h"
 
 using nvmesim::test::json_number;

@@ -6,7 +6,7 @@
 
 #include <sstream>
 
-#include "platform/results.h"
+#include "platform/report/results.h"
 
 #include <string>
 #include <vector>

@@ -12,7 +12,7 @@
 #include "models/pcie_link.h"
 #include "platform/config/system_params.h"
 #include "platform/config/visitors.h"
-#include "platform/params.h"
+#include "platform/config/params.h"
 
 using namespace nvmesim;
 using platform::Config;
@@ -54,9 +54,9 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 82 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 83 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 82);
+  REQUIRE(reg.all().size() == 83);
   // The component blocks in order: fio's flat names first, hv.device_thread last.
   CHECK(reg.all().front().name == "rw");
   CHECK(reg.all()[13].name == "sim.quantum");
@@ -65,6 +65,7 @@ TEST_CASE("visitors: the registry holds the 82 parameters with their specs", "[p
   CHECK(reg.all()[48].name == "pcie.mode");
   CHECK(reg.all()[57].name == "hv.cpu_ghz");
   CHECK(reg.all()[80].name == "host.cores");
+  CHECK(reg.all()[81].name == "host.wakeup_wait");  // added by its Params field and visit line only
   CHECK(reg.all().back().name == "hv.device_thread");
 
   const ParamSpec* mmio = reg.find("hv.exit_mmio");
@@ -263,6 +264,7 @@ TEST_CASE("cross-field checks: each is made in one place", "[params][visit]") {
   CHECK(system_error(lba) == "");
   // size against capacity: the same.
   Config size;
+  size.set("nvme.capacity", "1g");  // given: checked (an unset one grows to the size)
   size.set("size", "2g");
   CHECK(error_of([&] { size.validate_all(); }) == "--size: 2g is larger than nvme.capacity (1g)");
   CHECK(system_error(size) == "");

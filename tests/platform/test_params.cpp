@@ -10,7 +10,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "platform/params.h"
+#include "platform/config/params.h"
 
 using nvmesim::platform::Config;
 using nvmesim::platform::ConfigError;
@@ -305,6 +305,10 @@ TEST_CASE("validate_all: cyc range after conversion and cross-field checks", "[p
 
   Config sizes;
   sizes.set("size", "2g");
+  CHECK(validate_error(sizes) == "");  // nvme.capacity not given: fit_namespace_to_size grows it
+  nvmesim::platform::fit_namespace_to_size({&sizes});
+  CHECK(sizes.text("nvme.capacity") == "2g");
+  sizes.set("nvme.capacity", "1g");  // given: checked
   CHECK(validate_error(sizes) == "--size: 2g is larger than nvme.capacity (1g)");
   sizes.set("nvme.capacity", "2g");
   CHECK(validate_error(sizes) == "");

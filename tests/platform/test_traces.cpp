@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/sweep_json.h"
+#include "platform/sweep/sweep_json.h"
 #include "run_binary.h"
 
 using nvmesim::test::run_nvmesim;

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "platform/params.h"
+#include "platform/config/params.h"
 #include "platform/validate/reference_csv.h"
 #include "platform/validate/validate.h"
 #include "tests/platform/run_binary.h"

@@ -1,0 +1,376 @@
+// The command-line front end (see cli.h).
+#include "platform/cli/cli.h"
+#include "platform/config/presets.h"
+
+#include <memory>
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+#include <vector>
+
+#include "platform/cli/commands.h"
+#include "platform/cli/options.h"
+
+#include "platform/fio/fio_job.h"
+#include "platform/config/param_requires.h"
+#include "platform/report/pending_file.h"
+#include "platform/config/user_text.h"
+
+#ifndef NVMESIM_VERSION
+#define NVMESIM_VERSION "unknown"
+#endif
+
+namespace po = boost::program_options;
+
+namespace nvmesim::platform {
+
+namespace {
+
+const char* const kFioNames[] = {"rw", "bs", "iodepth", "numjobs", "runtime",
+                                 "number_ios", "size", "rwmixread", "seed"};
+
+CliResult error(std::string message) {
+  CliResult r;
+  r.action = CliResult::Error;
+  r.message = std::move(message);
+  r.exit_code = 2;
+  return r;
+}
+
+// A --trace-start/--trace-stop value in picoseconds: a number with ps, ns,
+// us, ms, s or cyc (at hv.cpu_ghz). Returns "" or the error message.
+std::string parse_trace_time(const std::string& option, const std::string& text, double cpu_ghz,
+                             uint64_t& ps) {
+  const std::string bad = "--" + option + ": " + quoted(text) +
+                          " is not a time (a number with ps, ns, us, ms, s or cyc)";
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return bad;
+  }
+  if (used == 0 || !std::isdigit(static_cast<unsigned char>(text[0]))) return bad;
+  const std::string unit = text.substr(used);
+  double mult = 0;
+  if (unit == "ps") mult = 1;
+  else if (unit == "ns") mult = 1e3;
+  else if (unit == "us") mult = 1e6;
+  else if (unit == "ms") mult = 1e9;
+  else if (unit == "s") mult = 1e12;
+  else if (unit == "cyc") mult = 1e3 / cpu_ghz;
+  else return bad;
+  const double x = v * mult;
+  if (!(x >= 0) || x > 1e18) return "--" + option + ": " + quoted(text) + " is out of range (0..1000000s)";
+  ps = uint64_t(x + 0.5);
+  return "";
+}
+
+po::options_description all_options(const ParamRegistry& registry) {
+  po::options_description desc;
+  desc.add_options()
+      ("help,h", "")
+      ("version", "")
+      ("list-params", "")
+      ("preset", po::value<std::string>(), "")
+      ("list-presets", "")
+      ("config", po::value<std::string>(), "")
+      ("output-format", po::value<std::string>(), "")
+      ("output", po::value<std::string>(), "")
+      ("host-stats", "")
+      ("fail-on-stall", "")
+      ("vcd", po::value<std::string>(), "")
+      ("timeline", po::value<std::string>(), "")
+      ("trace-start", po::value<std::string>(), "")
+      ("trace-stop", po::value<std::string>(), "")
+      ("trace-signals", po::value<std::string>(), "")
+      ("job", po::value<std::string>(), "")
+      ("strict", "");
+  for (const ParamSpec& spec : registry.all()) {
+    desc.add_options()(spec.name.c_str(), po::value<std::string>(), "");
+    if (!spec.alias.empty()) desc.add_options()(spec.alias.c_str(), po::value<std::string>(), "");
+  }
+  return desc;
+}
+
+std::string pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+// `left` then `text` word-wrapped at `width` columns, continuation lines
+// indented to the width of `left`.
+std::string wrap(const std::string& left, const std::string& text, size_t width) {
+  std::string out = left, word;
+  size_t col = left.size();
+  bool first = true;
+  std::istringstream words(text);
+  while (words >> word) {
+    if (!first && col + 1 + word.size() > width) {
+      out += "\n" + std::string(left.size(), ' ');
+      col = left.size();
+      first = true;
+    }
+    if (!first) {
+      out += ' ';
+      ++col;
+    }
+    out += word;
+    col += word.size();
+    first = false;
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string version_text() { return std::string("nvmesim ") + NVMESIM_VERSION; }
+
+std::string help_text() {
+  const ParamRegistry& reg = ParamRegistry::builtin();
+  std::ostringstream o;
+  o << "Usage:\n"
+       "  nvmesim [options]\n"
+    << cli::commands_usage_text()
+    << "\n"
+       "Simulates a virtualized NVMe I/O path (guest driver, hypervisor exits, PCIe,\n"
+       "NVMe controller with the doorbell buffer) and reports doorbell exits,\n"
+       "EventIdx hit rates and I/O latency.\n"
+       "\n"
+       "With no options, runs the default experiment: 4 KiB random reads, iodepth 32,\n"
+       "1 job, null backend, doorbell buffer off and on side by side.\n"
+       "With any parameter option or --config, runs the one experiment so configured.\n"
+       "\n"
+       "Generic options:\n"
+       "  -h [ --help ]              print this help and exit\n"
+       "  --version                  print the version and exit\n"
+       "  --list-params              list every parameter: name, default, unit, range\n"
+       "                             or choices, help; and exit\n"
+       "  --preset NAME[,NAME]       apply named presets first, in order: exit costs\n"
+       "                             (haswell-ep) and device mechanisms (qemu-7.2); later\n"
+       "                             options override them; --list-presets shows them\n"
+       "  --config FILE              read parameters from an INI file; repeatable,\n"
+       "                             later files and command-line values override\n"
+       "  --output-format FORMAT     normal (default), json, or json+ (fio's json+\n"
+       "                             layout with nvmesim's results under \"nvmesim\")\n"
+       "  --output FILE              write the results to FILE instead of stdout\n"
+       "  --host-stats               add wall time, peak RSS and I/Os per wall second\n"
+       "  --fail-on-stall            exit with status 3 when the run stalls (I/Os\n"
+       "                             outstanding and no progress: the stall report)\n"
+       "  --vcd FILE                 write a VCD waveform of the run (GTKWave; see\n"
+       "                             traces/README.md)\n"
+       "  --timeline FILE            write a Chrome trace-event JSON timeline (Perfetto\n"
+       "                             UI, chrome://tracing)\n"
+       "  --trace-start TIME         traces begin at this simulated time (default 0)\n"
+       "  --trace-stop TIME          traces end at this simulated time (default: the end)\n"
+       "  --trace-signals LIST       comma-separated name patterns (* and ?) of the\n"
+       "                             signals to trace, e.g. 'q1.*,vcpu0.*'\n"
+       "  --job FILE                 read the workload from a fio job file ([global] and\n"
+       "                             job sections; command-line options override it)\n"
+       "  --strict                   with --job: unknown fio options are an error\n"
+       "\n"
+       "Workload options (fio's names):\n";
+  for (const char* name : kFioNames) {
+    const ParamSpec* spec = reg.find(name);
+    if (!spec) continue;
+    std::string left = "  --" + spec->name + " " + kind_name(spec->kind);
+    std::string right = spec->help + "; " +
+                        (spec->kind == ParamKind::Choice ? "one of " : "range ") +
+                        format_range(*spec) + "; default " + spec->default_value;
+    o << wrap(pad(left, 24), right, 79);
+  }
+  o << "\n"
+       "Model parameters: every --component.name listed by --list-params; also\n"
+       "settable in --config FILE as 'name = value' under [component].\n"
+       "  e.g.  --hv.exit_mmio=2250cyc  --nvme.dbbuf off  --pcie.lanes 8\n"
+       "\n"
+       "Values: times need a unit: ns, us, ms, s, or cyc (CPU cycles at hv.cpu_ghz);\n"
+       "sizes are bytes, or with k, m, g, t (binary; also KiB, MiB, GiB, TiB);\n"
+       "booleans are on/off, true/false, yes/no, 1/0. Option names are never\n"
+       "abbreviated; a repeated option: the last one wins.\n"
+       "\n"
+       "Config file (INI): '#' starts a comment; keys before the first [section]\n"
+       "are full names (the workload's flat names such as 'bs = 4k', or dotted\n"
+       "ones); a [fio] section also holds the flat names; under [hv], 'exit_mmio =\n"
+       "5100cyc' sets hv.exit_mmio.\n"
+       "\n"
+       "Exit status: 0 success, 1 internal error, 2 usage or configuration error,\n"
+       "3 the run stalled and --fail-on-stall was given, 4 I/Os failed (completed\n"
+       "with an error status or failed verification; the report's first line says so),\n"
+       "130/143 SIGINT/SIGTERM stopped the run (the results so far are written, marked\n"
+       "interrupted).\n";
+  return o.str();
+}
+
+std::string list_params_text(const ParamRegistry& registry) {
+  struct Row { std::string name, def, unit, range, help; };
+  std::vector<Row> rows;
+  rows.push_back({"NAME", "DEFAULT", "UNIT", "RANGE/CHOICES", "HELP"});
+  for (const ParamSpec& s : registry.all())
+    rows.push_back({s.name, s.default_value, s.unit.empty() ? "-" : s.unit, format_range(s), s.help});
+  size_t w[4] = {0, 0, 0, 0};
+  for (const Row& r : rows) {
+    w[0] = std::max(w[0], r.name.size());
+    w[1] = std::max(w[1], r.def.size());
+    w[2] = std::max(w[2], r.unit.size());
+    w[3] = std::max(w[3], r.range.size());
+  }
+  std::ostringstream o;
+  for (const Row& r : rows)
+    o << pad(r.name, w[0] + 2) << pad(r.def, w[1] + 2) << pad(r.unit, w[2] + 2)
+      << pad(r.range, w[3] + 2) << r.help << "\n";
+  return o.str();
+}
+
+CliResult parse_command_line(int argc, const char* const* argv) {
+  const ParamRegistry& registry = ParamRegistry::builtin();
+  std::vector<po::option> parsed;
+  try {
+    cli::ParseRules rules;
+    rules.see_unknown = "(see --help and --list-params)";
+    rules.see_word = "(options are --name=value; see --help)";
+    parsed = cli::parse_options(argc, argv, all_options(registry), rules);
+  } catch (const cli::UsageError& e) {
+    return error(e.what());
+  }
+
+  bool help = false, version = false, list = false, list_presets = false, has_preset = false;
+  std::string preset;
+  std::vector<std::string> configs;
+  std::vector<std::pair<std::string, std::string>> params;
+  std::string job_file;
+  std::string trace_start, trace_stop, trace_signals;
+  bool has_trace_start = false, has_trace_stop = false, has_trace_signals = false;
+  bool strict = false, has_job = false;
+  RunOptions options;
+  for (const po::option& opt : parsed) {
+    const std::string& key = opt.string_key;
+    const std::string value = cli::value_of(opt);
+    if (key == "help") help = true;
+    else if (key == "version") version = true;
+    else if (key == "list-params") list = true;
+    else if (key == "list-presets") list_presets = true;
+    else if (key == "preset") preset = value, has_preset = true;
+    else if (key == "host-stats") options.host_stats = true;
+    else if (key == "fail-on-stall") options.fail_on_stall = true;
+    else if (key == "config") configs.push_back(value);
+    else if (key == "output-format") options.output_format = value;
+    else if (key == "output") options.output_file = value;
+    else if (key == "vcd") options.vcd_file = value;
+    else if (key == "timeline") options.timeline_file = value;
+    else if (key == "trace-start") trace_start = value, has_trace_start = true;
+    else if (key == "trace-stop") trace_stop = value, has_trace_stop = true;
+    else if (key == "trace-signals") trace_signals = value, has_trace_signals = true;
+    else if (key == "job") job_file = value, has_job = true;
+    else if (key == "strict") strict = true;
+    else params.emplace_back(key, value);
+  }
+
+  CliResult r;
+  r.exit_code = 0;
+  if (help) {
+    r.action = CliResult::Help;
+    r.message = help_text();
+    return r;
+  }
+  if (version) {
+    r.action = CliResult::Version;
+    r.message = version_text();
+    return r;
+  }
+  if (list) {
+    r.action = CliResult::ListParams;
+    r.message = list_params_text(registry);
+    return r;
+  }
+  if (list_presets) {
+    r.action = CliResult::ListParams;  // a table to print, exit 0
+    r.message = list_presets_text();
+    return r;
+  }
+  if (options.output_format != "normal" && options.output_format != "json" &&
+      options.output_format != "json+")
+    return error("--output-format: " + quoted(options.output_format) + " is not one of normal, json, json+");
+  if (has_job && job_file.empty()) return error("--job: empty file name");
+  if (strict && !has_job) return error("--strict: only applies to --job FILE");
+  for (const std::string& c : configs)
+    if (c.empty()) return error("--config: empty file name");
+  // "--output=" is caught by Boost; "--output ''" lands here.
+  for (const po::option& opt : parsed)
+    if (opt.string_key == "output" && (opt.value.empty() || opt.value.front().empty()))
+      return error("--output: empty file name");
+
+  try {
+    if (has_preset) apply_preset(preset, r.config);  // first: everything else overrides it
+    for (const std::string& c : configs) r.config.load_ini(c);
+    if (has_job) {
+      // The file's options go between the --config files and the command line.
+      auto jobs = std::make_shared<FioJobs>(
+          resolve_fio_jobs(load_fio_job_file(job_file), r.config, params, strict));
+      std::vector<Config*> all{&jobs->config};
+      for (FioJob& job : jobs->jobs) all.push_back(&job.config);
+      fit_namespace_to_size(all);
+      r.config = jobs->config;
+      options.notices = fio_notices(*jobs);
+      options.fio = jobs;
+    } else {
+      for (const auto& [name, value] : params) r.config.set(name, value);
+      fit_namespace_to_size({&r.config});
+    }
+    r.config.validate_all();
+    // Settings that need another one's value (platform/config/param_requires.h).
+    std::vector<std::string> warnings = check_param_requirements(r.config);
+    if (options.fio)
+      for (const FioJob& job : options.fio->jobs) check_param_requirements(job.config);
+    options.notices.insert(options.notices.end(), warnings.begin(), warnings.end());
+  } catch (const ConfigError& e) {
+    return error(e.what());
+  }
+  // json+ describes one run, as fio's does.
+  // Traces.
+  for (const auto& [name, file] : {std::pair{"vcd", &options.vcd_file}, std::pair{"timeline", &options.timeline_file}})
+    for (const po::option& opt : parsed)
+      if (opt.string_key == name && file->empty()) return error(std::string("--") + name + ": empty file name");
+  const bool tracing = !options.vcd_file.empty() || !options.timeline_file.empty();
+  // Two outputs into one file would interleave (or one would replace the other).
+  if (const std::string e = same_output_files({{"--output", options.output_file},
+                                               {"--vcd", options.vcd_file},
+                                               {"--timeline", options.timeline_file}});
+      !e.empty())
+    return error(e);
+  for (const char* o : {"trace-start", "trace-stop", "trace-signals"})
+    for (const po::option& opt : parsed)
+      if (opt.string_key == o && !tracing) return error(std::string("--") + o + ": needs --vcd FILE or --timeline FILE");
+  const double ghz = r.config.real("hv.cpu_ghz");
+  if (has_trace_start) {
+    const std::string e = parse_trace_time("trace-start", trace_start, ghz, options.trace_start_ps);
+    if (!e.empty()) return error(e);
+  }
+  if (has_trace_stop) {
+    const std::string e = parse_trace_time("trace-stop", trace_stop, ghz, options.trace_stop_ps);
+    if (!e.empty()) return error(e);
+    if (options.trace_stop_ps <= options.trace_start_ps)
+      return error("--trace-stop: " + shown(trace_stop) + " is not after --trace-start (" +
+                   (has_trace_start ? shown(trace_start) : std::string("0ns")) + ")");
+  }
+  if (has_trace_signals) {
+    std::string item;
+    std::istringstream list(trace_signals + ",");
+    while (std::getline(list, item, ',')) {
+      if (item.empty())
+        return error("--trace-signals: empty pattern in " + quoted(trace_signals) + " (comma-separated, e.g. 'q1.*,vcpu0.*')");
+      for (char c : item)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '*' && c != '?')
+          return error("--trace-signals: " + quoted(item) + " may hold only letters, digits, '_', '.', '*' and '?'");
+      options.trace_signals.push_back(item);
+    }
+  }
+  // A trace describes one run; json+ describes one run, as fio's does.
+  options.default_experiment = params.empty() && configs.empty() && !has_job &&
+                               options.output_format != "json+" && !tracing;
+  r.options = options;
+  r.action = CliResult::Run;
+  return r;
+}
+
+}  // namespace nvmesim::platform

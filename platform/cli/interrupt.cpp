@@ -1,0 +1,61 @@
+#include "platform/cli/interrupt.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstring>
+
+namespace nvmesim::platform::interrupt {
+
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;
+// Lock-free atomics are async-signal-safe; 0 is a free slot.
+std::atomic<pid_t> g_children[kMaxChildren];
+std::atomic<bool> g_stopped{false};
+
+extern "C" void on_signal(int sig) {
+  if (!g_signal) g_signal = sig;
+  for (auto& c : g_children) {
+    const pid_t pid = c.load();
+    if (pid > 0) ::kill(pid, sig);
+  }
+}
+
+}  // namespace
+
+void install() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+int received() { return g_signal; }
+
+const char* signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
+int exit_code() { return 128 + int(g_signal); }
+
+void add_child(pid_t pid) {
+  for (auto& c : g_children) {
+    pid_t free = 0;
+    if (c.compare_exchange_strong(free, pid)) break;
+  }
+  if (g_signal) ::kill(pid, g_signal);  // the signal came before the child was known
+}
+
+void remove_child(pid_t pid) {
+  for (auto& c : g_children) {
+    pid_t mine = pid;
+    if (c.compare_exchange_strong(mine, 0)) break;
+  }
+}
+
+void note_stopped() { g_stopped = true; }
+void clear_stopped() { g_stopped = false; }
+bool stopped() { return g_stopped; }
+
+}  // namespace nvmesim::platform::interrupt

@@ -1,0 +1,56 @@
+// SIGINT and SIGTERM: stop at the next safe point and keep the results, as
+// fio does (fio's sig_int() sets a flag; the jobs stop and the figures so
+// far are reported).
+//
+// The handlers only record the signal (and pass it on to the child
+// processes a run is waiting for). While a simulation runs, a watcher thread
+// turns the recorded signal into an sc_stop() through SystemC's
+// async_request_update() (the thread-safe way into the kernel), which stops
+// the simulation between two evaluation phases: the model's state is
+// consistent, the measured interval ends there and the traces close cleanly.
+// Without a signal the watcher adds no event, so results stay byte-identical.
+// The process then exits with 128 + the signal (130 SIGINT, 143 SIGTERM).
+#pragma once
+
+#include <sys/types.h>
+
+namespace nvmesim::platform::interrupt {
+
+// Installs the handlers (SA_RESTART: system calls of the waiting parent go on).
+void install();
+// The signal received so far (SIGINT or SIGTERM), or 0.
+int received();
+// "SIGINT", "SIGTERM" (received() must be non-zero).
+const char* signal_name(int sig);
+// 128 + received().
+int exit_code();
+
+// Child processes a signal is passed on to (a run's comparison child, a
+// sweep's running points). At most kMaxChildren at a time.
+constexpr int kMaxChildren = 256;
+void add_child(pid_t pid);
+void remove_child(pid_t pid);
+
+// Whether a SimulationStopper ended the run (set by it; platform/system/
+// simulation_stopper.cpp holds the SystemC half, this file the signals).
+void note_stopped();
+void clear_stopped();
+bool stopped();
+
+// Alive around one sc_start(): stops the simulation when a signal arrives.
+// Create it during elaboration (before sc_start).
+class SimulationStopper {
+ public:
+  SimulationStopper();
+  ~SimulationStopper();
+  SimulationStopper(const SimulationStopper&) = delete;
+  SimulationStopper& operator=(const SimulationStopper&) = delete;
+  // True once this stopper ended the simulation.
+  static bool stopped();
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace nvmesim::platform::interrupt

@@ -1,0 +1,53 @@
+// nvmesim: the command-line entry point.
+//
+//   nvmesim COMMAND ...    -> the command's handler (platform/cli/commands.h:
+//                             eventidx, sweep, scenario, validate)
+//   nvmesim [options]      -> parse_command_line (platform/cli/cli.h), then
+//                             help / list / version, or run_experiment.
+// Exit status: 0 success, 1 internal error, 2 usage or configuration error,
+// 3 stalled with --fail-on-stall, 4 I/Os failed, 128 + signal when
+// SIGINT/SIGTERM cut the run short (130, 143; the results so far are
+// written, marked interrupted).
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "platform/cli/cli.h"
+#include "platform/cli/commands.h"
+#include "platform/cli/interrupt.h"
+#include "platform/system/run.h"
+
+// libsystemc references sc_main (extern "C"); nvmesim has its own main.
+extern "C" int sc_main(int, char**) { return 0; }
+
+int main(int argc, char** argv) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // results on stdout stay clean
+  using nvmesim::platform::CliResult;
+  nvmesim::platform::interrupt::install();  // SIGINT/SIGTERM: stop and report (platform/cli/interrupt.h)
+  try {
+    if (argc > 1)
+      if (const auto* command = nvmesim::platform::cli::find_command(argv[1]))
+        return command->run(argc - 1, argv + 1, std::cout, std::cerr);
+
+    CliResult cli = nvmesim::platform::parse_command_line(argc, argv);
+    switch (cli.action) {
+      case CliResult::Help:
+      case CliResult::ListParams:
+      case CliResult::Version:
+        std::cout << cli.message;
+        if (!cli.message.empty() && cli.message.back() != '\n') std::cout << '\n';
+        return 0;
+      case CliResult::Error:
+        std::cerr << "nvmesim: error: " << cli.message << "\n";
+        return cli.exit_code ? cli.exit_code : 2;
+      case CliResult::Run:
+        break;
+    }
+
+    return nvmesim::platform::run_experiment(cli.config, cli.options, std::cout);
+  } catch (const std::exception& e) {
+    std::cerr << "nvmesim: error: " << e.what() << "\n";
+    return 1;
+  }
+}

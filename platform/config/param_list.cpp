@@ -1,0 +1,36 @@
+// The builtin parameter list: every component's Params, in --list-params
+// order. A parameter is declared once, by its visit line beside its field
+// (models/param_visit.h); this file only lists the components.
+#include "platform/config/params.h"
+
+#include "models/guest.h"
+#include "models/guest_memory.h"
+#include "models/nvme_controller.h"
+#include "models/pcie_link.h"
+#include "models/vcpu.h"
+#include "platform/config/hv_params.h"
+#include "platform/config/sim_params.h"
+#include "platform/config/visitors.h"
+
+namespace nvmesim::platform {
+
+void register_builtin_params(ParamRegistry& r) {
+  describe_params<models::WorkloadParams>(r);                // fio's flat names: the workload
+  describe_params<SimParams>(r);                             // sim.*: the simulation kernel
+  describe_params<models::GuestMemoryParams>(r);             // mem.*: guest memory
+  describe_params<models::GuestParams>(r);                   // guest.*: the guest driver
+  describe_params<models::NvmeControllerModel::Params>(r);   // nvme.*: the controller
+  describe_params<models::PcieLinkParams>(r);                // pcie.*: root complex and link
+  describe_params<HvParams>(r);                              // hv.*, host.cores: the hypervisor
+}
+
+const ParamRegistry& ParamRegistry::builtin() {
+  static const ParamRegistry registry = [] {
+    ParamRegistry r;
+    register_builtin_params(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace nvmesim::platform

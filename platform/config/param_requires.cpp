@@ -1,0 +1,51 @@
+#include "platform/config/param_requires.h"
+
+#include <algorithm>
+
+#include "platform/config/params.h"
+
+namespace nvmesim::platform {
+
+const std::vector<ParamRequirement>& param_requirements() {
+  static const std::vector<ParamRequirement> table = {
+      // The fault is in the ioeventfd path (Ming Lin's uncleared eventfd):
+      // with any other notify mode no eventfd exists to leave uncleared.
+      {"hv.fault", "none", "hv.notify", {"ioeventfd"}, true, "no eventfd exists to fault"},
+      // Only the ram backend stores data; null and latency move none, so
+      // every read would compare as a mismatch.
+      {"verify", "off", "nvme.backend", {"ram"}, true, "only the ram backend keeps the data written"},
+      // The link model's parameters (models/pcie_link.cpp) and the emulated
+      // device's: each mode reads only its own.
+      {"pcie.gen", nullptr, "pcie.mode", {"link"}, false, "the emulated device has no link"},
+      {"pcie.lanes", nullptr, "pcie.mode", {"link"}, false, "the emulated device has no link"},
+      {"pcie.mps", nullptr, "pcie.mode", {"link"}, false, "the emulated device has no link"},
+      {"pcie.mrrs", nullptr, "pcie.mode", {"link"}, false, "the emulated device has no link"},
+      {"pcie.tlp_overhead", nullptr, "pcie.mode", {"link"}, false, "the emulated device has no link"},
+      {"pcie.read_rtt", nullptr, "pcie.mode", {"link"}, false, "the emulated device has no link"},
+      {"pcie.host_copy_gbps", nullptr, "pcie.mode", {"emulated"}, false, "the link model times transfers"},
+      {"pcie.emulated_access", nullptr, "pcie.mode", {"emulated"}, false, "the link model times transfers"},
+      {"hv.timer_delay", nullptr, "hv.notify", {"timer"}, false, "no timer is armed"},
+  };
+  return table;
+}
+
+std::vector<std::string> check_param_requirements(const Config& config) {
+  std::vector<std::string> warnings;
+  for (const ParamRequirement& q : param_requirements()) {
+    if (!config.registry().find(q.param) || !config.registry().find(q.needs)) continue;
+    if (!config.is_set(q.param)) continue;
+    const std::string& value = config.text(q.param);
+    if (q.inert && value == q.inert) continue;
+    const std::string& have = config.text(q.needs);
+    if (std::find(q.values.begin(), q.values.end(), have) != q.values.end()) continue;
+    std::string allowed;
+    for (size_t k = 0; k < q.values.size(); ++k) allowed += (k ? " or " : "") + std::string(q.values[k]);
+    const std::string what = "--" + std::string(q.param) + ": " + (q.inert ? value + " " : "") +
+                             "needs " + q.needs + " " + allowed + " (it is " + have + ": " + q.why + ")";
+    if (q.refuse) throw ConfigError(what);
+    warnings.push_back("nvmesim: warning: " + what + "; the setting does nothing");
+  }
+  return warnings;
+}
+
+}  // namespace nvmesim::platform

@@ -1,0 +1,132 @@
+#include "platform/config/presets.h"
+
+#include <sstream>
+
+#include "platform/config/params.h"
+#include "platform/config/user_text.h"
+
+namespace nvmesim::platform {
+
+const std::vector<Preset>& presets() {
+  // Exit costs in cycles as measured on each machine (Paolo Bonzini's reply in
+  // the qemu-devel thread 'nvme: support Google vendor extension': ioeventfd cuts the MMIO exit by 55-70%).
+  static const std::vector<Preset> list = {
+      {"haswell-ep",
+       "Haswell-EP host: trapped MMIO 5100 cycles, with ioeventfd 2250; port I/O 3800, with "
+       "ioeventfd 1150",
+       "qemu-devel thread 'nvme: support Google vendor extension' (Bonzini's figures)",
+       {{"hv.exit_mmio", "5100cyc"},
+        {"hv.exit_mmio_other", "5100cyc"},
+        {"hv.exit_ioeventfd", "2250cyc"},
+        {"hv.exit_pio", "3800cyc"},
+        {"hv.exit_pio_ioeventfd", "1150cyc"}}},
+      {"ivybridge-i7",
+       "Ivy Bridge i7 host: trapped MMIO 7000 cycles, with ioeventfd 3000; port I/O 4100, with "
+       "ioeventfd 1800",
+       "qemu-devel thread 'nvme: support Google vendor extension' (Bonzini's figures)",
+       {{"hv.exit_mmio", "7000cyc"},
+        {"hv.exit_mmio_other", "7000cyc"},
+        {"hv.exit_ioeventfd", "3000cyc"},
+        {"hv.exit_pio", "4100cyc"},
+        {"hv.exit_pio_ioeventfd", "1800cyc"}}},
+      // Device mechanisms, as the named QEMU release runs them (docs/mechanisms.md
+      // walks through the code). Exit costs are not part of these: combine
+      // with an exit-cost preset (--preset qemu-7.2,haswell-ep).
+      {"qemu-7.2",
+       "QEMU 7.2 NVMe emulation: a doorbell write is handled in the vCPU's exit, which schedules "
+       "the queue's bottom half in the main loop (under the global lock); the SQ EventIdx is set "
+       "to the tail after each command and the CQ EventIdx to the head before each CQE",
+       "QEMU 7.2 hw/nvme/ctrl.c: nvme_process_db, nvme_process_sq, nvme_post_cqes",
+       {{"hv.notify", "deferred"},
+        {"hv.device_thread", "mainloop"},
+        {"hv.bql", "on"},
+        {"nvme.sq_eventidx", "echo"},
+        {"nvme.cq_eventidx", "echo"},
+        {"nvme.mmio_doorbell_value", "use"}}},
+      {"qemu-7.1",
+       "QEMU 7.1 NVMe emulation, the first release with shadow doorbells: as qemu-7.2, but the "
+       "device never writes the CQ EventIdx, so the guest skips nearly every CQ doorbell",
+       "QEMU 7.1 hw/nvme/ctrl.c: nvme_post_cqes (no CQ EventIdx update; added in 7.2)",
+       {{"hv.notify", "deferred"},
+        {"hv.device_thread", "mainloop"},
+        {"hv.bql", "on"},
+        {"nvme.sq_eventidx", "echo"},
+        {"nvme.cq_eventidx", "never"},
+        {"nvme.mmio_doorbell_value", "use"}}},
+      // How the guest runs: under TCG the guest is emulated instruction by
+      // instruction (slow) and a doorbell write is a call into the device
+      // model from the vCPU thread, not a VM exit.
+      {"tcg",
+       "QEMU TCG (no hardware virtualization): an MMIO write runs the device's handler in the "
+       "vCPU thread under the global lock (no VM exit); interrupts are a flag the vCPU checks "
+       "between translated blocks (no injection exit, no EOI exit); guest code is emulated, so "
+       "guest CPU costs are two orders of magnitude above native (nvmesim validate fits the guest cost on iodepth=1 IOPS)",
+       "QEMU 7.2 accel/tcg/cputlb.c io_writex (MMIO under the lock), hw/intc/apic.c "
+       "apic_set_irq -> cpu_interrupt; guest costs and the 2 us handler cost are assumptions",
+       {{"hv.exit_mmio", "2us"},
+        {"hv.exit_mmio_other", "2us"},
+        {"hv.exit_ioeventfd", "1us"},
+        {"hv.posted_interrupts", "on"},
+        {"hv.apicv", "on"},
+        {"guest.submit_cost", "300us"},
+        {"guest.complete_cost", "150us"},
+        {"guest.irq_entry", "50us"}},
+       {"guest.submit_cost@ioeventfd=off"}},
+  };
+  return list;
+}
+
+void apply_preset(const std::string& names, Config& config) {
+  // "qemu-7.2,haswell-ep": several presets, applied in order (later wins).
+  size_t begin = 0;
+  for (;;) {
+    const size_t comma = names.find(',', begin);
+    const std::string name = names.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    if (name.empty()) throw ConfigError("--preset: empty name (see --list-presets)");
+    const Preset* found = nullptr;
+    std::string known;
+    for (const Preset& p : presets()) {
+      if (p.name == name) found = &p;
+      known += (known.empty() ? "" : ", ") + p.name;
+    }
+    if (!found)
+      throw ConfigError("--preset: " + quoted(name) + " is not one of " + known);
+    for (const auto& [k, v] : found->values) config.set(k, v);
+    if (comma == std::string::npos) return;
+    begin = comma + 1;
+  }
+}
+
+std::vector<std::string> preset_calibrations(const std::string& names) {
+  std::vector<std::string> out;
+  std::istringstream list(names);
+  std::string name;
+  while (std::getline(list, name, ','))
+    for (const Preset& p : presets())
+      if (p.name == name)
+        for (const std::string& c : p.calibrate) {
+          // A later preset's choice for the same cost replaces an earlier one.
+          const std::string param = c.substr(0, c.find('@'));
+          for (auto it = out.begin(); it != out.end();)
+            it = it->substr(0, it->find('@')) == param ? out.erase(it) : it + 1;
+          out.push_back(c);
+        }
+  return out;
+}
+
+std::string list_presets_text() {
+  std::ostringstream o;
+  for (const Preset& p : presets()) {
+    o << p.name << ": " << p.description << "\n  source: " << p.source << "\n  sets:";
+    for (const auto& [k, v] : p.values) o << " " << k << "=" << v;
+    if (!p.calibrate.empty()) {
+      o << "\n  nvmesim validate calibrates:";
+      for (const std::string& c : p.calibrate) o << " " << c;
+    }
+    o << "\n";
+  }
+  o << "(cycles convert at hv.cpu_ghz; later options override a preset)\n";
+  return o.str();
+}
+
+}  // namespace nvmesim::platform

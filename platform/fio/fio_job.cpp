@@ -1,0 +1,361 @@
+// fio job files in (see fio_job.h).
+#include "platform/fio/fio_job.h"
+#include "platform/config/input_file.h"
+#include "platform/config/user_text.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <istream>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
+namespace nvmesim::platform {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const char* ws = " \t\r\n";
+  const size_t b = s.find_first_not_of(ws);
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// fio names nvmesim maps onto its own parameter of the same meaning.
+struct Alias { const char* fio; const char* param; };
+const Alias kMapped[] = {
+    {"rw", "rw"},         {"readwrite", "rw"},     {"bs", "bs"},
+    {"blocksize", "bs"},  {"iodepth", "iodepth"},  {"iodepth_batch_submit", "iodepth_batch_submit"},
+    {"iodepth_batch", "iodepth_batch_submit"},     {"numjobs", "numjobs"},
+    {"iodepth_batch_complete_min", "iodepth_batch_complete_min"},
+    {"iodepth_batch_complete", "iodepth_batch_complete_min"},
+    {"iodepth_batch_complete_max", "iodepth_batch_complete_max"},
+    {"runtime", "runtime"}, {"timeout", "runtime"}, {"number_ios", "number_ios"},
+    {"size", "size"},     {"rwmixread", "rwmixread"}, {"rwmixwrite", "rwmixread"},
+    {"randseed", "seed"}, {"verify", "verify"},    {"time_based", ""},
+};
+
+// Options that cannot change what is simulated: host files and engines,
+// buffer contents, reporting and logging, CPU placement.
+const char* const kIgnored[] = {
+    "direct", "buffered", "ioengine", "filename", "filename_format", "directory", "nrfiles",
+    "norandommap", "randrepeat", "random_generator", "group_reporting", "gtod_reduce",
+    "invalidate", "refill_buffers", "zero_buffers", "scramble_buffers", "verify_fatal",
+    "verify_pattern", "name", "description", "thread", "clat_percentiles", "lat_percentiles",
+    "slat_percentiles", "percentile_list", "disable_lat", "disable_clat", "disable_slat",
+    "disable_bw_measurement", "write_bw_log", "write_lat_log", "write_iops_log",
+    "write_hist_log", "log_avg_msec", "per_job_logs", "cpus_allowed", "cpus_allowed_policy",
+    "cpumask", "numa_cpu_nodes", "numa_mem_policy", "nice", "prio", "prioclass", "clocksource",
+    "exitall", "allow_mounted_write", "overwrite", "unlink", "create_on_open", "fallocate",
+    "iomem", "mem", "iomem_align", "lockmem", "exec_prerun", "exec_postrun",
+};
+
+const char* mapped_param(const std::string& name) {
+  for (const Alias& a : kMapped)
+    if (name == a.fio) return a.param;
+  return nullptr;
+}
+
+bool is_ignored(const std::string& name) {
+  for (const char* n : kIgnored)
+    if (name == n) return true;
+  return false;
+}
+
+// fio booleans: 1/0 (and the usual words).
+bool parse_bool(const std::string& v, bool& out) {
+  const std::string s = lower(v);
+  if (s == "1" || s == "true" || s == "on" || s == "yes") return out = true, true;
+  if (s == "0" || s == "false" || s == "off" || s == "no") return out = false, true;
+  return false;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+// "--bs: detail" -> "detail" (the caller names the option itself).
+std::string strip_param(const std::string& msg, const std::string& param) {
+  const std::string prefix = "--" + param + ": ";
+  return msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : msg;
+}
+
+}  // namespace
+
+std::string fio_time_to_param(const std::string& value) {
+  const std::string v = lower(trim(value));
+  size_t i = 0;
+  while (i < v.size() && (std::isdigit(static_cast<unsigned char>(v[i])) || v[i] == '.')) ++i;
+  if (i == 0) return "";
+  const std::string number = v.substr(0, i), unit = v.substr(i);
+  char* end = nullptr;
+  const double x = std::strtod(number.c_str(), &end);
+  if (!end || *end || !std::isfinite(x)) return "";
+  auto seconds = [&](double factor) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.15gs", x * factor);
+    return std::string(buf);
+  };
+  if (unit.empty() || unit == "s" || unit == "sec") return number + "s";  // fio's default unit
+  if (unit == "ns" || unit == "nsec") return number + "ns";
+  if (unit == "us" || unit == "usec") return number + "us";
+  if (unit == "ms" || unit == "msec") return number + "ms";
+  if (unit == "m" || unit == "min") return seconds(60);
+  if (unit == "h" || unit == "hour") return seconds(3600);
+  if (unit == "d" || unit == "day") return seconds(86400);
+  return "";
+}
+
+namespace {
+
+constexpr int kMaxIncludeDepth = 16;  // an include cycle ends here with an error
+
+// fio's strip_blank_end (parse.c): an option line ends at its first ';' or
+// '#', then trailing blanks go ("numjobs=4 ; four threads" is numjobs=4).
+std::string strip_inline_comment(const std::string& line) {
+  return trim(line.substr(0, line.find_first_of(";#")));
+}
+
+struct ParseState {
+  FioJobFile& file;
+  bool in_global = false, in_section = false;
+  std::vector<FioOption> globals_so_far;
+};
+
+// `included`: the lines of an include file, which may hold options only
+// (fio: "No new sections in included files").
+void parse_lines(std::istream& in, const std::string& path, ParseState& st, int depth) {
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    const std::string where = "--job " + shown(path) + " line " + std::to_string(lineno) + ": ";
+    if (lineno == 1) line = strip_bom(line);
+    if (line.size() > kInputLineMax)
+      throw ConfigError(where + "longer than " + std::to_string(kInputLineMax) + " bytes");
+    line = trim(line);
+    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+    if (line[0] == '[') {
+      if (depth > 0) throw ConfigError(where + "no new sections in an included file (fio's rule)");
+      line = strip_inline_comment(line);
+      if (line.back() != ']') throw ConfigError(where + "bad section header " + quoted(line));
+      const std::string name = trim(line.substr(1, line.size() - 2));
+      if (name.empty()) throw ConfigError(where + "empty section name");
+      st.in_section = true;
+      st.in_global = name == "global";
+      if (!st.in_global) {
+        FioSection s;
+        s.name = name;
+        s.line = lineno;
+        s.global = st.globals_so_far;  // fio: a later [global] does not reach back
+        st.file.jobs.push_back(std::move(s));
+      }
+      continue;
+    }
+    line = strip_inline_comment(line);
+    if (line.empty()) continue;
+    if (!st.in_section) throw ConfigError(where + "option " + quoted(line) + " before the first [section]");
+    if (line.rfind("include", 0) == 0 && (line.size() == 7 || std::isspace(static_cast<unsigned char>(line[7])))) {
+      // fio: the name as given, else relative to the including file's folder.
+      std::string name = trim(line.substr(7));
+      if (name.empty()) throw ConfigError(where + "include needs a file name");
+      if (depth + 1 >= kMaxIncludeDepth)
+        throw ConfigError(where + "include " + quoted(name) + ": nested more than " +
+                          std::to_string(kMaxIncludeDepth) + " deep (an include cycle?)");
+      std::string full = name;
+      if (name[0] != '/' && ::access(name.c_str(), F_OK) != 0)
+        if (const size_t slash = path.rfind('/'); slash != std::string::npos) full = path.substr(0, slash + 1) + name;
+      const std::string text = read_input_file_as<ConfigError>(full, where + "include " + shown(full));
+      std::istringstream inc(text);
+      parse_lines(inc, full, st, depth + 1);
+      continue;
+    }
+    FioOption o;
+    o.line = lineno;
+    o.source = path;
+    const size_t eq = line.find('=');
+    o.name = lower(trim(line.substr(0, eq)));
+    if (eq != std::string::npos) {
+      o.has_value = true;
+      o.value = trim(line.substr(eq + 1));
+    }
+    if (o.name.empty()) throw ConfigError(where + "missing option name before '='");
+    if (st.in_global) {
+      st.globals_so_far.push_back(o);
+      st.file.global.push_back(o);
+    } else {
+      st.file.jobs.back().options.push_back(o);
+    }
+  }
+  if (in.bad()) throw ConfigError("--job " + shown(path) + ": read error");
+}
+
+}  // namespace
+
+FioJobFile parse_fio_job_file(std::istream& in, const std::string& path) {
+  FioJobFile f;
+  f.path = path;
+  ParseState st{f, false, false, {}};
+  parse_lines(in, path, st, 0);
+  if (f.jobs.empty()) throw ConfigError("--job " + shown(path) + ": no job section (only [global])");
+  return f;
+}
+
+FioJobFile load_fio_job_file(const std::string& path) {
+  const std::string text = read_input_file_as<ConfigError>(path, "--job " + shown(path));
+  std::istringstream in(text);
+  return parse_fio_job_file(in, path);
+}
+
+FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
+                         const std::vector<std::pair<std::string, std::string>>& command_line,
+                         bool strict) {
+  FioJobs out(base);
+  std::set<std::pair<std::string, int>> reported;  // (file, line) already warned about ([global] applies to every job)
+  auto note_ignored = [&](const std::string& name) {
+    if (std::find(out.ignored.begin(), out.ignored.end(), name) == out.ignored.end())
+      out.ignored.push_back(name);
+  };
+  for (const FioOption& o : file.global)
+    if (o.has_value) out.global_options.emplace_back(o.name, o.value);
+
+  for (const FioSection& section : file.jobs) {
+    FioJob job(base);
+    job.name = section.name;
+    Config& c = job.config;
+    bool time_based = false;
+
+    auto apply = [&](const FioOption& o) {
+      const std::string& source = o.source.empty() ? file.path : o.source;
+      const std::string where = "--job " + shown(source) + " line " + std::to_string(o.line) + ": ";
+      const std::string option = platform::shown(o.name + (o.has_value ? "=" + o.value : ""));
+      if (o.name == "group_reporting") out.group_reporting = true;
+      if (o.name == "name" && o.has_value && !o.value.empty()) job.name = o.value;
+      if (is_ignored(o.name)) {
+        note_ignored(o.name);
+        return;
+      }
+      const char* param = mapped_param(o.name);
+      if (!param) {
+        if (strict) throw ConfigError(where + "unknown fio option " + quoted(o.name));
+        if (reported.insert({o.source, o.line}).second)
+          out.warnings.push_back(shown(o.source.empty() ? file.path : o.source) + " line " + std::to_string(o.line) +
+                                 ": unknown fio option " + quoted(o.name) +
+                                 (o.name == "seed" ? " (fio's name is randseed)" : "") +
+                                 ", not simulated (--strict makes it an error)");
+        return;
+      }
+      if (o.name == "time_based") {
+        if (o.has_value && !parse_bool(o.value, time_based))
+          throw ConfigError(where + option + ": not a boolean (1/0, true/false)");
+        if (!o.has_value) time_based = true;
+        return;
+      }
+      if (!o.has_value) throw ConfigError(where + o.name + ": missing value");
+      std::string value = o.value;
+      const std::string p = param;
+      if (p == "rw") {
+        const std::string v = lower(value);
+        if (v.find(':') != std::string::npos)
+          throw ConfigError(where + option + ": the ':' offset modifier is not supported");
+        if (v == "rw" || v == "readwrite" || v == "trim" || v == "randtrim" || v == "trimwrite" ||
+            v == "randtrimwrite")
+          throw ConfigError(where + option +
+                            ": not supported (nvmesim runs read, write, randread, randwrite, randrw)");
+        value = v;
+      } else if (p == "bs" && value.find_first_of(",:-") != std::string::npos) {
+        throw ConfigError(where + option + ": per-direction or ranged block sizes are not supported (one size)");
+      } else if (p == "size" && value.find('%') != std::string::npos) {
+        throw ConfigError(where + option + ": a percentage of the device is not supported (give bytes)");
+      } else if (p == "runtime") {
+        value = fio_time_to_param(o.value);
+        if (value.empty())
+          throw ConfigError(where + option +
+                            ": not a time (seconds, or with us, ms, s, m, h, d as fio)");
+      } else if (p == "verify") {
+        const std::string v = lower(value);
+        if (v == "0") value = "off";
+        else if (v == "pattern") value = "pattern";
+        else
+          throw ConfigError(where + option + ": not supported (nvmesim supports verify=pattern or 0)");
+      } else if (o.name == "rwmixwrite") {
+        char* end = nullptr;
+        const long w = std::strtol(value.c_str(), &end, 10);
+        if (value.empty() || *end || w < 0 || w > 100)
+          throw ConfigError(where + option + ": out of range (0..100)");
+        value = std::to_string(100 - w);
+      }
+      try {
+        c.set(p, value);
+      } catch (const ConfigError& e) {
+        throw ConfigError(where + o.name + ": " + strip_param(e.what(), p));
+      }
+    };
+    for (const FioOption& o : section.global) apply(o);
+    for (const FioOption& o : section.options) {
+      apply(o);
+      if (o.has_value) job.options.emplace_back(o.name, o.value);
+    }
+    for (const auto& [name, value] : command_line) c.set(name, value);
+
+    if (!c.is_set("number_ios")) {
+      if (time_based && c.time_ns("runtime") > 0)
+        c.set("number_ios", "0");  // runs for the runtime
+      else  // fio: the job transfers `size` bytes
+        c.set("number_ios", std::to_string(c.size_bytes("size") / c.size_bytes("bs")));
+    }
+    try {
+      c.validate_all();
+    } catch (const ConfigError& e) {
+      throw ConfigError("--job " + shown(file.path) + " [" + shown(section.name) + "]: " + e.what());
+    }
+    job.numjobs = uint32_t(c.integer("numjobs"));
+    out.jobs.push_back(std::move(job));
+  }
+
+  // Identical workloads run as one job with the summed numjobs (the plain
+  // path); differing ones give each vCPU its own.
+  const char* const workload[] = {"rw",   "bs",        "iodepth", "iodepth_batch_submit",
+                                  "iodepth_batch_complete_min", "iodepth_batch_complete_max",
+                                  "number_ios", "runtime", "size", "rwmixread", "seed", "verify"};
+  uint32_t total = 0;
+  for (size_t j = 0; j < out.jobs.size(); ++j) {
+    for (uint32_t k = 0; k < out.jobs[j].numjobs; ++k) out.vcpu_job.push_back(unsigned(j));
+    total += out.jobs[j].numjobs;
+    for (const char* name : workload)
+      if (out.jobs[j].config.text(name) != out.jobs[0].config.text(name))
+        out.per_vcpu_workloads = true;
+  }
+  out.config = out.jobs[0].config;
+  try {
+    out.config.set("numjobs", std::to_string(total));
+    out.config.validate_all();
+  } catch (const ConfigError& e) {
+    throw ConfigError("--job " + shown(file.path) + ": its job sections add up to " +
+                      std::to_string(total) + " jobs: " + e.what());
+  }
+  return out;
+}
+
+std::vector<std::string> fio_notices(const FioJobs& jobs) {
+  std::vector<std::string> lines;
+  if (!jobs.ignored.empty())
+    lines.push_back("nvmesim: ignored fio options (no effect on the simulation): " +
+                    join(jobs.ignored, ", "));
+  for (const std::string& w : jobs.warnings) lines.push_back("nvmesim: warning: " + w);
+  return lines;
+}
+
+}  // namespace nvmesim::platform

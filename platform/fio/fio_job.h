@@ -1,0 +1,101 @@
+// fio job files in: `nvmesim --job FILE`.
+//
+// The file is fio's INI dialect: `[global]` and job sections, `name=value`
+// or a bare `name` (a boolean set, e.g. `time_based`), comment lines starting
+// with '#' or ';', and as fio's parser does, an option line ends at its first
+// ';' or '#' (`numjobs=4 ; four threads`). `include FILE` inside a section
+// reads FILE's options there (the name as given, else relative to the
+// including file; no sections in an included file). fio semantics: the [global] options given above a job
+// section apply to it, then the section's own; each job section is a job
+// that runs `numjobs` copies (one vCPU and I/O queue pair each). Options on
+// nvmesim's command line (--bs, --runtime, ...) override the file.
+//
+// Options nvmesim knows map onto its parameters: rw (readwrite), bs
+// (blocksize), iodepth, iodepth_batch_submit (iodepth_batch), numjobs,
+// runtime (timeout; a bare number is seconds, as fio), time_based,
+// number_ios, size, rwmixread, rwmixwrite, randseed (nvmesim's seed),
+// verify (pattern or 0). Without time_based and without number_ios a job does
+// `size` bytes of I/O, as fio does (number_ios = size / bs); with time_based
+// and a runtime it runs for the runtime. Options that cannot change the
+// simulation (direct, ioengine, filename, ...) are accepted and reported
+// once as ignored; any other option is unknown: a warning, or an error with
+// --strict.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "platform/config/params.h"
+
+namespace nvmesim::platform {
+
+struct FioOption {
+  std::string name;   // as written
+  std::string value;  // empty when !has_value
+  bool has_value = false;
+  int line = 0;
+  std::string source;  // the file it was read from (an include file, or the job file)
+};
+
+struct FioSection {
+  std::string name;                 // the text between the brackets
+  int line = 0;
+  std::vector<FioOption> global;    // the [global] options above this section
+  std::vector<FioOption> options;   // its own
+};
+
+struct FioJobFile {
+  std::string path;
+  std::vector<FioOption> global;    // every [global] option in the file
+  std::vector<FioSection> jobs;
+};
+
+// Syntax only (no option is checked here). Throws ConfigError
+// "--job PATH line N: ..." or "--job PATH: cannot open (reason)".
+FioJobFile parse_fio_job_file(std::istream& in, const std::string& path);
+FioJobFile load_fio_job_file(const std::string& path);
+
+// One job section, resolved.
+struct FioJob {
+  explicit FioJob(const Config& base) : config(base) {}  // (no default: a Config needs its registry)
+  std::string name;     // the section name, or its name= option
+  Config config;        // base + [global] + section + command line, validated
+  uint32_t numjobs = 1;
+  std::vector<std::pair<std::string, std::string>> options;  // the section's, as written (fio's "job options")
+};
+
+struct FioJobs {
+  explicit FioJobs(const Config& base) : config(base) {}
+  std::vector<FioJob> jobs;
+  // The run: the first job's configuration with numjobs = the total of all
+  // sections' numjobs.
+  Config config;
+  // Set when the sections differ in their workload: vCPU v runs
+  // jobs[vcpu_job[v]].config's workload. Always filled (one entry per vCPU).
+  bool per_vcpu_workloads = false;
+  std::vector<unsigned> vcpu_job;
+  std::vector<std::pair<std::string, std::string>> global_options;  // fio's "global options"
+  bool group_reporting = false;
+  std::vector<std::string> ignored;   // option names, unique, in first-seen order
+  std::vector<std::string> warnings;  // one line each, "FILE line N: unknown fio option 'x' ..."
+};
+
+// Applies the file to copies of `base` (the defaults plus --config files),
+// then `command_line` (name, value) on top. Throws ConfigError (one line,
+// naming the file, line and option) for values nvmesim cannot take, and with
+// `strict` for unknown options.
+FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
+                         const std::vector<std::pair<std::string, std::string>>& command_line,
+                         bool strict);
+
+// "nvmesim: ignored fio options (no effect on the simulation): a, b" and the
+// warnings, each line prefixed "nvmesim: ..."; empty when there is nothing to say.
+std::vector<std::string> fio_notices(const FioJobs& jobs);
+
+// fio's time syntax -> nvmesim's: a bare number is seconds; us/usec, ms/msec,
+// s/sec, m/min, h/hour, d/day; ns/nsec. Returns "" when it is not a time.
+std::string fio_time_to_param(const std::string& value);
+
+}  // namespace nvmesim::platform

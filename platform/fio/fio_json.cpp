@@ -1,0 +1,203 @@
+// fio-compatible JSON out (see fio_json.h).
+#include "platform/fio/fio_json.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+#include <nlohmann/json.hpp>
+
+#include "platform/fio/fio_job.h"
+#include "platform/config/params.h"
+#include "platform/report/json_out.h"
+
+#ifndef NVMESIM_VERSION
+#define NVMESIM_VERSION "unknown"
+#endif
+
+namespace nvmesim::platform {
+
+using models::LatencyHistogram;
+
+namespace {
+
+using report::Json;
+
+Json flt(double v) { return report::fixed(std::isfinite(v) ? v : 0.0, 6); }  // fio prints floats with %f
+std::string flt_key(double v) { return report::dump(flt(v)); }
+
+// slat_ns / clat_ns / lat_ns (fio's add_ddir_lat_json, json+ flavour).
+Json lat_object(const DirectionFigures* d) {
+  Json o;
+  const uint64_t n = d ? d->lat.count() : 0;
+  o["min"] = n ? d->lat.min() : 0;
+  o["max"] = n ? d->lat.max() : 0;
+  o["mean"] = flt(n ? d->lat.mean() : 0);
+  o["stddev"] = flt(n ? d->lat_stddev() : 0);
+  o["N"] = n;
+  if (n) {
+    Json& percentile = o["percentile"] = Json::object();
+    for (double p : LatencyHistogram::fio_percentiles()) percentile[flt_key(p)] = d->lat.percentile(p);
+    Json& bins = o["bins"] = Json::object();
+    const auto& counts = d->lat.bins();
+    for (unsigned i = 0; i < LatencyHistogram::PLAT_NR; ++i)
+      if (counts[i]) bins[std::to_string(LatencyHistogram::index_to_value(i))] = counts[i];
+  }
+  return o;
+}
+
+Json direction(const DirectionFigures& d, double runtime_ns) {
+  const double secs = runtime_ns / 1e9;
+  const bool any = d.ios > 0 && secs > 0;
+  const uint64_t bw_bytes = any ? uint64_t(double(d.bytes) / secs) : 0;
+  Json o;
+  o["io_bytes"] = d.bytes;
+  o["io_kbytes"] = d.bytes >> 10;
+  o["bw_bytes"] = bw_bytes;
+  o["bw"] = bw_bytes / 1024;
+  o["iops"] = flt(any ? double(d.ios) / secs : 0);
+  o["runtime"] = d.ios ? uint64_t(std::ceil(runtime_ns / 1e6)) : 0;
+  o["total_ios"] = d.ios;
+  o["short_ios"] = 0;
+  o["drop_ios"] = 0;
+  o["slat_ns"] = lat_object(nullptr);
+  o["clat_ns"] = lat_object(&d);
+  o["lat_ns"] = lat_object(&d);
+  for (const char* k : {"bw_min", "bw_max"}) o[k] = 0;
+  for (const char* k : {"bw_agg", "bw_mean", "bw_dev"}) o[k] = flt(0);
+  o["bw_samples"] = 0;
+  for (const char* k : {"iops_min", "iops_max"}) o[k] = 0;
+  for (const char* k : {"iops_mean", "iops_stddev"}) o[k] = flt(0);
+  o["iops_samples"] = 0;
+  return o;
+}
+
+// fio's latency_ns / latency_us / latency_ms shares (io_u_mark_lat_*),
+// binned from each histogram bin's value.
+void latency_shares(Json& job, const DirectionFigures& a, const DirectionFigures& b) {
+  static const uint64_t nu[10] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000};
+  static const uint64_t m[11] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000};
+  uint64_t ns[10] = {}, us[10] = {}, ms[12] = {};
+  for (const DirectionFigures* d : {&a, &b}) {
+    const auto& bins = d->lat.bins();
+    for (unsigned i = 0; i < LatencyHistogram::PLAT_NR; ++i) {
+      if (!bins[i]) continue;
+      const uint64_t v = LatencyHistogram::index_to_value(i);
+      auto index = [](const uint64_t* thr, unsigned n, uint64_t x) {
+        unsigned k = 0;
+        while (k < n && x >= thr[k]) ++k;
+        return k;
+      };
+      if (v < 1000) ns[index(nu, 10, v)] += bins[i];
+      else if (v / 1000 < 1000) us[index(nu, 10, v / 1000)] += bins[i];
+      else ms[index(m, 11, v / 1000000)] += bins[i];
+    }
+  }
+  const uint64_t total = a.ios + b.ios;
+  auto share = [&](uint64_t c) {
+    double p = total ? 100.0 * double(c) / double(total) : 0.0;
+    if (c && p < 0.01) p = 0.01;  // fio shows any non-empty bucket as at least 0.01%
+    return flt(p);
+  };
+  Json& lat_ns = job["latency_ns"] = Json::object();
+  for (unsigned k = 0; k < 10; ++k) lat_ns[std::to_string(nu[k])] = share(ns[k]);
+  Json& lat_us = job["latency_us"] = Json::object();
+  for (unsigned k = 0; k < 10; ++k) lat_us[std::to_string(nu[k])] = share(us[k]);
+  Json& lat_ms = job["latency_ms"] = Json::object();
+  for (unsigned k = 0; k < 11; ++k) lat_ms[std::to_string(m[k])] = share(ms[k]);
+  lat_ms[">=2000"] = share(ms[11]);
+}
+
+}  // namespace
+
+std::vector<FioJsonJob> fio_json_jobs(const RunResults& r, const Config& config, const FioJobs* fio) {
+  std::vector<FioJsonJob> out;
+  const unsigned vcpus = unsigned(r.vcpus.size());
+  if (fio && fio->group_reporting) {
+    FioJsonJob j;
+    j.name = fio->jobs[0].name;
+    j.options = fio->jobs[0].options;
+    j.iodepth = uint32_t(fio->jobs[0].config.integer("iodepth"));
+    for (unsigned v = 0; v < vcpus; ++v) j.vcpus.push_back(v);
+    out.push_back(std::move(j));
+    return out;
+  }
+  std::vector<std::pair<std::string, std::string>> flat;
+  if (!fio)
+    for (const char* name : {"rw", "bs", "iodepth", "iodepth_batch_submit", "numjobs", "runtime",
+                             "number_ios", "size", "rwmixread", "seed", "verify"})
+      if (config.is_set(name)) flat.emplace_back(name, config.text(name));
+  for (unsigned v = 0; v < vcpus; ++v) {
+    FioJsonJob j;
+    if (fio && v < fio->vcpu_job.size()) {
+      const FioJob& job = fio->jobs[fio->vcpu_job[v]];
+      j.name = job.name;
+      j.options = job.options;
+      j.iodepth = uint32_t(job.config.integer("iodepth"));
+    } else {
+      j.name = "nvmesim";
+      j.options = flat;
+      j.iodepth = uint32_t(config.integer("iodepth"));
+    }
+    j.vcpus.push_back(v);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+void write_fio_json_plus(const RunResults& r, const Config& config, const FioJobs* fio,
+                         std::ostream& o) {
+  Json doc;
+  doc["fio version"] = std::string("nvmesim-") + NVMESIM_VERSION;
+  doc["timestamp"] = 0;
+  doc["timestamp_ms"] = 0;
+  doc["time"] = "Thu Jan  1 00:00:00 1970";
+  if (fio && !fio->global_options.empty()) {
+    Json& global = doc["global options"] = Json::object();
+    for (const auto& [k, v] : fio->global_options) global[k] = v;
+  }
+  Json& jobs = doc["jobs"] = Json::array();
+  for (const FioJsonJob& job : fio_json_jobs(r, config, fio)) {
+    DirectionFigures rd, wr;
+    double runtime_ns = 0, guest_ns = 0, exit_ns = 0;
+    for (unsigned v : job.vcpus) {
+      const VcpuFigures& f = r.vcpus[v];
+      rd.merge(f.read);
+      wr.merge(f.write);
+      runtime_ns = std::max(runtime_ns, f.sim_time_ns);
+      guest_ns += f.guest_ns;
+      exit_ns += f.exit_ns;
+    }
+    const double span = runtime_ns * double(job.vcpus.size());
+    Json j;
+    j["jobname"] = job.name;
+    j["groupid"] = 0;
+    j["error"] = r.io_errors ? 5 : 0;  // EIO, as fio reports a failed I/O
+    if (!job.options.empty()) {
+      Json& options = j["job options"] = Json::object();
+      for (const auto& [k, v] : job.options) options[k] = v;
+    }
+    j["read"] = direction(rd, runtime_ns);
+    j["write"] = direction(wr, runtime_ns);
+    j["trim"] = direction(DirectionFigures{}, runtime_ns);
+    j["sync"] = {{"total_ios", 0}, {"lat_ns", lat_object(nullptr)}};
+    j["job_runtime"] = uint64_t(std::ceil(runtime_ns / 1e6));
+    j["usr_cpu"] = flt(span > 0 ? 100.0 * guest_ns / span : 0);
+    j["sys_cpu"] = flt(span > 0 ? 100.0 * exit_ns / span : 0);
+    for (const char* k : {"ctx", "majf", "minf"}) j[k] = 0;
+    latency_shares(j, rd, wr);
+    j["latency_depth"] = job.iodepth;
+    j["latency_target"] = 0;
+    j["latency_percentile"] = flt(100.0);
+    j["latency_window"] = 0;
+    jobs.push_back(std::move(j));
+  }
+  // nvmesim's own document, in its own layout, one level in.
+  doc["nvmesim"] = report::raw(report::dump(results_json(r), {}, 1));
+  report::JsonStyle fio_style;  // fio's layout: `"key" : value`, every value on its own line
+  fio_style.key_separator = " : ";
+  fio_style.inline_max = 0;
+  o << report::dump(doc, fio_style) << "\n";
+}
+
+}  // namespace nvmesim::platform

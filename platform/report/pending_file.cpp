@@ -1,0 +1,107 @@
+#include "platform/report/pending_file.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "platform/config/user_text.h"
+
+namespace nvmesim::platform {
+
+namespace {
+
+std::string folder_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The file a name designates: the real path of its folder plus its last
+// component (which need not exist yet), following a final symbolic link.
+std::string resolved_name(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf)) return buf;  // exists
+  if (::realpath(folder_of(path).c_str(), buf)) return std::string(buf) + "/" + base_of(path);
+  return path;
+}
+
+}  // namespace
+
+PendingFile::~PendingFile() {
+  if (!temp_.empty() && !committed_ && !direct_) ::unlink(temp_.c_str());
+}
+
+std::string PendingFile::create(const std::string& path) {
+  struct stat st {};
+  path_ = path;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return "is a directory";
+    // /dev/null, /dev/stdout, a FIFO: written in place (renaming over one
+    // would replace the device with a regular file).
+    if (!S_ISREG(st.st_mode)) {
+      direct_ = true;
+      temp_ = path;
+      return "";
+    }
+    // A symbolic link stays one: the file it names is replaced.
+    char real[PATH_MAX];
+    if (::realpath(path.c_str(), real)) path_ = real;
+  }
+  std::string name = folder_of(path_) + "/." + base_of(path_) + ".XXXXXX";
+  std::vector<char> buf(name.begin(), name.end());
+  buf.push_back('\0');
+  const int fd = ::mkstemp(buf.data());
+  if (fd < 0) return std::strerror(errno);
+  // mkstemp makes the file 0600; give it the mode open(2) would have.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  ::close(fd);
+  temp_ = buf.data();
+  return "";
+}
+
+std::string PendingFile::commit() {
+  if (direct_) return "";
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) return std::strerror(errno);
+  committed_ = true;
+  return "";
+}
+
+std::string same_output_files(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  struct Seen {
+    std::string option, name, resolved;
+    bool exists;
+    dev_t dev;
+    ino_t ino;
+  };
+  std::vector<Seen> seen;
+  for (const auto& [option, name] : outputs) {
+    if (name.empty()) continue;
+    Seen s{option, name, resolved_name(name), false, 0, 0};
+    struct stat st {};
+    if (::stat(name.c_str(), &st) == 0) {
+      if (S_ISCHR(st.st_mode)) continue;  // /dev/null twice is fine: nothing to mix up
+      s.exists = true, s.dev = st.st_dev, s.ino = st.st_ino;
+    }
+    for (const Seen& o : seen)
+      if (o.resolved == s.resolved || (o.exists && s.exists && o.dev == s.dev && o.ino == s.ino))
+        return o.option + " and " + s.option + ": " +
+               (o.name == s.name ? "both name " + quoted(o.name)
+                                 : quoted(o.name) + " and " + quoted(s.name) + " are the same file") +
+               "; give two files";
+    seen.push_back(s);
+  }
+  return "";
+}
+
+}  // namespace nvmesim::platform

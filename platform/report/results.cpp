@@ -1,0 +1,330 @@
+#include "platform/report/results.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+#include <nlohmann/json.hpp>
+
+#include "platform/cli/interrupt.h"
+#include "firmware/nvme_spec.h"
+
+namespace nvmesim::platform {
+
+using models::ExitKind;
+using models::LatencyHistogram;
+
+namespace {
+
+std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// What utilisation is a fraction of (RunResults::utilization_span_ns).
+double utilization_span(const RunResults& r) {
+  const double span = std::max(r.utilization_span_ns, r.sim_time_ns);
+  return span > 0 ? span : 1;
+}
+
+std::string percentile_key(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", p);
+  return buf;
+}
+
+// Human units the way fio prints them (k = 1000 for IOPS).
+std::string human_count(double v) {
+  char buf[32];
+  if (v >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
+  else if (v >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.1fk", v / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+std::string human_bw(double bytes_per_s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1fMiB/s (%.1fMB/s)", bytes_per_s / 1048576.0, bytes_per_s / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+double DirectionFigures::lat_stddev() const {
+  const uint64_t n = lat.count();
+  if (n < 2) return 0;
+  const long double sum = (long double)lat.mean() * n;
+  const long double var = (lat_sum_sq - sum * sum / n) / (n - 1);
+  return var > 0 ? double(std::sqrt(var)) : 0.0;
+}
+
+namespace {
+// "0x4013 PRP Offset Invalid (SCT 0h, SC 13h, DNR)": names from the NVMe
+// base specification's Generic Command Status table.
+std::string status_text(uint16_t status) {
+  namespace sc = nvme::sc;
+  const uint8_t sct = nvme::status_sct(status), code = nvme::status_sc(status);
+  const char* name = "";
+  if (sct == 0) {
+    switch (code) {
+      case sc::INVALID_OPCODE: name = "Invalid Command Opcode "; break;
+      case sc::INVALID_FIELD: name = "Invalid Field in Command "; break;
+      case sc::DATA_TRANSFER_ERROR: name = "Data Transfer Error "; break;
+      case sc::INTERNAL_ERROR: name = "Internal Error "; break;
+      case sc::ABORTED_SQ_DELETION: name = "Command Aborted due to SQ Deletion "; break;
+      case sc::INVALID_NAMESPACE: name = "Invalid Namespace or Format "; break;
+      case sc::PRP_OFFSET_INVALID: name = "PRP Offset Invalid "; break;
+      case sc::LBA_OUT_OF_RANGE: name = "LBA Out of Range "; break;
+      default: break;
+    }
+  }
+  char b[96];
+  std::snprintf(b, sizeof b, "0x%04x %s(SCT %xh, SC %02Xh%s)", status, name, sct, code,
+                nvme::status_dnr(status) ? ", DNR" : "");
+  return b;
+}
+}  // namespace
+
+const char* run_outcome(const RunResults& r) {
+  if (!r.bringup_ok) return "bringup_failed";
+  if (r.stalled) return "stalled";
+  if (r.io_errors || r.verify_errors) return "io_errors";
+  return "ok";
+}
+
+std::string run_headline(const RunResults& r) {
+  const std::string outcome = run_outcome(r);
+  if (outcome == "bringup_failed") return "BRING-UP FAILED: " + r.bringup_error;
+  if (outcome == "stalled") {
+    // The report's first clause (where and when); the queue details follow in it.
+    const size_t cut = r.stall_report.find(';');
+    return "STALLED: " + r.stall_report.substr(0, cut) +
+           " (figures cover the run up to the stall)";
+  }
+  if (outcome == "io_errors") {
+    std::string h = "FAILED: ";
+    if (r.io_errors)
+      h += std::to_string(r.io_errors) + " of " + std::to_string(r.ios) +
+           " I/Os completed with an error status (first: " + status_text(r.first_error_status) + ")";
+    if (r.io_errors && r.verify_errors) h += "; ";
+    if (r.verify_errors) h += std::to_string(r.verify_errors) + " reads failed verification";
+    return h;
+  }
+  return "";
+}
+
+report::Json results_json(const RunResults& r) {
+  using report::fixed;
+  using report::Json;
+  Json j;
+  j["version"] = NVMESIM_VERSION;
+  j["outcome"] = run_outcome(r);
+  j["headline"] = run_headline(r);
+  Json& config = j["config"] = Json::object();
+  for (const auto& kv : r.config) config[kv.first] = kv.second;
+  j["sim_time_ns"] = fixed(r.sim_time_ns, 3);
+  j["ios"] = r.ios;
+  j["read_ios"] = r.read_ios;
+  j["write_ios"] = r.write_ios;
+  j["io_errors"] = r.io_errors;
+  j["first_error_status"] = r.first_error_status;
+  j["verify"] = {{"verified_reads", r.verified_reads}, {"errors", r.verify_errors}};
+  j["iops"] = fixed(r.iops(), 3);
+  j["bw_bytes"] = fixed(r.bw_bytes(), 3);
+  Json& lat = j["lat_ns"];
+  lat["min"] = r.lat.min();
+  lat["mean"] = fixed(r.lat.mean(), 3);
+  lat["max"] = r.lat.max();
+  Json& percentile = lat["percentile"] = Json::object();
+  for (double p : LatencyHistogram::fio_percentiles()) percentile[percentile_key(p)] = r.lat.percentile(p);
+  auto doorbell = [](const DoorbellFigures& d) {
+    return Json{{"updates", d.updates}, {"mmio", d.mmio}, {"suppressed", d.suppressed}};
+  };
+  j["doorbells"] = {{"sq", doorbell(r.sq)}, {"cq", doorbell(r.cq)}};
+  auto rate = [&](const DoorbellFigures& d) -> Json {
+    const double h = RunResults::hit_rate(d);
+    return r.dbbuf_active && h >= 0 ? fixed(h, 6) : Json(nullptr);
+  };
+  j["eventidx"] = {{"sq_hit_rate", rate(r.sq)},
+                   {"cq_hit_rate", rate(r.cq)},
+                   {"dbbuf_active", r.dbbuf_active},
+                   {"shadow_reads", r.shadow_reads},
+                   {"eventidx_writes", r.eventidx_writes}};
+  Json count = Json::object(), time = Json::object();
+  for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k) {
+    count[models::to_string(ExitKind(k))] = r.exits.count[k];
+    time[models::to_string(ExitKind(k))] = fixed(double(r.exits.time[k].value()) / 1000.0, 3);
+  }
+  j["exits"] = {{"count", count}, {"time_ns", time}};
+  j["per_io"] = {{"sq_mmio", fixed(r.per_io(r.sq.mmio), 6)},
+                 {"cq_mmio", fixed(r.per_io(r.cq.mmio), 6)},
+                 {"exits", fixed(r.per_io(r.sq.mmio + r.cq.mmio), 6)},
+                 {"all_exits", fixed(r.per_io(r.exits.total_count_excluding_hlt()), 6)},
+                 {"interrupts", fixed(r.per_io(r.interrupts_sent), 6)},
+                 {"msix_messages", fixed(r.per_io(r.interrupts_sent), 6)},
+                 {"injection_exits", fixed(r.per_io(r.exits.count[unsigned(ExitKind::Interrupt)]), 6)}};
+  j["controller"] = {{"commands", r.commands},
+                     {"interrupts", r.interrupts_sent},
+                     {"dma_reads", r.dma_reads},
+                     {"dma_writes", r.dma_writes},
+                     {"async_events", r.async_events},
+                     {"cq_full_waits", r.cq_full_waits},
+                     {"coalesced_completions", r.coalesced_completions},
+                     {"lost_notifications", r.lost_notifications},
+                     {"stuck_handler_runs", r.stuck_handler_runs}};
+  const double span = utilization_span(r);
+  Json vcpus = Json::array(), device = Json::array();
+  for (size_t k = 0; k < r.vcpus.size(); ++k) {
+    const auto& v = r.vcpus[k];
+    vcpus.push_back({{"vcpu", k},
+                     {"busy", fixed((v.guest_ns + v.exit_ns) / span, 6)},
+                     {"guest", fixed(v.guest_ns / span, 6)},
+                     {"exits", fixed(v.exit_ns / span, 6)},
+                     {"ios", v.ios},
+                     {"interrupts", v.interrupts}});
+  }
+  for (const auto& t : r.device_threads)
+    device.push_back({{"thread", t.name},
+                      {"busy", fixed((t.busy_ns + t.poll_ns) / span, 6)},
+                      {"work", fixed(t.busy_ns / span, 6)},
+                      {"polling", fixed(t.poll_ns / span, 6)},
+                      {"dispatches", t.dispatches},
+                      {"wakeups_from_sleep", t.sleep_wakeups},
+                      {"wakeups_while_polling", t.poll_wakeups}});
+  j["utilization"] = {{"vcpu", vcpus},
+                      {"device", device},
+                      {"host_cores", r.host_cores},
+                      {"overcommitted", fixed(r.overcommitted_ns / span, 6)},
+                      {"span_ns", fixed(span, 3)}};
+  Json bringup_exits = Json::object();
+  for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k)
+    bringup_exits[models::to_string(ExitKind(k))] = r.bringup_exits.count[k];
+  j["bringup"] = {{"ok", r.bringup_ok},
+                  {"error", r.bringup_error},
+                  {"sim_time_ns", fixed(r.bringup_ns, 3)},
+                  {"dbbuf_opcode", unsigned(r.dbbuf_opcode)},
+                  {"dbbuf_status", r.dbbuf_status},
+                  {"exits", bringup_exits}};
+  j["stall"] = r.stalled ? Json(r.stall_report) : Json(nullptr);
+  j["interrupted"] = r.interrupted ? Json(interrupt::signal_name(r.interrupt_signal)) : Json(nullptr);
+  if (r.has_host)
+    j["host"] = {{"wall_s", fixed(r.wall_s, 3)},
+                 {"peak_rss_bytes", r.peak_rss_bytes},
+                 {"ios_per_wall_s", fixed(r.wall_s > 0 ? double(r.ios) / r.wall_s : 0, 0)}};
+  // Every component's statistics (docs/metrics.md lists them).
+  j["stats"] = report::stats_json(r.stats);
+  return j;
+}
+
+void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
+  o << in << report::dump(results_json(r), {}, unsigned(in.size() / 2));
+}
+
+void write_normal(const RunResults& r, std::ostream& o) {
+  auto cfg = [&](const char* name) -> std::string {
+    for (const auto& kv : r.config)
+      if (kv.first == name) return kv.second;
+    return "?";
+  };
+  if (r.interrupted)
+    o << "INTERRUPTED by " << interrupt::signal_name(r.interrupt_signal) << " at "
+      << fixed(r.sim_time_ns / 1000.0, 1) << " us of the measured phase: the figures cover the run so far\n";
+  const std::string headline = run_headline(r);
+  if (!headline.empty()) o << headline << "\n";
+  o << "job: rw=" << cfg("rw") << ", bs=" << cfg("bs") << ", iodepth=" << cfg("iodepth")
+    << ", numjobs=" << cfg("numjobs") << ", backend=" << cfg("nvme.backend")
+    << ", dbbuf=" << cfg("nvme.dbbuf") << (r.dbbuf_active ? " (active)" : " (inactive)")
+    << ", notify=" << cfg("hv.notify") << "\n";
+  if (!r.bringup_ok) {
+    o << "  bring-up failed: " << r.bringup_error << "\n";
+    return;
+  }
+  const double secs = r.sim_time_ns / 1e9;
+  auto direction = [&](const char* name, uint64_t ios, uint64_t bytes) {
+    if (!ios) return;
+    o << "  " << name << ": IOPS=" << human_count(secs > 0 ? ios / secs : 0)
+      << ", BW=" << human_bw(secs > 0 ? bytes / secs : 0) << " (" << ios << " I/Os in "
+      << fixed(r.sim_time_ns / 1000.0, 1) << " us simulated)\n";
+  };
+  direction("read", r.read_ios, r.read_bytes);
+  direction("write", r.write_ios, r.write_bytes);
+  o << "    lat (nsec): min=" << r.lat.min() << ", max=" << r.lat.max()
+    << ", avg=" << fixed(r.lat.mean(), 2) << "\n";
+  o << "    lat percentiles (nsec):\n";
+  const auto& ps = LatencyHistogram::fio_percentiles();
+  for (size_t k = 0; k < ps.size(); ++k) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%6.2fth=[%llu]", k % 4 == 0 ? "     |" : ", ", ps[k],
+                  static_cast<unsigned long long>(r.lat.percentile(ps[k])));
+    o << buf;
+    if (k % 4 == 3 || k + 1 == ps.size()) o << "\n";
+  }
+  if (r.io_errors) o << "    errors: " << r.io_errors << " completions with non-zero status\n";
+  if (r.verified_reads || r.verify_errors)
+    o << "    verify: " << r.verified_reads << " reads checked, " << r.verify_errors
+      << " mismatches\n";
+  o << "doorbells (measured phase, I/O queues):\n";
+  auto line = [&](const char* q, const DoorbellFigures& d) {
+    o << "  " << q << ": updates=" << d.updates << ", mmio=" << d.mmio
+      << ", suppressed=" << d.suppressed << ", eventidx hit rate="
+      << (r.dbbuf_active && RunResults::hit_rate(d) >= 0 ? fixed(RunResults::hit_rate(d) * 100, 2) + "%"
+                                                          : std::string("n/a"))
+      << ", exits/io=" << fixed(r.per_io(d.mmio), 3) << "\n";
+  };
+  line("sq", r.sq);
+  line("cq", r.cq);
+  o << "  doorbell exits per I/O: " << fixed(r.per_io(r.sq.mmio + r.cq.mmio), 3)
+    << "; shadow reads: " << r.shadow_reads << ", eventidx writes: " << r.eventidx_writes << "\n";
+  // Two counts that differ: the device's MSI-X writes, and the exits the
+  // hypervisor takes to inject an interrupt into the vCPU.
+  o << "  MSI-X messages per I/O: " << fixed(r.per_io(r.interrupts_sent), 3)
+    << "; interrupt-injection exits per I/O: "
+    << fixed(r.per_io(r.exits.count[unsigned(ExitKind::Interrupt)]), 3) << "\n";
+  o << "VM exits (measured phase):\n";
+  for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k) {
+    if (!r.exits.count[k]) continue;
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "  %-14s count=%-10llu time=%.1f us\n",
+                  models::to_string(ExitKind(k)), static_cast<unsigned long long>(r.exits.count[k]),
+                  double(r.exits.time[k].value()) / 1e6);
+    o << buf;
+  }
+  o << "utilisation:\n";
+  const double span = utilization_span(r);
+  for (size_t k = 0; k < r.vcpus.size(); ++k) {
+    const auto& v = r.vcpus[k];
+    o << "  vcpu" << k << ": busy " << fixed(100 * (v.guest_ns + v.exit_ns) / span, 1)
+      << "% (guest " << fixed(100 * v.guest_ns / span, 1) << "%, exits "
+      << fixed(100 * v.exit_ns / span, 1) << "%)\n";
+  }
+  for (const auto& t : r.device_threads)
+    o << "  " << t.name << ": busy " << fixed(100 * (t.busy_ns + t.poll_ns) / span, 1)
+      << "% (work " << fixed(100 * t.busy_ns / span, 1) << "%, polling "
+      << fixed(100 * t.poll_ns / span, 1) << "%), " << t.dispatches << " dispatches\n";
+  if (r.host_cores)
+    o << "  host: " << r.host_cores << " cores, overcommitted "
+      << fixed(100 * r.overcommitted_ns / span, 1) << "% of the time\n";
+  if (r.lost_notifications) o << "  lost ioeventfd notifications: " << r.lost_notifications << "\n";
+  if (r.stuck_handler_runs)
+    o << "  ioeventfd handlers re-run on a still-readable eventfd: " << r.stuck_handler_runs << "\n";
+  o << "bring-up (apart): " << fixed(r.bringup_ns / 1000.0, 1) << " us, "
+    << r.bringup_exits.total_count_excluding_hlt() << " exits\n";
+  if (r.dbbuf_opcode && r.dbbuf_status) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf,
+                  "  Doorbell Buffer Config (0x%02X) failed with status 0x%04X: MMIO doorbells on every queue\n",
+                  unsigned(r.dbbuf_opcode), unsigned(r.dbbuf_status));
+    o << buf;
+  }
+  if (r.stalled) o << "STALL: " << r.stall_report << "\n";
+  if (r.has_host)
+    o << "host: " << fixed(r.wall_s, 3) << " s wall, " << r.peak_rss_bytes / 1048576 << " MiB peak RSS, "
+      << fixed(r.wall_s > 0 ? r.ios / r.wall_s : 0, 0) << " I/Os per wall second\n";
+}
+
+}  // namespace nvmesim::platform

@@ -1,0 +1,345 @@
+#include "platform/sweep/sweep_cli.h"
+
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <set>
+#include <unistd.h>
+
+#include "platform/cli/cli.h"
+#include "platform/cli/options.h"
+#include "platform/sweep/sweep_emit.h"
+#include "platform/sweep/sweep_grid.h"
+#include "platform/sweep/sweep_merge.h"
+#include "platform/sweep/sweep_output.h"
+#include "platform/sweep/sweep_plot.h"
+#include "platform/cli/interrupt.h"
+#include "platform/config/param_requires.h"
+#include "platform/sweep/sweep_runner.h"
+#include "platform/config/user_text.h"
+
+namespace nvmesim::platform {
+
+using namespace sweep;
+
+std::string sweep_help_text() {
+  return "Usage:\n"
+         "  nvmesim sweep --grid NAME=V1,V2,... [--grid NAME=START:STOP:STEP]... --out DIR\n"
+         "                [--sweep-file FILE] [--jobs N] [--seed S] [--resume]\n"
+         "                [--plot y=METRIC,x=COLUMN[,series=COLUMN]]... [--emit slurm|parallel]\n"
+         "                [nvmesim options fixed for every point...]\n"
+         "  nvmesim sweep --merge DIR [DIR...] --out DIR [--grid ...] [--seed S] [--plot ...]\n"
+         "\n"
+         "Runs every point of the grid (all combinations of the --grid values; the\n"
+         "first axis is the outermost loop) as its own nvmesim process with the fixed\n"
+         "options, --NAME=VALUE per axis, --output-format=json and the point's seed.\n"
+         "\n"
+         "  --grid NAME=...      a parameter (see --list-params) and its values: a list,\n"
+         "                       or START:STOP:STEP with one unit (2000cyc:10000cyc:2000cyc)\n"
+         "  --sweep-file FILE    axes, one per line (NAME = VALUES); lines starting with\n"
+         "                       '--' are fixed options; '#' starts a comment\n"
+         "  --out DIR            results.csv, results.jsonl, sweep.json, points/<id>.*\n"
+         "  --jobs N             parallel points (default: all cores)\n"
+         "  --seed S             sweep seed (default 1); point seed = FNV-1a 64 of\n"
+         "                       \"S\\nNAME=VALUE\\n...\" (axes in order) >> 1\n"
+         "  --resume             keep the points already in DIR with status ok\n"
+         "  --plot y=..,x=..[,series=..][,logx=auto|on|off]  DIR/plot-<y>-vs-<x>.svg and\n"
+         "                       .png (gnuplot): labels and units from docs/metrics.md, log2 x\n"
+         "                       for powers of two (auto), a panel per further grid axis\n"
+         "  --emit slurm         write DIR/sweep.slurm (sbatch array) and DIR/points.txt\n"
+         "  --emit parallel      write DIR/parallel.txt (parallel --will-cite < it)\n"
+         "  --merge DIR          join the results of sweeps or emitted jobs into --out\n"
+         "\n"
+         "CSV columns: the axes, seed, status (ok, failed, missing), error, then every\n"
+         "value of the run's JSON with dotted names (per_io.exits, config.iodepth, ...).\n"
+         "Exit status: 0 all points ok, 1 a point failed, 2 usage error.\n";
+}
+
+namespace {
+
+struct Args {
+  std::vector<Axis> axes;
+  std::vector<std::string> fixed, merge, emit;
+  std::vector<PlotSpec> plots;
+  std::string out;
+  unsigned jobs = 0;
+  uint64_t seed = 1;
+  bool seed_given = false, resume = false, help = false;
+};
+
+// "--output" as typed ("--output=x" -> "--output").
+std::string option_name(const cli::po::option& o) {
+  std::string t = o.original_tokens.empty() ? o.string_key : o.original_tokens.front();
+  if (const size_t eq = t.find('='); eq != std::string::npos) t.erase(eq);
+  return t;
+}
+
+uint64_t parse_uint(const std::string& option, const std::string& v, uint64_t max) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || *end || v[0] == '-' || errno == ERANGE || n > max)
+    throw UsageError(option + ": " + quoted(v) + " is not an integer in 0.." + std::to_string(max));
+  return n;
+}
+
+Args parse(int argc, const char* const* argv) {
+  namespace po = cli::po;
+  po::options_description desc;
+  desc.add_options()("help,h", "")("resume", "")("grid", po::value<std::string>(), "")(
+      "sweep-file", po::value<std::string>(), "")("out", po::value<std::string>(), "")(
+      "jobs", po::value<std::string>(), "")("seed", po::value<std::string>(), "")(
+      "plot", po::value<std::string>(), "")("emit", po::value<std::string>(), "")(
+      "merge", po::value<std::vector<std::string>>()->multitoken(), "")(
+      "word", po::value<std::vector<std::string>>(), "");
+  cli::ParseRules rules;
+  rules.positional = "word";
+  rules.keep_unknown = true;  // every other option is fixed for each point's run
+  std::vector<po::option> options;
+  try {
+    options = cli::parse_options(argc, argv, desc, rules);
+  } catch (const cli::UsageError& e) {
+    throw UsageError(e.what());
+  }
+  Args a;
+  // The options in command-line order: axes from --grid and --sweep-file keep
+  // their order, and the fixed options theirs.
+  for (const po::option& o : options) {
+    const std::string& name = o.string_key;
+    if (o.unregistered || name == "word") {
+      if (o.unregistered && (name == "output" || name == "output-format" || name == "--output" ||
+                             name == "--output-format"))
+        throw UsageError(option_name(o) + ": the sweep sets it (results go to --out DIR)");
+      for (const std::string& t : o.original_tokens) a.fixed.push_back(t);
+      continue;
+    }
+    const std::string value = cli::value_of(o);
+    if (name != "help" && name != "resume" && name != "merge" && value.empty())
+      throw UsageError("--" + name + ": empty value");
+    if (name == "help") a.help = true;
+    else if (name == "resume") a.resume = true;
+    else if (name == "grid") a.axes.push_back(parse_grid_arg(value));
+    else if (name == "sweep-file") load_sweep_file(value, a.axes, a.fixed);
+    else if (name == "out") a.out = value;
+    else if (name == "jobs") {
+      a.jobs = unsigned(parse_uint("--jobs", value, 4096));
+      if (!a.jobs) throw UsageError("--jobs: must be at least 1");
+    } else if (name == "seed") {
+      a.seed = parse_uint("--seed", value, uint64_t(INT64_MAX));
+      a.seed_given = true;
+    } else if (name == "plot") a.plots.push_back(parse_plot_arg(value));
+    else if (name == "emit") {
+      if (value != "slurm" && value != "parallel")
+        throw UsageError("--emit: " + quoted(value) + " is not one of slurm, parallel");
+      a.emit.push_back(value);
+    } else if (name == "merge") {
+      if (o.value.empty()) throw UsageError("--merge: missing value");
+      for (const std::string& dir : o.value) {
+        if (dir.empty()) throw UsageError("--merge: empty value");
+        a.merge.push_back(dir);
+      }
+    }
+  }
+  return a;
+}
+
+// The fixed options must make a valid run on their own.
+void check_fixed(const std::vector<std::string>& fixed) {
+  std::vector<const char*> argv{"nvmesim"};
+  for (const std::string& f : fixed) argv.push_back(f.c_str());
+  const CliResult r = parse_command_line(int(argv.size()), argv.data());
+  if (r.action == CliResult::Error) throw UsageError(r.message);
+  if (r.action != CliResult::Run)
+    throw UsageError(quoted(fixed.front()) + " is not an option of a run (see nvmesim sweep --help)");
+}
+
+// Every point's values with the fixed options must make a valid run, checked
+// before the first point runs, without simulating: the fixed options'
+// configuration with the point's values set, then the cross-field checks
+// (as parse_command_line does; it is called per point only with --job,
+// whose sections each take the values). The first bad point is named.
+void check_points(const std::vector<std::string>& fixed, const std::vector<Point>& points) {
+  std::vector<const char*> argv{"nvmesim"};
+  for (const std::string& f : fixed) argv.push_back(f.c_str());
+  const CliResult base = parse_command_line(int(argv.size()), argv.data());
+  for (const Point& p : points) {
+    std::string error;
+    if (base.options.fio) {
+      const std::vector<std::string> args = point_argv("nvmesim", fixed, p);
+      std::vector<const char*> point_args;
+      for (const std::string& a : args) point_args.push_back(a.c_str());
+      const CliResult r = parse_command_line(int(point_args.size()), point_args.data());
+      if (r.action == CliResult::Error) error = r.message;
+    } else {
+      try {
+        Config c = base.config;
+        for (const auto& [name, value] : p.values) c.set(name, value);
+        c.validate_all();
+        check_param_requirements(c);
+      } catch (const ConfigError& e) {
+        error = e.what();
+      }
+    }
+    if (!error.empty()) throw UsageError("--grid: point " + shown(point_label(p.values)) + ": " + error);
+  }
+}
+
+std::vector<std::string> axis_names(const std::vector<Axis>& axes) {
+  std::vector<std::string> n;
+  for (const Axis& a : axes) n.push_back(a.name);
+  return n;
+}
+
+std::string absolute(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf)) return buf;
+  return path;
+}
+
+// Plots, then the exit status: 1 if a point is not ok or a plot failed.
+int finish(const Args& a, const std::vector<Record>& records, std::ostream& err) {
+  int rc = 0;
+  for (const Record& r : records)
+    if (r.status != "ok") rc = 1;
+  for (const PlotSpec& p : a.plots) {
+    try {
+      for (const std::string& f : write_plot(a.out, p, axis_names(a.axes), records, a.fixed)) err << "sweep: wrote " << f << "\n";
+    } catch (const std::runtime_error& e) {
+      err << "nvmesim sweep: error: " << e.what() << "\n";
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
+int merge(Args& a, std::ostream& err) {
+  std::vector<std::pair<std::string, Manifest>> manifests;
+  std::vector<Record> found;
+  for (const std::string& dir : a.merge) {
+    Manifest m;
+    if (read_manifest(dir, m)) manifests.emplace_back(dir, m);
+    std::vector<Record> r = collect_records(dir);
+    if (r.empty() && !manifests.size()) err << "sweep: warning: no sweep output in " << dir << "\n";
+    found.insert(found.end(), r.begin(), r.end());
+  }
+  for (const auto& [dir, m] : manifests)
+    if (m.fixed != manifests.front().second.fixed)
+      err << "sweep: warning: " << dir << " ran with other fixed options than " << manifests.front().first << "\n";
+  if (a.axes.empty()) {
+    if (manifests.empty()) throw UsageError("--merge: no sweep.json in the directories; give the grid with --grid");
+    a.axes = union_axes(manifests);
+  }
+  for (const PlotSpec& p : a.plots) check_plot_columns(p, axis_names(a.axes));
+  if (!a.seed_given && !manifests.empty()) a.seed = manifests.front().second.seed;
+  const std::vector<Point> points = expand_grid(a.axes, a.seed);
+  make_dirs(a.out);
+  const std::vector<Record> records = assemble(points, found);
+  write_results(a.out, axis_names(a.axes), records);
+  Manifest m;
+  m.seed = a.seed;
+  m.axes = a.axes;
+  m.fixed = manifests.empty() ? std::vector<std::string>() : manifests.front().second.fixed;
+  write_manifest(a.out, m);
+  size_t ok = 0;
+  for (const Record& r : records) ok += r.status == "ok";
+  err << "sweep: merged " << points.size() << " points from " << a.merge.size() << " directories: " << ok
+      << " ok, " << (points.size() - ok) << " failed or missing; results in " << a.out << "/results.csv\n";
+  return finish(a, records, err);
+}
+
+}  // namespace
+
+int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  try {
+    Args a = parse(argc, argv);
+    if (a.help) {
+      out << sweep_help_text();
+      return 0;
+    }
+    if (a.out.empty()) throw UsageError("--out: required (the directory for results.csv and results.jsonl)");
+    if (!a.merge.empty()) {
+      if (!a.emit.empty() || a.resume) throw UsageError("--merge: cannot be combined with --emit or --resume");
+      return merge(a, err);
+    }
+    if (a.axes.empty()) throw UsageError("--grid: no grid given (--grid NAME=V1,V2,... or --sweep-file FILE)");
+    const std::vector<Point> points = expand_grid(a.axes, a.seed);
+    check_fixed(a.fixed);
+    for (const PlotSpec& p : a.plots) check_plot_columns(p, axis_names(a.axes));
+    check_points(a.fixed, points);
+    make_dirs(a.out + "/points");
+    a.out = absolute(a.out);
+    const std::string exe = self_exe();
+    Manifest m;
+    m.seed = a.seed;
+    m.fixed = a.fixed;
+    m.axes = a.axes;
+    write_manifest(a.out, m);
+
+    if (!a.emit.empty()) {
+      for (const std::string& what : a.emit)
+        err << "sweep: wrote " << emit(what, a.out, exe, a.fixed, points) << " (" << points.size() << " points)\n";
+      return 0;
+    }
+
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string partial = a.out + "/results.jsonl.partial";
+    std::vector<Record> found;
+    if (a.resume) {
+      found = read_jsonl(a.out + "/results.jsonl");
+      for (Record& r : read_jsonl(partial)) found.push_back(std::move(r));
+    }
+    std::vector<Record> previous = assemble(points, found);
+    std::vector<Point> todo;
+    for (size_t k = 0; k < points.size(); ++k)
+      if (previous[k].status != "ok") todo.push_back(points[k]);
+    // Finished points are appended here at once, so an interrupted sweep
+    // can be resumed; the final files are written in grid order at the end.
+    FILE* part = std::fopen(partial.c_str(), a.resume ? "a" : "w");
+    if (!part) throw std::runtime_error("cannot write " + partial);
+    std::vector<Record> ran;
+    RunnerOptions ro;
+    ro.exe = exe;
+    ro.fixed = a.fixed;
+    ro.dir = a.out;
+    ro.jobs = a.jobs ? a.jobs : unsigned(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+    ro.total = points.size();
+    if (points.size() != todo.size())
+      err << "sweep: resuming: " << (points.size() - todo.size()) << " of " << points.size() << " points already done\n";
+    run_points(todo, ro, err, ::isatty(2), [&](const Record& r) {
+      ran.push_back(r);
+      const std::string line = jsonl_line(r) + "\n";
+      std::fwrite(line.data(), 1, line.size(), part);
+      std::fflush(part);
+    });
+    std::fclose(part);
+    found.insert(found.end(), ran.begin(), ran.end());
+    const std::vector<Record> records = assemble(points, found);
+    write_results(a.out, axis_names(a.axes), records);
+    std::remove(partial.c_str());
+    size_t failed = 0;
+    for (const Record& r : records) failed += r.status != "ok";
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    char took[32];
+    std::snprintf(took, sizeof took, "%.2f", wall);
+    if (const int sig = interrupt::received()) {
+      err << "sweep: interrupted by " << interrupt::signal_name(sig) << ": " << ran.size() << " of "
+          << todo.size() << " points to run finished; results in " << a.out
+          << "/results.csv (--resume runs the rest)\n";
+      return interrupt::exit_code();
+    }
+    err << "sweep: " << points.size() << " points: " << todo.size() << " run, "
+        << (points.size() - todo.size()) << " resumed, " << failed << " failed, in " << took << " s with "
+        << ro.jobs << " jobs; results in " << a.out << "/results.csv\n";
+    return finish(a, records, err);
+  } catch (const UsageError& e) {
+    err << "nvmesim sweep: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << "nvmesim sweep: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace nvmesim::platform

@@ -1,0 +1,43 @@
+// Sweep plots: `--plot y=METRIC,x=COLUMN[,series=COLUMN]` draws y against x
+// (one line per series value) with gnuplot, run as a child process, into
+// DIR/plot-<y>-vs-<x>.svg and .png (svg and pngcairo terminals, both in
+// Debian's gnuplot-nox). The script and data stay beside them (.gp, .dat).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "platform/sweep/sweep_output.h"
+
+namespace nvmesim::platform::sweep {
+
+struct PlotSpec {
+  std::string y, x, series;  // CSV column names; series may be empty
+  std::string logx = "auto";  // auto: log2 x when the values are powers of two spanning 8x or more
+};
+
+// "y=per_io.exits,x=iodepth,series=nvme.dbbuf"; throws UsageError.
+PlotSpec parse_plot_arg(const std::string& arg);
+
+// Before any point runs: every column the spec names must be a grid
+// parameter, seed/status/error, or a key of a run's JSON (array indexes
+// such as utilization.vcpu.0 matched whatever the index). Throws UsageError.
+void check_plot_columns(const PlotSpec& spec, const std::vector<std::string>& axis_names);
+
+// "plot-per_io.exits-vs-iodepth" (characters other than [A-Za-z0-9._-] -> '_').
+std::string plot_basename(const PlotSpec& spec);
+
+// Draws the ok records. x values that are all numbers with one common unit
+// ("2000cyc") give a numeric axis, otherwise one tick per distinct value in
+// grid order. Axis labels and units come from the metric definitions
+// (platform/report/metric_labels.h); the y range is padded; the subtitle
+// lists what every point shares (single-valued axes, the `fixed` options);
+// each further grid axis with several values makes a panel per value (at
+// most 12 panels, else an error). Returns the files written; throws
+// std::runtime_error when there is nothing to draw or gnuplot fails.
+std::vector<std::string> write_plot(const std::string& dir, const PlotSpec& spec,
+                                    const std::vector<std::string>& axis_names,
+                                    const std::vector<Record>& records,
+                                    const std::vector<std::string>& fixed = {});
+
+}  // namespace nvmesim::platform::sweep

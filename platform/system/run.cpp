@@ -1,0 +1,455 @@
+#include "platform/system/run.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <systemc>
+#include <tuple>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include "platform/fio/fio_job.h"
+#include "platform/fio/fio_json.h"
+#include "platform/cli/interrupt.h"
+#include "platform/config/params.h"
+#include "platform/report/pending_file.h"
+#include "platform/report/json_out.h"
+#include "platform/report/results.h"
+#include "platform/system/progress.h"
+#include "platform/system/system.h"
+#include "platform/config/user_text.h"
+#include "traces/timeline_writer.h"
+#include "traces/gtkwave_save.h"
+#include "traces/vcd_writer.h"
+
+namespace nvmesim::platform {
+
+namespace {
+
+// The progress line's label: which run of the default comparison (set
+// before its child process is forked), or none.
+std::string g_progress_label;
+const std::string& progress_label() { return g_progress_label; }
+
+// --vcd / --timeline: the files and writers of one run. Each file is
+// written under a temporary name and renamed when the run is done
+// (platform/report/pending_file.h).
+struct Traces {
+  traces::TraceOptions options;
+  PendingFile vcd_pending, timeline_pending;
+  std::string vcd_name;  // as the user gave it
+  std::FILE* vcd_file = nullptr;
+  std::FILE* timeline_file = nullptr;
+  std::unique_ptr<traces::VcdWriter> vcd;
+  std::unique_ptr<traces::TimelineWriter> timeline;
+  traces::TracerTee tee;
+  uint64_t end_ps = 0;  // the simulated time the run ended at
+  ~Traces() {
+    if (vcd_file) std::fclose(vcd_file);
+    if (timeline_file) std::fclose(timeline_file);
+  }
+  // Closes both files and renames them into place; "" or a one-line error.
+  // A VCD written to a regular file gets its GTKWave save file beside it
+  // (traces/gtkwave_save.h).
+  std::string commit() {
+    if (vcd && vcd_pending.temp_path() != vcd_pending.path()) {
+      const std::string path = traces::gtkwave_save_path(vcd_pending.path());
+      const std::string text = traces::gtkwave_save_file(vcd->signal_list(), vcd_name,
+                                                         vcd->first_ios_view(end_ps));
+      PendingFile save;
+      std::string e = save.create(path);
+      if (e.empty()) {
+        std::FILE* f = std::fopen(save.temp_path().c_str(), "w");
+        if (!f) e = std::strerror(errno);
+        else {
+          const bool bad = std::fputs(text.c_str(), f) < 0;
+          if (std::fclose(f) != 0 || bad) e = "write failed";
+        }
+      }
+      if (e.empty()) e = save.commit();
+      if (!e.empty()) return "--vcd: cannot write the GTKWave save file " + quoted(path) + " (" + e + ")";
+    }
+    for (auto [f, option, pending] : {std::tuple{&vcd_file, "--vcd", &vcd_pending},
+                                      std::tuple{&timeline_file, "--timeline", &timeline_pending}}) {
+      if (!*f) continue;
+      const bool bad = std::ferror(*f) || std::fflush(*f) != 0;
+      const bool closed = std::fclose(*f) == 0;
+      *f = nullptr;
+      if (bad || !closed) return std::string(option) + ": error writing " + quoted(pending->path());
+      if (const std::string e = pending->commit(); !e.empty())
+        return std::string(option) + ": cannot rename the finished file to " + quoted(pending->path()) + " (" + e + ")";
+    }
+    return "";
+  }
+};
+
+// Opens the trace files; "" or a one-line error.
+std::string open_traces(const Config& config, const RunOptions& o, Traces& t) {
+  t.options.start_ps = o.trace_start_ps;
+  t.options.stop_ps = o.trace_stop_ps;
+  t.options.signals = o.trace_signals;
+  t.options.quantum_ps = uint64_t(config.time_ns("sim.quantum") * 1000.0 + 0.5);
+  auto open = [](const char* option, const std::string& name, PendingFile& pending,
+                 std::FILE*& f) -> std::string {
+    std::string e = pending.create(name);
+    if (e.empty() && !(f = std::fopen(pending.temp_path().c_str(), "w"))) e = std::strerror(errno);
+    if (!e.empty()) return std::string("--") + option + ": cannot open " + quoted(name) + " for writing (" + e + ")";
+    std::setvbuf(f, nullptr, _IOFBF, 1 << 20);  // large writes: traces are big
+    return "";
+  };
+  if (!o.vcd_file.empty()) {
+    if (auto e = open("vcd", o.vcd_file, t.vcd_pending, t.vcd_file); !e.empty()) return e;
+    t.vcd = std::make_unique<traces::VcdWriter>(t.vcd_file, t.options);
+    t.vcd_name = o.vcd_file;
+    t.tee.add(t.vcd.get());
+  }
+  if (!o.timeline_file.empty()) {
+    if (auto e = open("timeline", o.timeline_file, t.timeline_pending, t.timeline_file); !e.empty()) return e;
+    t.timeline = std::make_unique<traces::TimelineWriter>(t.timeline_file, t.options);
+    t.tee.add(t.timeline.get());
+  }
+  return "";
+}
+
+// A --trace-signals pattern that names no signal of this system.
+struct TraceSignalsError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+uint64_t peak_rss_bytes() {
+  struct rusage u {};
+  getrusage(RUSAGE_SELF, &u);
+  return uint64_t(u.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+RunResults simulate(const Config& config, bool host_stats, Traces* traces = nullptr,
+                    const FioJobs* fio = nullptr) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  // Job sections with differing workloads: one Config per vCPU.
+  std::vector<const Config*> job_configs;
+  if (fio && fio->per_vcpu_workloads)
+    for (unsigned j : fio->vcpu_job) job_configs.push_back(&fio->jobs[j].config);
+  System system(config, job_configs);
+  std::unique_ptr<Progress> progress;
+  if (Progress::wanted()) {
+    const uint64_t per_job = config.time_ns("runtime") > 0 ? 0 : uint64_t(config.integer("number_ios"));
+    progress = std::make_unique<Progress>(per_job * system.vcpus().size(), config.time_ns("runtime"),
+                                          progress_label());
+    system.on_progress([&progress](uint64_t ios) {
+      progress->update(ios, double(sc_core::sc_time_stamp().value()) / 1000.0);
+    });
+  }
+  if (traces) {
+    const unsigned vcpus = unsigned(system.vcpus().size());
+    traces->tee.begin(vcpus, vcpus, unsigned(system.host_thread_count()));  // one I/O queue per vCPU
+    const std::string bad = traces->options.unmatched();
+    if (!bad.empty())
+      throw TraceSignalsError("--trace-signals: " + quoted(bad) + " matches no signal (names such as q1.shadow_sq_tail, vcpu0.state, host0.state, msix.vector1; timeline: q1.io, vcpu0.exit, host0.burst)");
+    // A pattern list that selects signals of one format only leaves the
+    // other file empty: say so (once) rather than write an empty trace.
+    if (!traces->options.signals.empty())
+      for (auto [selects, option] : {std::pair{traces->vcd && !traces->vcd->selects_anything(), "--vcd"},
+                                     std::pair{traces->timeline && !traces->timeline->selects_anything(), "--timeline"}})
+        if (selects)
+          std::cerr << "nvmesim: warning: --trace-signals selects nothing " << option
+                    << " writes (VCD signals such as q1.shadow_sq_tail, vcpu0.state; timeline tracks such as "
+                       "q1.io, vcpu0.exit, host0.burst): its file will hold no events\n";
+    traces::set_active(&traces->tee);
+  }
+  RunResults r;
+  {
+    interrupt::SimulationStopper stopper;  // SIGINT/SIGTERM end the run at a safe point
+    r = system.run();
+  }
+  if (r.interrupted) r.interrupt_signal = interrupt::received();
+  if (traces) {
+    traces->end_ps = sc_core::sc_time_stamp().value();
+    traces->tee.end(traces->end_ps);
+    traces::set_active(nullptr);
+  }
+  if (host_stats) {
+    r.has_host = true;
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    r.peak_rss_bytes = peak_rss_bytes();
+  }
+  return r;
+}
+
+using Summary = RunSummary;
+
+Summary summarize(const RunResults& r) {
+  Summary s{};
+  s.iops = r.iops();
+  s.bw_bytes = r.bw_bytes();
+  s.exits_per_io = r.per_io(r.exits.total_count_excluding_hlt());
+  s.sq_per_io = r.per_io(r.sq.mmio);
+  s.cq_per_io = r.per_io(r.cq.mmio);
+  s.irq_per_io = r.per_io(r.interrupts_sent);
+  s.sq_hit = r.dbbuf_active ? RunResults::hit_rate(r.sq) : -1;
+  s.cq_hit = r.dbbuf_active ? RunResults::hit_rate(r.cq) : -1;
+  s.ios = r.ios;
+  s.p50 = r.lat.percentile(50);
+  s.p99 = r.lat.percentile(99);
+  s.io_errors = r.io_errors;
+  s.verify_errors = r.verify_errors;
+  s.ok = r.bringup_ok;
+  s.stalled = r.stalled;
+  s.interrupted = r.interrupted;
+  std::snprintf(s.headline, sizeof s.headline, "%s", run_headline(r).c_str());
+  s.dbbuf_active = r.dbbuf_active;
+  return s;
+}
+
+bool write_all(int fd, const void* p, size_t n) {
+  const char* c = static_cast<const char*>(p);
+  while (n) {
+    const ssize_t w = ::write(fd, c, n);
+    if (w <= 0) return false;
+    c += w;
+    n -= size_t(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+// SystemC elaborates once per process: each run of a comparison simulates
+// in a child process and sends its summary and JSON back through a pipe.
+bool run_in_child(const Config& config, bool host_stats, Summary& summary, std::string& json,
+                  std::string& error) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    error = "pipe failed";
+    return false;
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    error = "fork failed";
+    return false;
+  }
+  if (pid > 0) interrupt::add_child(pid);  // a signal to this process reaches the run
+  if (pid == 0) {
+    ::close(fds[0]);
+    int code = 0;
+    try {
+      const RunResults r = simulate(config, host_stats);
+      const Summary s = summarize(r);
+      const std::string text = report::dump(results_json(r), {}, 2);  // at "runs"."off" / "spec"
+      write_all(fds[1], &s, sizeof s);
+      write_all(fds[1], text.data(), text.size());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "nvmesim: error: %s\n", e.what());
+      code = 1;
+    }
+    ::close(fds[1]);
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  ::close(fds[1]);
+  std::string data;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    data.append(buf, size_t(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  interrupt::remove_child(pid);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || data.size() < sizeof(Summary)) {
+    error = "a simulation child process failed";
+    return false;
+  }
+  std::memcpy(&summary, data.data(), sizeof summary);
+  json = data.substr(sizeof summary);
+  return true;
+}
+
+namespace {
+
+std::string pct(double rate) {
+  if (rate < 0) return "n/a";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", rate * 100);
+  return b;
+}
+
+// A run's outcome: its exit code, and whether its results were written
+// (only then are the output files renamed into place).
+struct Outcome {
+  int code;
+  bool written;
+};
+
+Outcome run_default_comparison(const Config& base, const RunOptions& options, std::ostream& out) {
+  const char* modes[2] = {"off", "spec"};
+  Summary s[2]{};
+  std::string json[2];
+  int ran = 0;  // a signal ends the comparison after the run it cut short
+  for (int k = 0; k < 2 && !interrupt::received(); ++k, ++ran) {
+    Config c = base;
+    c.set("nvme.dbbuf", modes[k]);
+    g_progress_label = std::string("dbbuf=") + modes[k];
+    std::string error;
+    if (!run_in_child(c, options.host_stats, s[k], json[k], error)) {
+      if (interrupt::received()) break;  // the child died of it before it could answer
+      std::cerr << "nvmesim: error: " << error << "\n";
+      return {1, false};
+    }
+  }
+  const int sig = interrupt::received();
+  const bool stalled = (ran > 0 && s[0].stalled) || (ran > 1 && s[1].stalled);
+  bool failed = false;
+  for (int k = 0; k < ran; ++k) failed = failed || s[k].io_errors || s[k].verify_errors;
+  const int code = sig ? interrupt::exit_code() : options.fail_on_stall && stalled ? 3 : failed ? 4 : 0;
+  // A run that went wrong says so first, before any figure.
+  std::string headline;
+  for (int k = 0; k < ran; ++k)
+    if (s[k].headline[0])
+      headline += std::string(headline.empty() ? "" : "\n") + "dbbuf=" + modes[k] + ": " + s[k].headline;
+  if (options.output_format == "json") {
+    const char* outcome = stalled ? "stalled" : failed ? "io_errors" : "ok";
+    report::Json doc;
+    doc["experiment"] = "default: doorbell buffer off vs spec";
+    doc["outcome"] = outcome;
+    if (sig) doc["interrupted"] = interrupt::signal_name(sig);
+    // Each run's document as its child process wrote it.
+    doc["runs"] = {{"off", ran > 0 ? report::raw(json[0]) : report::Json(nullptr)},
+                   {"spec", ran > 1 ? report::raw(json[1]) : report::Json(nullptr)}};
+    out << report::dump(doc) << "\n";
+    return {code, true};
+  }
+  if (sig)
+    out << "INTERRUPTED by " << interrupt::signal_name(sig) << ": " << ran
+        << " of 2 runs started; a run cut short covers its simulated time so far, '-' marks one not run\n";
+  if (!headline.empty()) out << headline << "\n";
+  out << "nvmesim default experiment: rw=" << base.text("rw") << " bs=" << base.text("bs")
+      << " iodepth=" << base.text("iodepth") << " numjobs=" << base.text("numjobs")
+      << " backend=" << base.text("nvme.backend") << " number_ios=" << base.text("number_ios")
+      << ", MMIO doorbell exit " << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz")
+      << " GHz\n\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-28s %14s %14s\n", "", "dbbuf=off", "dbbuf=spec");
+  out << line;
+  auto row = [&](const char* name, const std::string& a, const std::string& b) {
+    std::snprintf(line, sizeof line, "%-28s %14s %14s\n", name, ran > 0 ? a.c_str() : "-",
+                  ran > 1 ? b.c_str() : "-");
+    out << line;
+  };
+  auto num = [](double v, const char* f) {
+    char b[32];
+    std::snprintf(b, sizeof b, f, v);
+    return std::string(b);
+  };
+  row("IOPS", num(s[0].iops, "%.0f"), num(s[1].iops, "%.0f"));
+  row("SQ doorbell exits per I/O", num(s[0].sq_per_io, "%.3f"), num(s[1].sq_per_io, "%.3f"));
+  row("CQ doorbell exits per I/O", num(s[0].cq_per_io, "%.3f"), num(s[1].cq_per_io, "%.3f"));
+  row("doorbell exits per I/O", num(s[0].sq_per_io + s[0].cq_per_io, "%.3f"),
+      num(s[1].sq_per_io + s[1].cq_per_io, "%.3f"));
+  row("SQ EventIdx hit rate", pct(s[0].sq_hit), pct(s[1].sq_hit));
+  row("CQ EventIdx hit rate", pct(s[0].cq_hit), pct(s[1].cq_hit));
+  row("latency p50 (ns)", num(double(s[0].p50), "%.0f"), num(double(s[1].p50), "%.0f"));
+  row("latency p99 (ns)", num(double(s[0].p99), "%.0f"), num(double(s[1].p99), "%.0f"));
+  for (int k = 0; k < ran; ++k)
+    if (s[k].stalled) out << "dbbuf=" << modes[k] << ": the run stalled (see --output-format=json)\n";
+  out << "\nRun one configuration with any option (e.g. --nvme.dbbuf=spec) for the full report.\n";
+  return {code, true};
+}
+
+Outcome run_one(const Config& config, const RunOptions& options, std::ostream& out) {
+  Traces traces;
+  const bool tracing = !options.vcd_file.empty() || !options.timeline_file.empty();
+  if (tracing) {
+    const std::string e = open_traces(config, options, traces);
+    if (!e.empty()) {
+      std::cerr << "nvmesim: error: " << e << "\n";
+      return {2, false};
+    }
+  }
+  RunResults r;
+  try {
+    r = simulate(config, options.host_stats, tracing ? &traces : nullptr, options.fio.get());
+  } catch (const TraceSignalsError& e) {
+    std::cerr << "nvmesim: error: " << e.what() << "\n";
+    return {2, false};
+  } catch (const ConfigError& e) {  // combinations only the assembled system can check
+    std::cerr << "nvmesim: error: " << e.what() << "\n";
+    return {2, false};
+  }
+  if (tracing) {
+    const uint64_t late = (traces.vcd ? traces.vcd->late_events() : 0) +
+                          (traces.timeline ? traces.timeline->late_events() : 0);
+    if (late) std::cerr << "nvmesim: warning: " << late << " trace events arrived after later ones and were moved forward\n";
+    if (options.trace_start_ps >= traces.end_ps && options.trace_start_ps > 0)
+      std::cerr << "nvmesim: warning: --trace-start " << format_time_ns(double(options.trace_start_ps) / 1000.0)
+                << " is not before the end of the run (" << format_time_ns(double(traces.end_ps) / 1000.0)
+                << " simulated): the traces hold no events\n";
+    if (const std::string e = traces.commit(); !e.empty()) {
+      std::cerr << "nvmesim: error: " << e << "\n";
+      return {1, false};
+    }
+  }
+  if (options.output_format == "json+") {
+    write_fio_json_plus(r, config, options.fio.get(), out);
+  } else if (options.output_format == "json") {
+    write_json(r, out);
+    out << "\n";
+  } else {
+    write_normal(r, out);
+  }
+  if (interrupt::received()) return {interrupt::exit_code(), true};
+  if (!r.bringup_ok) return {1, true};
+  if (r.stalled && options.fail_on_stall) return {3, true};
+  if (r.io_errors || r.verify_errors) return {4, true};
+  return {0, true};
+}
+
+}  // namespace
+
+int run_experiment(const Config& config, const RunOptions& options, std::ostream& out) {
+  config.validate_all();
+  for (const std::string& line : options.notices) std::cerr << line << "\n";
+  // --output: written under a temporary name, renamed once complete.
+  PendingFile pending;
+  std::ofstream file;
+  if (!options.output_file.empty()) {
+    std::string e = pending.create(options.output_file);
+    if (e.empty()) {
+      file.open(pending.temp_path());
+      if (!file) e = std::strerror(errno);
+    }
+    if (!e.empty()) {
+      std::cerr << "nvmesim: error: --output: cannot open " << quoted(options.output_file)
+                << " for writing (" << e << ")\n";
+      return 2;
+    }
+  }
+  std::ostream& results = options.output_file.empty() ? out : file;
+  const Outcome o = options.default_experiment ? run_default_comparison(config, options, results)
+                                               : run_one(config, options, results);
+  if (options.output_file.empty() || !o.written) return o.code;
+  file.close();
+  if (!file) {
+    std::cerr << "nvmesim: error: --output: error writing " << quoted(options.output_file) << "\n";
+    return o.code ? o.code : 1;
+  }
+  if (const std::string e = pending.commit(); !e.empty()) {
+    std::cerr << "nvmesim: error: --output: cannot rename the finished file to "
+              << quoted(options.output_file) << " (" << e << ")\n";
+    return o.code ? o.code : 1;
+  }
+  return o.code;
+}
+
+}  // namespace nvmesim::platform

@@ -1,0 +1,65 @@
+// SimulationStopper (platform/cli/interrupt.h): the SystemC half of signal
+// handling, beside the System it stops; the signal half needs no SystemC.
+#include "platform/cli/interrupt.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <systemc>
+#include <thread>
+
+namespace nvmesim::platform::interrupt {
+
+namespace {
+
+// The primitive channel whose update phase calls sc_stop().
+struct StopChannel : sc_core::sc_prim_channel {
+  StopChannel() : sc_core::sc_prim_channel(sc_core::sc_gen_unique_name("interrupt_stop")) {}
+  void update() override {
+    if (received() && !stopped()) {
+      note_stopped();
+      sc_core::sc_stop();
+    }
+  }
+};
+
+}  // namespace
+
+struct SimulationStopper::Impl {
+  StopChannel channel;
+  std::mutex mutex;
+  std::condition_variable wake;  // the run ended: the watcher returns at once
+  bool done = false;
+  std::thread watcher;
+};
+
+SimulationStopper::SimulationStopper() : impl_(new Impl) {
+  clear_stopped();
+  Impl* impl = impl_;
+  // Polls the flag: a signal handler may not take the lock that
+  // async_request_update() takes. 10 ms of wall time is quick enough.
+  impl->watcher = std::thread([impl] {
+    std::unique_lock<std::mutex> lock(impl->mutex);
+    while (!impl->done) {
+      if (received()) {
+        impl->channel.async_request_update();
+        return;
+      }
+      impl->wake.wait_for(lock, std::chrono::milliseconds(10));
+    }
+  });
+}
+
+SimulationStopper::~SimulationStopper() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->done = true;
+  }
+  impl_->wake.notify_one();
+  impl_->watcher.join();
+  delete impl_;
+}
+
+bool SimulationStopper::stopped() { return interrupt::stopped(); }
+
+}  // namespace nvmesim::platform::interrupt

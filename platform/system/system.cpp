@@ -1,0 +1,387 @@
+#include "platform/system/system.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <systemc>
+
+#include "firmware/eventidx.h"
+#include "models/guest.h"
+#include "models/guest_memory.h"
+#include "models/big_lock.h"
+#include "models/host_cpus.h"
+#include "models/host_thread.h"
+#include "models/hypervisor.h"
+#include "models/nvme_controller.h"
+#include "models/pcie_link.h"
+#include "models/pcie_root_complex.h"
+#include "models/vcpu.h"
+#include "platform/config/system_params.h"
+#include "platform/cli/interrupt.h"
+#include "platform/config/params.h"
+
+using namespace sc_core;
+using namespace nvmesim::models;
+
+namespace nvmesim::platform {
+
+
+// Progress watchdog: when I/Os are outstanding, no completion arrived for
+// sim.stall_timeout and nothing is under way that could bring one (no
+// component has work of its own that time will advance), the run stops and
+// reports the stall. A run that is merely slow (a long backend latency, a
+// costly submission, a narrow link) is not one.
+struct System::Watchdog : sc_module {
+  System& sys;
+  sc_time period;
+  uint64_t last_ios = UINT64_MAX;
+  sc_event tick;
+  SC_HAS_PROCESS(Watchdog);
+  Watchdog(sc_module_name n, System& s, sc_time p) : sc_module(n), sys(s), period(p) {
+    SC_METHOD(check);
+    sensitive << tick;
+  }
+  void check() {
+    if (first) {  // initialisation run: arm the first period
+      first = false;
+      tick.notify(period);
+      return;
+    }
+    sys.watchdog();
+  }
+  bool first = true;
+};
+
+System::System(const Config& c, std::vector<const Config*> job_configs)
+    : config_(c), job_configs_(std::move(job_configs)) {
+  // sc_stop() ends every run; SystemC's note about it is noise in results.
+  sc_report_handler::set_actions(SC_INFO, SC_DO_NOTHING);
+  // One load per component (platform/config/system_params.cpp), then the
+  // checks that need them all, before anything is built.
+  const SystemParams p = load_system_params(c, job_configs_);
+  check_system_params(p, c);
+  const uint32_t numjobs = p.numjobs();
+  const uint64_t seed = uint64_t(c.integer("seed"));
+
+  link_ = std::make_unique<PcieLink>(p.pcie);
+  memory_ = std::make_unique<GuestMemory>("memory", p.mem.size, p.mem.latency);
+  root_complex_ = std::make_unique<PcieRootComplex>("root_complex", *link_);
+
+  // Host threads: the main loop, and the iothreads the I/O queues are
+  // spread over round robin.
+  host_cpus_ = std::make_unique<HostCpus>(p.hv.host_cores, p.hv.host_wakeup_wait);
+  HostThread::Params tp = p.hv.threads;
+  tp.jitter_seed = seed + 1;
+  tp.trace_id = 0;
+  tp.poll_max = SC_ZERO_TIME;  // QEMU's iothreads busy-poll adaptively; the main loop does not
+  if (p.hv.bql) bql_ = std::make_unique<BigLock>();
+  tp.bql = bql_.get();
+  host_threads_.push_back(std::make_unique<HostThread>("mainloop", tp, host_cpus_.get()));
+  tp = p.hv.threads;
+  tp.bql = nullptr;  // iothreads run outside the global lock
+  std::vector<uint8_t> queue_thread(size_t(p.nvme.firmware.max_io_queues) + 1, 0);
+  if (p.hv.device_thread == DeviceThread::Iothread) {
+    const unsigned n = p.hv.iothreads;
+    for (unsigned i = 0; i < n; ++i) {
+      tp.trace_id = i + 1;
+      tp.jitter_seed = (seed + 1) * 1000003u + i + 1;  // its own delays
+      host_threads_.push_back(std::make_unique<HostThread>(("iothread" + std::to_string(i)).c_str(),
+                                                           tp, host_cpus_.get()));
+    }
+    for (size_t q = 1; q < queue_thread.size(); ++q) queue_thread[q] = uint8_t(1 + (q - 1) % n);
+  }
+
+  // Controller.
+  NvmeControllerModel::Params cp = p.nvme;
+  cp.queue_thread = queue_thread;
+  std::vector<HostThread*> threads;
+  for (auto& t : host_threads_) threads.push_back(t.get());
+  controller_ = std::make_unique<NvmeControllerModel>("nvme", cp, threads, *link_);
+
+  // Hypervisor.
+  Hypervisor::Params hp = p.hv.exits;
+  hp.bql = bql_.get();
+  hypervisor_ = std::make_unique<Hypervisor>("hv", hp, numjobs, host_cpus_.get());
+  if (cp.notify == NotifyMode::Ioeventfd) {
+    hypervisor_->set_ioeventfd([this](uint32_t offset, const sc_time& delay) {
+      return controller_->ioeventfd_notify(offset, delay);
+    });
+  }
+
+  // Guest driver.
+  const fw::DriverConfig& dc = p.guest.driver;
+  guest_ = std::make_unique<Guest>("guest", dc, *memory_, *hypervisor_);
+  guest_->set_doorbell_stride(cp.firmware.dstrd);
+
+  for (uint32_t j = 0; j < numjobs; ++j) {
+    Vcpu::Params vp;
+    static_cast<WorkloadParams&>(vp) = p.jobs[j];
+    static_cast<GuestCpuCosts&>(vp) = p.guest.cpu;
+    vp.index = j;
+    vp.qid = uint16_t(j + 1);
+    vp.poll_completions = !dc.interrupts;
+    // fio: an unset (or smaller) maximum is the minimum (init.c fixup_options).
+    vp.batch_complete_max = std::max(vp.batch_complete_min, vp.batch_complete_max);
+    vp.job.job_index = j;
+    vp.cpus = host_cpus_.get();
+    vp.admin_vector = 0x40u;
+    vp.io_vector = 0x40u + vp.qid;
+    vcpus_.push_back(std::make_unique<Vcpu>(("vcpu" + std::to_string(j)).c_str(), vp, *guest_));
+    guest_->add_vcpu(*vcpus_.back());
+    hypervisor_->attach_vcpu(j, *vcpus_.back());
+  }
+
+  // Wiring: vCPU MMIO -> hypervisor -> root complex -> controller BARs;
+  // controller DMA -> root complex -> memory; MSI -> hypervisor -> vCPU.
+  for (auto& v : vcpus_) v->mmio_socket.bind(hypervisor_->guest_mmio);
+  hypervisor_->rc_initiator.bind(root_complex_->cpu_target);
+  root_complex_->bar0_initiator.bind(controller_->bar0_target);
+  root_complex_->msix_bar_initiator.bind(controller_->msix_target);
+  root_complex_->config_initiator.bind(controller_->config_target);
+  root_complex_->mem_initiator.bind(memory_->socket);
+  controller_->dma_initiator.bind(root_complex_->dma_target);
+  root_complex_->bind_msi_sink(*hypervisor_);
+
+  tlm::tlm_global_quantum::instance().set(p.sim.quantum);
+  link_stats();
+  guest_->on_measure_start([this] { start_measurement(); });
+  watchdog_ = std::make_unique<Watchdog>("watchdog", *this, p.sim.stall_timeout);
+}
+
+System::~System() = default;
+
+// The statistics tree, in the order of an I/O's path (ARCHITECTURE.md).
+void System::link_stats() {
+  for (unsigned j = 0; j < vcpus_.size(); ++j) {
+    stats_.add_group(vcpus_[j]->basename(), vcpus_[j]->stats());
+    vcpus_[j]->stats().merge(hypervisor_->exit_counters(j));
+  }
+  stats_.add_group("driver", guest_->driver().stats());
+  stats_.add_group("hv", hypervisor_->stats());
+  if (bql_) stats_.add_group("bql", *bql_);
+  stats_.add_group("root_complex", root_complex_->counters());
+  stats_.add_group("memory", memory_->counters());
+  stats_.add_group("nvme", controller_->counters());
+  controller_->counters().merge(controller_->firmware().counters());
+  controller_->counters().add_group("backend", controller_->backend().stats());
+  for (auto& t : host_threads_) stats_.add_group(t->basename(), t->stats());
+  stats_.add_group("host", *host_cpus_);
+}
+
+// Bring-up is reported apart: its exits are kept, then every statistic
+// starts from zero for the measured phase.
+void System::start_measurement() {
+  bringup_exits_.clear();
+  for (unsigned i = 0; i < vcpus_.size(); ++i) bringup_exits_.push_back(hypervisor_->exits(i));
+  bringup_stats_ = stats_.values();
+  stats_.reset();
+}
+
+namespace {
+
+std::string us_text(const sc_time& t) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%.3f us", double(t.value()) / 1e6);
+  return b;
+}
+
+// Where a stalled run stands, queue by queue: each vCPU's queue as its
+// driver sees it, around the device's view of the SQ and CQ.
+std::string describe_stall(System& sys, const std::string& headline) {
+  std::ostringstream r;
+  r << headline;
+  const NvmeControllerModel& ctl = sys.controller();
+  for (auto& v : sys.vcpus()) {
+    if (v->results().finished) continue;
+    const uint16_t q = v->params().qid;
+    r << "; " << v->describe_queue(ctl.describe_sq(q, v->driver_sq_tail()), ctl.describe_cq(q));
+  }
+  return r.str();
+}
+
+// The figures every stall headline carries.
+void stall_figures(System& sys, uint64_t& ios, uint64_t& outstanding, sc_time& last) {
+  ios = outstanding = 0;
+  last = SC_ZERO_TIME;
+  for (auto& v : sys.vcpus()) {
+    ios += v->results().ios;
+    outstanding += v->outstanding();
+    if (v->results().end > last) last = v->results().end;
+  }
+}
+
+}  // namespace
+
+bool System::work_under_way() const {
+  if (controller_->work_pending()) return true;
+  for (const auto& t : host_threads_)
+    if (t->work_pending()) return true;
+  for (const auto& v : vcpus_)
+    if (v->work_pending()) return true;
+  return false;
+}
+
+void System::watchdog() {
+  uint64_t ios = 0, outstanding = 0;
+  sc_time last;
+  stall_figures(*this, ios, outstanding, last);
+  if (guest_->ready() && outstanding && ios == watchdog_->last_ios && !work_under_way()) {
+    std::ostringstream h;
+    h << "stall detected at " << us_text(sc_time_stamp()) << " by the watchdog: no I/O completed for "
+      << config_.text("sim.stall_timeout") << " (sim.stall_timeout, last completion at "
+      << us_text(last) << ") and nothing under way could complete one, " << outstanding
+      << " I/Os outstanding";
+    stall_ = true;
+    stall_report_ = describe_stall(*this, h.str());
+    sc_stop();
+    return;
+  }
+  watchdog_->last_ios = ios;
+  if (progress_) progress_(ios);
+  watchdog_->tick.notify(watchdog_->period);
+}
+
+}  // namespace nvmesim::platform
+
+namespace nvmesim::platform {
+
+RunResults System::run() {
+  sc_start();
+  // SIGINT/SIGTERM (platform/cli/interrupt.h) stopped it: measured up to here.
+  const bool interrupted = interrupt::SimulationStopper::stopped();
+  // sc_start() also returns when no event is left: a vCPU waiting for an
+  // interrupt that nothing will send is a stall too.
+  if (!stall_ && !interrupted && guest_->vcpus_running() > 0) {
+    uint64_t ios = 0, outstanding = 0;
+    sc_time last;
+    stall_figures(*this, ios, outstanding, last);
+    std::ostringstream h;
+    h << "stall at " << us_text(sc_time_stamp()) << ": the simulation ran out of events with "
+      << guest_->vcpus_running() << " vCPU(s) not finished (last completion at " << us_text(last)
+      << "), " << outstanding << " I/Os outstanding";
+    stall_ = true;
+    stall_report_ = describe_stall(*this, h.str());
+  }
+  RunResults r;
+  r.config = config_.effective();
+  const auto& d = guest_->driver();
+  r.bringup_ok = guest_->bringup().ok;
+  r.bringup_error = guest_->bringup().error ? guest_->bringup().error : "";
+  r.bringup_ns = double(guest_->bringup_time().value()) / 1000.0;
+  r.dbbuf_active = d.dbbuf_active();
+  r.dbbuf_opcode = guest_->bringup().dbbuf_opcode;
+  r.dbbuf_status = guest_->bringup().dbbuf_status;
+  r.stalled = stall_;
+  r.stall_report = stall_report_;
+  r.interrupted = interrupted;
+
+  const sc_time start = guest_->measure_start();
+  // A stalled run's measured interval, for the run and for each job, lasts
+  // until the stall was detected (or a vCPU's own time, which runs ahead by
+  // its local offset): the time spent stalled counts in IOPS and utilisation.
+  sc_time stall_end = SC_ZERO_TIME;
+  const bool cut_short = stall_ || interrupted;  // an interrupted run the same way
+  if (cut_short) {
+    stall_end = std::max(sc_time_stamp(), start);
+    for (const auto& v : vcpus_) stall_end = std::max(stall_end, v->current_time());
+  }
+  auto interval_ns = [&](const sc_time& job_end) {
+    return double(((cut_short ? stall_end : std::max(job_end, start)) - start).value()) / 1000.0;
+  };
+  sc_time end = start;
+  for (unsigned i = 0; i < vcpus_.size(); ++i) {
+    const Vcpu& v = *vcpus_[i];
+    const auto& vr = v.results();
+    if (vr.end > end) end = vr.end;
+    r.ios += vr.ios;
+    r.read_ios += vr.read_ios;
+    r.write_ios += vr.write_ios;
+    r.read_bytes += vr.read_bytes;
+    r.write_bytes += vr.write_bytes;
+    if (!r.io_errors && vr.errors) r.first_error_status = vr.first_error_status;
+    r.io_errors += vr.errors;
+    r.verified_reads += vr.verified_reads;
+    r.verify_errors += vr.verify_errors;
+    r.lat.merge(v.latency());
+    const ExitStats measured = hypervisor_->exits(i);  // reset when measurement started
+    r.exits.merge(measured);
+    if (i < bringup_exits_.size()) r.bringup_exits.merge(bringup_exits_[i]);
+    VcpuFigures f;
+    f.guest_ns = double(vr.guest_time.value()) / 1000.0;
+    f.idle_ns = double(vr.idle_time.value()) / 1000.0;
+    for (unsigned k = 0; k < EXIT_KIND_COUNT; ++k)
+      if (k != unsigned(ExitKind::Hlt)) f.exit_ns += double(measured.time[k].value()) / 1000.0;
+    f.ios = vr.ios;
+    f.interrupts = vr.interrupts;
+    f.read.ios = vr.read_ios;
+    f.read.bytes = vr.read_bytes;
+    f.read.lat = v.latency(false);
+    f.read.lat_sum_sq = vr.lat_sum_sq[0];
+    f.write.ios = vr.write_ios;
+    f.write.bytes = vr.write_bytes;
+    f.write.lat = v.latency(true);
+    f.write.lat_sum_sq = vr.lat_sum_sq[1];
+    f.sim_time_ns = interval_ns(vr.end);
+    r.read.merge(f.read);
+    r.write.merge(f.write);
+    r.vcpus.push_back(f);
+    if (r.bringup_ok) {
+      const uint16_t q = v.params().qid;
+      const auto& sq = d.sq_counters(q);
+      const auto& cq = d.cq_counters(q);
+      r.sq.updates += sq.updates;
+      r.sq.mmio += sq.mmio;
+      r.sq.suppressed += sq.suppressed;
+      r.sq.updates_with_dbbuf += sq.updates_with_dbbuf;
+      r.sq.suppressed_with_dbbuf += sq.suppressed;
+      r.cq.updates += cq.updates;
+      r.cq.mmio += cq.mmio;
+      r.cq.suppressed += cq.suppressed;
+      r.cq.updates_with_dbbuf += cq.updates_with_dbbuf;
+      r.cq.suppressed_with_dbbuf += cq.suppressed;
+    }
+  }
+  r.sim_time_ns = interval_ns(end);
+  // Busy time counts the exits after a vCPU's last completion (its CQ
+  // doorbell and EOI exits); over the measured interval alone a 1 ms EOI
+  // after the last I/O made a vCPU 101.4% busy. So utilisation runs to where
+  // the vCPUs' work ended.
+  r.utilization_span_ns = r.sim_time_ns;
+  if (!cut_short)
+    for (const auto& v : vcpus_)
+      r.utilization_span_ns = std::max(r.utilization_span_ns,
+                                       double((std::max(v->current_time(), start) - start).value()) / 1000.0);
+
+  // The figures below are the statistics groups' (reset when measurement
+  // started), read from one snapshot of the tree, which the JSON carries whole.
+  r.stats = stats_.values();
+  r.bringup_stats = bringup_stats_;
+  const stats::GroupValues& s = r.stats;
+  for (const auto& h : host_threads_) {
+    const std::string g = std::string(h->basename()) + ".";
+    DeviceThreadFigures t;
+    t.name = h->basename();
+    t.busy_ns = double(s.at(g + "busy_time")) / 1000.0;
+    t.poll_ns = double(s.at(g + "poll_time")) / 1000.0;
+    t.dispatches = s.at(g + "dispatches");
+    t.sleep_wakeups = s.at(g + "wakeups_from_sleep");
+    t.poll_wakeups = s.at(g + "wakeups_while_polling");
+    r.device_threads.push_back(t);
+  }
+  r.host_cores = host_cpus_->cores();
+  r.overcommitted_ns = double(s.at("host.overcommitted_time")) / 1000.0;
+  r.lost_notifications = s.at("nvme.lost_notifications");
+  r.stuck_handler_runs = s.at("nvme.stuck_handler_runs");
+  r.coalesced_completions = s.at("nvme.coalesced_completions");
+  r.shadow_reads = s.at("nvme.shadow_reads");
+  r.eventidx_writes = s.at("nvme.eventidx_writes");
+  r.commands = s.at("nvme.io_commands");
+  r.async_events = s.at("nvme.async_events");
+  r.cq_full_waits = s.at("nvme.cq_full_waits");
+  r.interrupts_sent = s.at("nvme.msix_sent");
+  r.dma_reads = s.at("nvme.dma_reads");
+  r.dma_writes = s.at("nvme.dma_writes");
+  return r;
+}
+
+}  // namespace nvmesim::platform

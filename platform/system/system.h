@@ -1,0 +1,91 @@
+// A whole system assembled from a configuration: guest memory, PCIe root
+// complex, NVMe controller with its backend and host emulation thread, the
+// hypervisor, and one vCPU per job running the guest driver.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "firmware/statistics.h"
+#include "platform/report/results.h"
+
+namespace nvmesim::models {
+class GuestMemory;
+class PcieLink;
+class PcieRootComplex;
+class NvmeControllerModel;
+class HostThread;
+class HostCpus;
+class BigLock;
+class Hypervisor;
+class Guest;
+class Vcpu;
+}  // namespace nvmesim::models
+
+namespace nvmesim::platform {
+
+class Config;
+
+class System {
+ public:
+  // Elaborates the modules (SystemC elaborates once per process: build one
+  // System per process). Throws ConfigError for combinations that cannot run.
+  // `job_configs` (fio job files whose sections differ): vCPU j runs the
+  // workload (rw, bs, iodepth, ...) of *job_configs[j], one vCPU per entry;
+  // empty: numjobs vCPUs with the flat options of `config`.
+  explicit System(const Config& config, std::vector<const Config*> job_configs = {});
+  // The system keeps a reference to its configuration: a temporary would dangle.
+  explicit System(const Config&& config, std::vector<const Config*> job_configs = {}) = delete;
+  ~System();
+
+  // Simulates until every job is done (or a stall is detected) and returns
+  // the figures.
+  RunResults run();
+
+  models::NvmeControllerModel& controller() { return *controller_; }
+  models::Guest& guest() { return *guest_; }
+  models::GuestMemory& memory() { return *memory_; }
+  models::Hypervisor& hypervisor() { return *hypervisor_; }
+  std::vector<std::unique_ptr<models::Vcpu>>& vcpus() { return vcpus_; }
+  size_t host_thread_count() const { return host_threads_.size(); }  // trace ids 0..n-1
+  // Every component's statistics group, by name ("vcpu0", "nvme", ...);
+  // reset when measurement starts.
+  stats::Group& stats() { return stats_; }
+
+ private:
+  void link_stats();
+  void start_measurement();
+  void watchdog();
+ public:
+  // Called at each watchdog tick (every sim.stall_timeout of simulated
+  // time) with the I/Os completed so far: progress on a terminal.
+  void on_progress(std::function<void(uint64_t ios)> report) { progress_ = std::move(report); }
+
+ private:
+  std::function<void(uint64_t)> progress_;
+  bool work_under_way() const;  // some component will make progress as time passes
+
+  const Config& config_;
+  std::vector<const Config*> job_configs_;
+  std::unique_ptr<models::PcieLink> link_;
+  std::unique_ptr<models::GuestMemory> memory_;
+  std::unique_ptr<models::PcieRootComplex> root_complex_;
+  std::unique_ptr<models::HostCpus> host_cpus_;
+  std::unique_ptr<models::BigLock> bql_;
+  std::vector<std::unique_ptr<models::HostThread>> host_threads_;  // [0]: main loop
+  std::unique_ptr<models::NvmeControllerModel> controller_;
+  std::unique_ptr<models::Hypervisor> hypervisor_;
+  std::unique_ptr<models::Guest> guest_;
+  std::vector<std::unique_ptr<models::Vcpu>> vcpus_;
+  stats::Group stats_;
+  std::vector<models::ExitStats> bringup_exits_;  // per vCPU, when measurement started
+  stats::GroupValues bringup_stats_;              // the whole tree then
+  struct Watchdog;
+  std::unique_ptr<Watchdog> watchdog_;
+  bool stall_ = false;
+  std::string stall_report_;
+};
+
+}  // namespace nvmesim::platform
