@@ -113,10 +113,8 @@ void write_json(std::ostream& out, const std::vector<Checked>& runs, const Repor
   out << doc.dump(2) << '\n';
 }
 
-void write_vcd(std::FILE* out, const Checked& run) {
+void write_trace(traces::Tracer& vcd, const Checked& run) {
   using traces::QueueSignal;
-  traces::TraceOptions options;
-  traces::VcdWriter vcd(out, options);
   vcd.begin(1, 1, 1);
   constexpr uint64_t kStepPs = 10000;  // 10 ns per step: one access each
   const std::vector<State>& path = run.result.path;
@@ -149,5 +147,7 @@ void write_vcd(std::FILE* out, const Checked& run) {
   }
   vcd.end((run.result.steps.size() + 1) * kStepPs);
 }
+
+uint64_t trace_end_ps(const Checked& run) { return (run.result.steps.size() + 1) * 10000; }
 
 }  // namespace nvmesim::platform::verify

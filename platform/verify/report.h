@@ -3,6 +3,8 @@
 // (traces/vcd_writer.h, so it opens with traces/nvmesim.gtkw).
 #pragma once
 
+#include "traces/tracer.h"
+
 #include <cstdio>
 #include <iosfwd>
 #include <string>
@@ -31,6 +33,9 @@ void write_text(std::ostream& out, const std::vector<Checked>& runs, const Repor
 void write_json(std::ostream& out, const std::vector<Checked>& runs, const ReportOptions& o, double seconds);
 // The counterexample's steps at 10 ns each, as the simulator's q1, vcpu0,
 // host0 and msix.vector1 signals.
-void write_vcd(std::FILE* out, const Checked& run);
+// The counterexample through a trace writer (traces::VcdWriter or
+// TimelineWriter), one access per 10 ns, with the simulator's signal names.
+void write_trace(traces::Tracer& tracer, const Checked& run);
+uint64_t trace_end_ps(const Checked& run);
 
 }  // namespace nvmesim::platform::verify

@@ -12,6 +12,9 @@
 #include "platform/config/user_text.h"
 #include "platform/verify/canonical.h"
 #include "platform/verify/report.h"
+#include "traces/gtkwave_save.h"
+#include "traces/timeline_writer.h"
+#include "traces/vcd_writer.h"
 #include "platform/verify/search.h"
 
 namespace po = boost::program_options;
@@ -165,7 +168,7 @@ ModelConfig resolve(const std::map<std::string, std::string>& v, uint32_t qsize,
 }
 
 void print_help(std::ostream& out, const po::options_description& desc) {
-  out << "Usage: nvmesim verify [--qsize N] [--commands K] [parameters] [--vcd FILE]\n"
+  out << "Usage: nvmesim verify [--qsize N] [--commands K] [parameters] [--vcd FILE] [--timeline FILE]\n"
          "\n"
          "Explores every interleaving of the guest driver's and the device's accesses to\n"
          "one SQ/CQ pair (each access the other side can see is one step; x86 or Arm\n"
@@ -198,7 +201,8 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
                          (std::string(o.help) + " [" + join(o.choices, "|") + "]").c_str());
     desc.add_options()
         ("output-format", po::value<std::string>()->default_value("text"), "text or json")
-        ("vcd", po::value<std::string>(), "write the counterexample as a VCD (the simulator's signal names)")
+        ("vcd", po::value<std::string>(), "write the counterexample as a VCD (the simulator's signal names) and its GTKWave save file")
+        ("timeline", po::value<std::string>(), "write the counterexample as a Chrome trace-event timeline")
         ("max-states", po::value<std::string>()->default_value("50000000"),
          "stop a search after this many states (1..1000000000)")
         ("time", po::value<std::string>()->default_value("on"), "print elapsed times (off: byte-identical output)");
@@ -266,16 +270,35 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
         status = 1;
         if (!first_violation) first_violation = &r;
       }
-    if (vm.count("vcd") && first_violation) {
-      const std::string path = vm["vcd"].as<std::string>();
+    // The shortest counterexample as a waveform (and GTKWave's save file
+    // beside it) or a timeline, with the simulator's signal names.
+    for (const char* option : {"vcd", "timeline"}) {
+      if (!vm.count(option) || !first_violation) continue;
+      const std::string path = vm[option].as<std::string>();
+      const std::string refused = std::string("--") + option + ": cannot write " + quoted(path);
       std::FILE* f = std::fopen(path.c_str(), "w");
-      if (!f) throw UsageError{"--vcd: cannot write " + quoted(path)};
-      verify::write_vcd(f, *first_violation);
-      if (std::fclose(f) != 0) throw UsageError{"--vcd: cannot write " + quoted(path)};
+      if (!f) throw UsageError{refused};
+      traces::TraceOptions topts;
+      if (std::string(option) == "vcd") {
+        traces::VcdWriter vcd(f, topts);
+        verify::write_trace(vcd, *first_violation);
+        const std::string save = traces::gtkwave_save_path(path);
+        std::FILE* g = std::fopen(save.c_str(), "w");
+        if (!g) throw UsageError{"--vcd: cannot write " + quoted(save)};
+        std::fputs(traces::gtkwave_save_file(vcd.signal_list(), path, {0, verify::trace_end_ps(*first_violation)})
+                       .c_str(), g);
+        if (std::fclose(g) != 0) throw UsageError{"--vcd: cannot write " + quoted(save)};
+      } else {
+        traces::TimelineWriter timeline(f, topts);
+        verify::write_trace(timeline, *first_violation);
+      }
+      if (std::fclose(f) != 0) throw UsageError{refused};
     }
     if (ro.json) verify::write_json(out, runs, ro, seconds);
     else verify::write_text(out, runs, ro, seconds);
-    if (vm.count("vcd") && !first_violation && !ro.json) out << "--vcd: no counterexample, nothing written\n";
+    for (const char* option : {"vcd", "timeline"})
+      if (vm.count(option) && !first_violation && !ro.json)
+        out << "--" << option << ": no counterexample, nothing written\n";
     return status;
   } catch (const UsageError& e) {
     err << kPrefix << e.message << '\n';

@@ -204,3 +204,32 @@ TEST_CASE("verify command: bad options name the option and the allowed values, e
   CHECK(e.err.find("--guest.dbbuf_full_barrier: 'maybe'") != std::string::npos);
   CHECK(e.err.find('\n') == e.err.size() - 1);
 }
+
+TEST_CASE("verify command: the counterexample as a timeline, and the VCD's GTKWave save file beside it", "[verify]") {
+  test::TempFile base("");
+  const std::string vcd = base.path + ".vcd", gtkw = base.path + ".gtkw", timeline = base.path + ".json";
+  const auto bad = test::run_nvmesim("verify --qsize 3 --commands 4 --time=off --guest.dbbuf_full_barrier=off --vcd " +
+                                     vcd + " --timeline " + timeline);
+  CHECK(bad.exit_code == 1);
+  auto slurp = [](const std::string& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  // The timeline: Chrome trace-event JSON with the simulator's track names
+  // and the counterexample's doorbell events (one access per 10 ns).
+  const auto doc = nlohmann::json::parse(slurp(timeline));
+  REQUIRE(doc.contains("traceEvents"));
+  bool suppressed = false;
+  for (const auto& e : doc["traceEvents"])
+    if (e.value("name", "") == "sq_suppressed") suppressed = true;
+  CHECK(suppressed);  // the driver skipped the doorbell the device needed
+  // The save file lists the VCD's vectors with their GTKWave ranges, and
+  // opens on the whole counterexample.
+  const std::string save = slurp(gtkw);
+  CHECK(save.find("nvmesim.q1.shadow_sq_tail[31:0]") != std::string::npos);
+  CHECK(save.find("nvmesim.vcpu0.state[1:0]") != std::string::npos);
+  CHECK(save.find("[timestart] 0\n") != std::string::npos);
+  for (const std::string& p : {vcd, gtkw, timeline}) std::remove(p.c_str());
+}
