@@ -24,6 +24,11 @@ uint64_t queue_bytes(const VirtioBlkDriverConfig& c, uint32_t num) {
 VirtioBlkDriver::VirtioBlkDriver(const VirtioBlkDriverConfig& config, VirtioDriverEnv& env)
     : config_(config), env_(env) {}
 
+void VirtioBlkDriver::attach_cpu(uint16_t q, VirtioDriverEnv& c) {
+  if (cpus_.size() <= q) cpus_.resize(size_t(q) + 1, nullptr);
+  cpus_[q] = &c;
+}
+
 uint64_t VirtioBlkDriver::memory_needed(const VirtioBlkDriverConfig& c) {
   return uint64_t(c.queues) * queue_bytes(c, c.queue_size);
 }
@@ -102,7 +107,7 @@ VirtioBlkBringUp VirtioBlkDriver::bring_up() {
     Q.headers = align_up(ring.used + SplitRing::used_bytes(num), PAGE);
     Q.data = align_up(Q.headers + uint64_t(HEADER_STRIDE) * depth, PAGE);
     at = Q.data + data_stride(config_) * depth;
-    Q.vq.init(env_, ring, event);
+    Q.vq.init(cpu(q), ring, event);
     common_write(QUEUE_DESC, 4, uint32_t(ring.desc));
     common_write(QUEUE_DESC + 4, 4, uint32_t(ring.desc >> 32));
     common_write(QUEUE_DRIVER, 4, uint32_t(ring.avail));
@@ -150,7 +155,7 @@ int32_t VirtioBlkDriver::submit(uint16_t q, const IoSpec& io) {
   if (Q.free_tags.empty()) return -1;
   const uint32_t tag = Q.free_tags.back();
   const uint64_t hdr = header_addr(q, tag);
-  uint8_t* h = env_.guest_memory(hdr, HEADER_STRIDE);
+  uint8_t* h = cpu(q).guest_memory(hdr, HEADER_STRIDE);
   st32(h, flush ? BLK_T_FLUSH : write ? BLK_T_OUT : BLK_T_IN);
   st32(h + 4, 0);
   st64(h + 8, flush ? 0 : io.slba * (result_.blk_size / BLK_SECTOR_BYTES));
@@ -185,7 +190,7 @@ DoorbellUpdate VirtioBlkDriver::kick(uint16_t q) {
   if (k.event_idx) ++Q.counters->updates_with_dbbuf;
   if (k.needs_kick) {
     // virtqueue_notify: vp_notify writes the queue index to its notify address.
-    env_.mmio_write(VirtioBlkDevice::NOTIFY_OFFSET + Q.notify_off * VirtioBlkDevice::NOTIFY_OFF_MULTIPLIER,
+    cpu(q).mmio_write(VirtioBlkDevice::NOTIFY_OFFSET + Q.notify_off * VirtioBlkDevice::NOTIFY_OFF_MULTIPLIER,
                     2, q);
     u.mmio = true;
     ++Q.counters->mmio;
@@ -213,7 +218,7 @@ std::vector<Completion> VirtioBlkDriver::interrupt(uint16_t q) {
       Q.free_tags.push_back(tag);
       --Q.outstanding;
       ++Q.counters->completions;
-      done.push_back(Completion{tag, env_.guest_memory(header_addr(q, tag) + 16, 1)[0], q});
+      done.push_back(Completion{tag, cpu(q).guest_memory(header_addr(q, tag) + 16, 1)[0], q});
     }
     if (Q.vq.broken()) break;
   } while (!Q.vq.enable_cb());

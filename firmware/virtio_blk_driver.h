@@ -26,10 +26,16 @@ struct VirtioBlkDriverConfig {
   uint32_t msix_vector_base = 1;  // queue q uses vector base + q; the config change vector 0
 };
 
-// One virtqueue's kicks, in the doorbell counters' terms: a kick is an SQ
-// doorbell update, written (mmio) or suppressed; updates_with_dbbuf counts
-// the updates decided by avail_event (EVENT_IDX negotiated).
-struct VirtqueueDriverCounters : QueueDoorbellCounters {
+// One virtqueue's kicks, in the doorbell counters' terms (docs/metrics.md):
+// a kick is an SQ doorbell update, written (mmio) or suppressed.
+struct VirtqueueDriverCounters : stats::Group {
+  using Scalar = stats::Scalar;
+  Scalar updates{*this, "updates", stats::Unit::Count, "kick decisions (virtqueue_kick_prepare after a batch)"};
+  Scalar mmio{*this, "mmio", stats::Unit::Count, "kicks that wrote the queue's notify address"};
+  Scalar suppressed{*this, "suppressed", stats::Unit::Count,
+                    "kicks avail_event (or the device's NO_NOTIFY flag) showed were not needed"};
+  Scalar updates_with_dbbuf{*this, "updates_with_dbbuf", stats::Unit::Count,
+                            "kick decisions made with VIRTIO_RING_F_EVENT_IDX negotiated"};
   Scalar completions{*this, "completions", stats::Unit::Count, "used entries the driver consumed"};
   Scalar interrupts{*this, "interrupts", stats::Unit::Count, "queue interrupts with used entries to process"};
   Scalar spurious_interrupts{*this, "spurious_interrupts", stats::Unit::Count,
@@ -49,7 +55,11 @@ struct VirtioBlkBringUp {
 
 class VirtioBlkDriver {
  public:
+  // Bring-up and every queue on `env` (one CPU, or a harness).
   VirtioBlkDriver(const VirtioBlkDriverConfig& config, VirtioDriverEnv& env);
+  // Queue q's work (add, kick, interrupt) runs on `cpu`, one queue per vCPU
+  // as virtio_blk's blk-mq mapping does.
+  void attach_cpu(uint16_t q, VirtioDriverEnv& cpu);
 
   VirtioBlkBringUp bring_up();
   // Builds the request on queue q (virtblk_add_req); no kick. Returns the
@@ -89,7 +99,10 @@ class VirtioBlkDriver {
   void common_write(uint32_t off, unsigned size, uint32_t value);
 
   VirtioBlkDriverConfig config_;
+  VirtioDriverEnv& cpu(uint16_t q) const { return q < cpus_.size() && cpus_[q] ? *cpus_[q] : env_; }
+
   VirtioDriverEnv& env_;
+  std::vector<VirtioDriverEnv*> cpus_;  // by queue
   stats::Group stats_;  // "virtio_driver": vqN per queue
   std::vector<Queue> queues_;
   VirtioBlkBringUp result_;

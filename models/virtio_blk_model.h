@@ -37,6 +37,18 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
     sc_core::sc_time req_cost;     // host CPU per request popped and started
     sc_core::sc_time done_cost;    // host CPU per request completed
     std::vector<uint8_t> queue_thread;  // host thread of each virtqueue (empty: all on 0)
+    uint32_t queues = 0;  // virtio.queues as given (0: one per job); System sets firmware.num_queues
+
+    static constexpr const char* param_prefix = "virtio";
+    template <class V>
+    void visit(V& v) {
+      v.flag(firmware.event_idx, "event_idx", "on",
+             "offer VIRTIO_RING_F_EVENT_IDX (avail_event / used_event suppress kicks and interrupts)");
+      v.integer(firmware.queue_size_max, "queue_size", "256", "entries", 2, 32768,
+                "descriptors per virtqueue, a power of 2 (QEMU's queue-size)");
+      v.integer(queues, "queues", "0", "queues", 0, 64,
+                "virtqueues the device offers (0 = one per job; at least numjobs)");
+    }
   };
   // Virtio PCI ids (section 4.1.2): vendor 0x1AF4, device 0x1040 + 2 (block).
   static constexpr uint16_t kVendorId = 0x1AF4;

@@ -237,9 +237,13 @@ void write_normal(const RunResults& r, std::ostream& o) {
   const std::string headline = run_headline(r);
   if (!headline.empty()) o << headline << "\n";
   o << "job: rw=" << cfg("rw") << ", bs=" << cfg("bs") << ", iodepth=" << cfg("iodepth")
-    << ", numjobs=" << cfg("numjobs") << ", backend=" << cfg("nvme.backend")
-    << ", dbbuf=" << cfg("nvme.dbbuf") << (r.dbbuf_active ? " (active)" : " (inactive)")
-    << ", notify=" << cfg("hv.notify") << "\n";
+    << ", numjobs=" << cfg("numjobs") << ", backend=" << cfg("nvme.backend");
+  if (cfg("device") == "virtio-blk")  // its kicks' EventIdx is VIRTIO_RING_F_EVENT_IDX
+    o << ", device=virtio-blk, event_idx=" << cfg("virtio.event_idx")
+      << (r.dbbuf_active ? " (negotiated)" : " (not negotiated)");
+  else
+    o << ", dbbuf=" << cfg("nvme.dbbuf") << (r.dbbuf_active ? " (active)" : " (inactive)");
+  o << ", notify=" << cfg("hv.notify") << "\n";
   if (!r.bringup_ok) {
     o << "  bring-up failed: " << r.bringup_error << "\n";
     return;

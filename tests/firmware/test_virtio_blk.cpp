@@ -19,7 +19,7 @@ IoSpec read_at(uint64_t lba) {
   io.nlb = 8;
   return io;
 }
-void check_invariant(const QueueDoorbellCounters& c) { CHECK(c.updates == c.mmio + c.suppressed); }
+void check_invariant(const VirtqueueDriverCounters& c) { CHECK(c.updates == c.mmio + c.suppressed); }
 }  // namespace
 
 TEST_CASE("bring-up negotiates VIRTIO_RING_F_EVENT_IDX only when both sides want it") {

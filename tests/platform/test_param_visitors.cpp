@@ -54,10 +54,11 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 82 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 86 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 82);
-  // The component blocks in order: fio's flat names first, hv.device_thread last.
+  REQUIRE(reg.all().size() == 86);
+  // The component blocks in order: fio's flat names first, then hv.* up to
+  // hv.device_thread, then the device choice and virtio.*.
   CHECK(reg.all().front().name == "rw");
   CHECK(reg.all()[13].name == "sim.quantum");
   CHECK(reg.all()[17].name == "guest.submit_cost");
@@ -65,7 +66,9 @@ TEST_CASE("visitors: the registry holds the 82 parameters with their specs", "[p
   CHECK(reg.all()[48].name == "pcie.mode");
   CHECK(reg.all()[57].name == "hv.cpu_ghz");
   CHECK(reg.all()[80].name == "host.cores");
-  CHECK(reg.all().back().name == "hv.device_thread");
+  CHECK(reg.all()[81].name == "hv.device_thread");
+  CHECK(reg.all()[82].name == "device");
+  CHECK(reg.all().back().name == "virtio.queues");
 
   const ParamSpec* mmio = reg.find("hv.exit_mmio");
   REQUIRE(mmio);
