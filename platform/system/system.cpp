@@ -413,6 +413,7 @@ RunResults System::run() {
   r.overcommitted_ns = double(s.at("host.overcommitted_time")) / 1000.0;
   if (virtio_) {
     r.commands = s.at("virtio_blk.requests");
+    r.eventidx_writes = s.at("virtio_blk.avail_event_writes");  // the device's EventIdx
     r.interrupts_sent = s.at("virtio_blk.msix_sent");
     r.dma_reads = s.at("virtio_blk.dma_reads");
     r.dma_writes = s.at("virtio_blk.dma_writes");

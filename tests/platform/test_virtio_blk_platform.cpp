@@ -102,6 +102,17 @@ TEST_CASE("virtio-blk platform: iodepth 32 without EVENT_IDX interrupts for ever
   CHECK_FALSE(r.dbbuf_active);
 }
 
+TEST_CASE("virtio-blk platform: data written through the ring reads back (ram backend, verify=pattern)") {
+  Config c = make_config({{"nvme.backend", "ram"}, {"rw", "randrw"}, {"verify", "pattern"}, {"size", "64k"},
+                          {"bs", "16k"}, {"number_ios", "2000"}});
+  System sys(c);
+  const RunResults r = sys.run();
+  check_common(r, 2000);
+  CHECK(r.io_errors == 0);
+  CHECK(r.verified_reads > 500);  // 4 blocks: nearly every read follows a write of its block
+  CHECK(r.verify_errors == 0);
+}
+
 TEST_CASE("virtio-blk platform: bad virtio settings are refused naming the field") {
   {
     Config c = make_config({{"virtio.queue_size", "100"}});
