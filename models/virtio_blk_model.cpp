@@ -144,10 +144,16 @@ void VirtioBlkModel::bar0_b_transport(tlm::tlm_generic_payload& p, sc_time& dela
   if (status_before != 0 && firmware_->status() == 0) {
     // virtio_reset: requests in flight are dropped with the queues.
     backend_->reset();
-    for (Context& c : ctx_) c.marked.clear(), c.done.clear();
+    for (Context& c : ctx_) {
+      c.marked.clear();
+      c.done.clear();
+    }
     std::fill(marked_.begin(), marked_.end(), 0);
     free_slots_.clear();
-    for (uint32_t s = uint32_t(slots_.size()); s-- > 0;) slots_[s].busy = false, free_slots_.push_back(s);
+    for (uint32_t s = uint32_t(slots_.size()); s-- > 0;) {
+      slots_[s].busy = false;
+      free_slots_.push_back(s);
+    }
     notifier_->on_controller_reset();
   }
   if (q >= 0) {

@@ -289,6 +289,9 @@ void write_normal(const RunResults& r, std::ostream& o) {
   o << "  MSI-X messages per I/O: " << fixed(r.per_io(r.interrupts_sent), 3)
     << "; interrupt-injection exits per I/O: "
     << fixed(r.per_io(r.exits.count[unsigned(ExitKind::Interrupt)]), 3) << "\n";
+  if (r.stats.group("virtio_blk"))
+    o << "  used-ring notifications: sent " << r.stats.at("virtio_blk.interrupts") << ", suppressed "
+      << r.stats.at("virtio_blk.interrupts_suppressed") << " (used_event / NO_INTERRUPT)\n";
   o << "VM exits (measured phase):\n";
   for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k) {
     if (!r.exits.count[k]) continue;
