@@ -15,6 +15,10 @@ Guest::Guest(sc_module_name name, const fw::DriverConfig& config, GuestMemory& m
 }
 
 void Guest::add_vcpu(Vcpu& vcpu) {
+  if (use_virtio_) {
+    if (!virtio_) virtio_ = std::make_unique<fw::VirtioBlkDriver>(virtio_config_, vcpu);  // the boot CPU
+    virtio_->attach_cpu(uint16_t(vcpu.params().qid - 1), vcpu);
+  }
   if (vcpus_.empty()) driver_->attach_cpu(0, vcpu);
   driver_->attach_cpu(vcpu.params().qid, vcpu);
   vcpus_.push_back(&vcpu);
@@ -29,7 +33,23 @@ void Guest::program_msix(Vcpu& boot) {
 void Guest::bring_up(Vcpu& boot) {
   running_ = unsigned(vcpus_.size());
   program_msix(boot);
-  bringup_ = driver_->bring_up();
+  if (virtio_) {
+    // virtio: vector 0 is the configuration change, vector q + 1 queue q's:
+    // program_msix's vector 0 to the boot CPU and vector qid to its vCPU.
+    const fw::VirtioBlkBringUp vb = virtio_->bring_up();
+    bringup_ = fw::BringUpResult{};
+    bringup_.ok = vb.ok;
+    bringup_error_ = vb.error;
+    bringup_.error = bringup_error_.c_str();
+    bringup_.io_queues = vb.queues;
+    bringup_.io_queue_entries = vb.queue_size;
+    bringup_.tags_per_queue = vb.queue_depth;
+    bringup_.lba_bytes = vb.blk_size;
+    bringup_.namespace_lbas = vb.capacity_sectors * fw::virtio::BLK_SECTOR_BYTES / vb.blk_size;
+    bringup_.vendor_id = 0x1AF4;
+  } else {
+    bringup_ = driver_->bring_up();
+  }
   boot.sync_shared_memory();
   bringup_time_ = sc_time_stamp();
   measure_start_ = sc_time_stamp();

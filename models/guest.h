@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <systemc>
 #include <vector>
 
 #include "firmware/driver.h"
+#include "firmware/virtio_blk_driver.h"
 #include "models/guest_memory.h"
 #include "models/hypervisor.h"
 #include "models/param_visit.h"
@@ -73,6 +75,12 @@ class Guest : public sc_core::sc_module {
   // (it also drives the admin queue).
   void add_vcpu(Vcpu& vcpu);
   void set_doorbell_stride(uint32_t dstrd) { dstrd_ = dstrd; }  // for traces
+  // The guest drives a virtio-blk device instead (before add_vcpu): Linux's
+  // virtio_blk, queue q on the vCPU of I/O queue pair q + 1.
+  void use_virtio_blk(const fw::VirtioBlkDriverConfig& config) { virtio_config_ = config; use_virtio_ = true; }
+  fw::VirtioBlkDriver* virtio() { return virtio_.get(); }
+  const fw::VirtioBlkDriver* virtio() const { return virtio_.get(); }
+  const fw::VirtioBlkDriverConfig* virtio_config() const { return use_virtio_ ? &virtio_config_ : nullptr; }
   fw::Driver& driver() { return *driver_; }
   const fw::Driver& driver() const { return *driver_; }
   GuestMemory& memory() { return memory_; }
@@ -102,6 +110,10 @@ class Guest : public sc_core::sc_module {
   GuestMemory& memory_;
   Hypervisor& hypervisor_;
   std::unique_ptr<fw::Driver> driver_;
+  bool use_virtio_ = false;
+  fw::VirtioBlkDriverConfig virtio_config_;
+  std::unique_ptr<fw::VirtioBlkDriver> virtio_;
+  std::string bringup_error_;  // storage for bringup_.error (virtio-blk)
   std::vector<Vcpu*> vcpus_;
   bool ready_ = false;
   sc_core::sc_event ready_event_;

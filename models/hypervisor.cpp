@@ -30,7 +30,7 @@ void Hypervisor::attach_vcpu(unsigned apic_id, InterruptTarget& target) {
 
 void Hypervisor::b_transport(int id, tlm::tlm_generic_payload& payload, sc_time& delay) {
   const uint64_t addr = payload.get_address();
-  const bool doorbell = addr >= kBar0Base + 0x1000 &&
+  const bool doorbell = addr >= kBar0Base + doorbell_offset_ &&
                         addr < kBar0Base + kBar0Size;
   const sc_time start = delay;
   if (doorbell && payload.is_write() && ioeventfd_) {

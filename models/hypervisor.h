@@ -58,6 +58,9 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
   // An ioeventfd for doorbell writes: called with the BAR0 offset and the
   // exit's delay; returns false when no ioeventfd covers that doorbell (the
   // write is then an ordinary trapped MMIO write).
+  // Where the device's doorbells start in BAR0 (NVMe: 0x1000; virtio: its
+  // notify region): writes from there on count as doorbell exits.
+  void set_doorbell_offset(uint32_t offset) { doorbell_offset_ = offset; }
   void set_ioeventfd(std::function<bool(uint32_t, const sc_core::sc_time&)> handler) {
     ioeventfd_ = std::move(handler);
   }
@@ -88,6 +91,7 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
   std::vector<InterruptTarget*> targets_;
   std::vector<VcpuExitCounters> exits_;
   std::function<bool(uint32_t, const sc_core::sc_time&)> ioeventfd_;
+  uint32_t doorbell_offset_ = 0x1000;
   stats::Group stats_;  // "hv"
   stats::Scalar interrupts_delivered_{stats_, "interrupts_delivered", stats::Unit::Count,
                                       "MSIs delivered to a vCPU"};

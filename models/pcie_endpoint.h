@@ -52,6 +52,8 @@ class PcieEndpoint : public sc_core::sc_module {
   // A vector was unmasked with its pending bit set (now cleared): its
   // message goes now. A device that keeps per-message state overrides this.
   virtual void send_pending_msix(uint16_t vector, const sc_core::sc_time& delay);
+  // The configuration space, for a device to add its capabilities.
+  uint8_t* config_space() { return config_space_.data(); }
 
  private:
   void msix_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);

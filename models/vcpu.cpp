@@ -1,5 +1,6 @@
 #include "models/vcpu.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -17,7 +18,8 @@ namespace nvmesim::models {
 Vcpu::Vcpu(sc_module_name name, const Params& params, Guest& guest)
     : sc_module(name), mmio_socket("mmio_socket"), params_(params), guest_(guest),
       workload_(params.job) {
-  const uint32_t tags = guest_.driver().config().max_outstanding_per_queue + 1;
+  uint32_t tags = guest_.driver().config().max_outstanding_per_queue + 1;
+  if (const auto* vc = guest_.virtio_config()) tags = std::max<uint32_t>(tags, vc->queue_size);
   start_time_.resize(tags);
   is_write_.resize(tags);
   reaped_.resize(tags);
@@ -126,6 +128,15 @@ void Vcpu::mmio_write32(uint32_t offset, uint32_t value) {
 }
 void Vcpu::mmio_write64(uint32_t offset, uint64_t value) {
   mmio(tlm::TLM_WRITE_COMMAND, offset, &value, 8);
+}
+
+uint32_t Vcpu::mmio_read(uint32_t offset, unsigned size) {
+  uint32_t v = 0;
+  mmio(tlm::TLM_READ_COMMAND, offset, &v, size);
+  return v;
+}
+void Vcpu::mmio_write(uint32_t offset, unsigned size, uint32_t value) {
+  mmio(tlm::TLM_WRITE_COMMAND, offset, &value, size);
 }
 
 void Vcpu::program_msix_vector(uint16_t vector, uint64_t address, uint32_t data) {

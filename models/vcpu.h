@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "firmware/driver.h"
+#include "firmware/virtqueue_driver.h"
 #include "firmware/statistics.h"
 #include "models/hypervisor.h"
 #include "models/latency_histogram.h"
@@ -82,7 +83,10 @@ struct GuestCpuCosts {
 
 // The vCPU is the CPU the driver's code runs on: its fw::DriverEnv, with
 // time (exits, the store buffer, barriers) on this vCPU's clock.
-class Vcpu : public sc_core::sc_module, public InterruptTarget, public fw::DriverEnv {
+class Vcpu : public sc_core::sc_module,
+             public InterruptTarget,
+             public fw::DriverEnv,
+             public fw::VirtioDriverEnv {
  public:
   // Its job's options and the driver's costs (both from the configuration),
   // and where it sits.
@@ -113,6 +117,11 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget, public fw::Drive
   void store_shadow(uint64_t gpa, uint32_t value) override;
   uint32_t load_eventidx(uint64_t gpa) override;
   void wait_ns(uint64_t ns) override;
+  // ---- fw::VirtioDriverEnv: the virtio-blk driver on this vCPU (guest
+  // memory and barriers as above; virtio_rmb is a compiler barrier on x86).
+  void read_barrier() override {}
+  uint32_t mmio_read(uint32_t offset, unsigned size) override;
+  void mmio_write(uint32_t offset, unsigned size, uint32_t value) override;
   void sync_shared_memory();  // let local time pass before touching shared state
   // The PCI core's MSI-X set-up: fills table entry `vector` (BAR2) and
   // unmasks it, untimed (enumeration's exits are not modelled).
@@ -172,6 +181,7 @@ class Vcpu : public sc_core::sc_module, public InterruptTarget, public fw::Drive
   bool io_interrupt_due() const;
   void take_io_interrupt();
   void handle_completions(bool from_interrupt);
+  void finish_io(const fw::Completion& c);
   void guest_work(const sc_core::sc_time& t);
   void mmio(tlm::tlm_command cmd, uint32_t offset, void* data, unsigned len);
   void commit_stores();

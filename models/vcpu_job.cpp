@@ -69,7 +69,8 @@ void Vcpu::submit_batch() {
     spec.opcode = io.write ? nvme::io::WRITE : nvme::io::READ;
     spec.slba = io.offset / lba;
     spec.nlb = io.bytes / lba;
-    const int32_t tag = guest_.driver().submit(params_.qid, spec);
+    fw::VirtioBlkDriver* vb = guest_.virtio();
+    const int32_t tag = vb ? vb->submit(uint16_t(params_.qid - 1), spec) : guest_.driver().submit(params_.qid, spec);
     if (tag < 0) break;  // SQ full: publish what we have
     start_time_[tag] = started;
     is_write_[tag] = io.write;
@@ -77,7 +78,8 @@ void Vcpu::submit_batch() {
     if (params_.verify) {
       const uint64_t block = io.offset / params_.job.bs;
       block_[tag] = block;
-      const uint64_t gpa = guest_.driver().data_buffer(params_.qid, uint32_t(tag));
+      const uint64_t gpa = vb ? vb->data_buffer(uint16_t(params_.qid - 1), uint32_t(tag))
+                              : guest_.driver().data_buffer(params_.qid, uint32_t(tag));
       uint8_t* buf = guest_memory(gpa, io.bytes);
       if (io.write) {
         fill_pattern(buf, block);
@@ -92,7 +94,11 @@ void Vcpu::submit_batch() {
     ++n;
     guest_work(params_.submit_cost);
   }
-  if (n) trace_update(true, guest_.driver().ring_sq(params_.qid));
+  // One SQ doorbell update per batch; virtio-blk kicks once per batch
+  // (virtio_queue_rq: kick_prepare on the batch's last request).
+  if (n)
+    trace_update(true, guest_.virtio() ? guest_.virtio()->kick(uint16_t(params_.qid - 1))
+                                       : guest_.driver().ring_sq(params_.qid));
 }
 
 void Vcpu::handle_completions(bool from_interrupt) {
@@ -106,51 +112,59 @@ void Vcpu::handle_completions(bool from_interrupt) {
     ++results_.interrupts;
     guest_work(params_.irq_entry);
   }
-  // Consume every completion whose phase matches, finishing each I/O, then
-  // publish the CQ head once (nvme_irq -> nvme_poll_cq -> nvme_ring_cq_doorbell).
-  const unsigned n =
-      guest_.driver().consume_completions(params_.qid, reaped_.data(), unsigned(reaped_.size()));
-  for (unsigned i = 0; i < n; ++i) {
-    guest_work(params_.complete_cost);
-    const fw::Completion& c = reaped_[i];
-    const sc_time end = now();
-    const uint64_t lat_ns = (end - start_time_[c.tag]).value() / 1000;
-    latency_.add(lat_ns);
-    latency_dir_[is_write_[c.tag] ? 1 : 0].add(lat_ns);
-    results_.lat_sum_sq[is_write_[c.tag] ? 1 : 0] += (long double)lat_ns * lat_ns;
-    if (auto* t = traces::active())
-      t->io(params_.qid, c.tag, is_write_[c.tag], start_time_[c.tag].value(), end.value());
-    --outstanding_;
-    ++ready_;  // into the job's aio ring, for fio's next reap
-    ++results_.ios;
-    if (c.status && results_.errors++ == 0) results_.first_error_status = c.status;
-    const uint64_t bytes = params_.job.bs;
-    if (params_.verify && !c.status) {
-      if (is_write_[c.tag]) {
-        written_[block_[c.tag]] = 1;
-      } else if (expect_pattern_[c.tag]) {
-        ++results_.verified_reads;
-        const uint64_t gpa = guest_.driver().data_buffer(params_.qid, c.tag);
-        if (!check_pattern(guest_memory(gpa, params_.job.bs), block_[c.tag]))
-          ++results_.verify_errors;
-      }
-    }
-    if (is_write_[c.tag]) {
-      ++results_.write_ios;
-      results_.write_bytes += bytes;
-    } else {
-      ++results_.read_ios;
-      results_.read_bytes += bytes;
-    }
-    results_.end = end;
+  if (fw::VirtioBlkDriver* vb = guest_.virtio()) {
+    // vring_interrupt -> virtblk_done: every used entry, callbacks suppressed
+    // through used_event meanwhile; no completion doorbell.
+    for (const fw::Completion& c : vb->interrupt(uint16_t(params_.qid - 1))) finish_io(c);
+  } else {
+    // Consume every completion whose phase matches, finishing each I/O, then
+    // publish the CQ head once (nvme_irq -> nvme_poll_cq -> nvme_ring_cq_doorbell).
+    const unsigned n =
+        guest_.driver().consume_completions(params_.qid, reaped_.data(), unsigned(reaped_.size()));
+    for (unsigned i = 0; i < n; ++i) finish_io(reaped_[i]);
+    trace_update(false, guest_.driver().update_cq_head(params_.qid));
   }
-  trace_update(false, guest_.driver().update_cq_head(params_.qid));
   if (from_interrupt) {
     const sc_time eoi = guest_.hypervisor().eoi_exit(params_.index);
     if (eoi != SC_ZERO_TIME)
       if (auto* t = traces::active()) t->vm_exit(params_.index, "eoi", now().value(), (now() + eoi).value());
     qk_.inc(eoi);
   }
+}
+
+void Vcpu::finish_io(const fw::Completion& c) {
+  guest_work(params_.complete_cost);
+  const sc_time end = now();
+  const uint64_t lat_ns = (end - start_time_[c.tag]).value() / 1000;
+  latency_.add(lat_ns);
+  latency_dir_[is_write_[c.tag] ? 1 : 0].add(lat_ns);
+  results_.lat_sum_sq[is_write_[c.tag] ? 1 : 0] += (long double)lat_ns * lat_ns;
+  if (auto* t = traces::active())
+    t->io(params_.qid, c.tag, is_write_[c.tag], start_time_[c.tag].value(), end.value());
+  --outstanding_;
+  ++ready_;  // into the job's aio ring, for fio's next reap
+  ++results_.ios;
+  if (c.status && results_.errors++ == 0) results_.first_error_status = c.status;
+  const uint64_t bytes = params_.job.bs;
+  if (params_.verify && !c.status) {
+    if (is_write_[c.tag]) {
+      written_[block_[c.tag]] = 1;
+    } else if (expect_pattern_[c.tag]) {
+      ++results_.verified_reads;
+      const uint64_t gpa = guest_.virtio() ? guest_.virtio()->data_buffer(uint16_t(params_.qid - 1), c.tag)
+                                           : guest_.driver().data_buffer(params_.qid, c.tag);
+      if (!check_pattern(guest_memory(gpa, params_.job.bs), block_[c.tag]))
+        ++results_.verify_errors;
+    }
+  }
+  if (is_write_[c.tag]) {
+    ++results_.write_ios;
+    results_.write_bytes += bytes;
+  } else {
+    ++results_.read_ios;
+    results_.read_bytes += bytes;
+  }
+  results_.end = end;
 }
 
 bool Vcpu::io_interrupt_due() const { return irq_pending_ && irq_time_ <= now(); }

@@ -8,6 +8,8 @@
 #include "models/nvme_controller.h"
 #include "models/pcie_link.h"
 #include "models/vcpu.h"
+#include "models/virtio_blk_model.h"
+#include "platform/config/device_params.h"
 #include "platform/config/hv_params.h"
 #include "platform/config/sim_params.h"
 #include "platform/config/visitors.h"
@@ -22,6 +24,8 @@ void register_builtin_params(ParamRegistry& r) {
   describe_params<models::NvmeControllerModel::Params>(r);   // nvme.*: the controller
   describe_params<models::PcieLinkParams>(r);                // pcie.*: root complex and link
   describe_params<HvParams>(r);                              // hv.*, host.cores: the hypervisor
+  describe_params<DeviceParams>(r);                          // device: NVMe or virtio-blk
+  describe_params<models::VirtioBlkModel::Params>(r);        // virtio.*: the virtio-blk function
 }
 
 const ParamRegistry& ParamRegistry::builtin() {

@@ -25,6 +25,16 @@ const std::vector<ParamRequirement>& param_requirements() {
       {"pcie.host_copy_gbps", nullptr, "pcie.mode", {"emulated"}, false, "the link model times transfers"},
       {"pcie.emulated_access", nullptr, "pcie.mode", {"emulated"}, false, "the link model times transfers"},
       {"hv.timer_delay", nullptr, "hv.notify", {"timer"}, false, "no timer is armed"},
+      // Each device reads its own settings: virtio.* the virtio-blk function,
+      // the doorbell buffer and its EventIdx the NVMe controller and driver.
+      {"virtio.event_idx", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
+      {"virtio.queue_size", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
+      {"virtio.queues", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
+      {"nvme.dbbuf", nullptr, "device", {"nvme"}, false, "virtio-blk uses VIRTIO_RING_F_EVENT_IDX (virtio.event_idx)"},
+      {"nvme.sq_eventidx", nullptr, "device", {"nvme"}, false, "virtio-blk writes avail_event as QEMU does"},
+      {"nvme.cq_eventidx", nullptr, "device", {"nvme"}, false, "virtio-blk has no CQ doorbell"},
+      {"guest.need_event", nullptr, "device", {"nvme"}, false, "virtio_ring uses vring_need_event"},
+      {"hv.fault", "none", "device", {"nvme"}, false, "the eventfd fault is modelled for the NVMe device"},
   };
   return table;
 }

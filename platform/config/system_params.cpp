@@ -48,10 +48,71 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   dc.irq_coalescing_time_100us = uint8_t(p.guest.irq_coalescing_time_ns / 100000.0);
   dc.memory_base = 1u << 20;  // the first MiB stays the firmware's / kernel's
   dc.memory_bytes = p.mem.size - dc.memory_base;
+
+  // device=virtio-blk: the same backend, costs and notification as the
+  // controller would have; a virtqueue per job unless virtio.queues says.
+  p.device = load_params<DeviceParams>(c);
+  p.virtio = load_params<models::VirtioBlkModel::Params>(c);
+  fw::VirtioBlkDeviceConfig& vc = p.virtio.firmware;
+  vc.num_queues = uint16_t(p.virtio.queues ? p.virtio.queues : p.numjobs());
+  vc.capacity_sectors = p.nvme.backend.capacity / fw::virtio::BLK_SECTOR_BYTES;
+  vc.seg_max = std::min<uint32_t>(vc.queue_size_max - 2u, 126u);
+  p.virtio.backend = p.nvme.backend;
+  p.virtio.notify = p.nvme.notify;
+  p.virtio.timer_delay = p.nvme.timer_delay;
+  p.virtio.req_cost = p.nvme.cmd_cost;
+  p.virtio.done_cost = p.nvme.cqe_cost;
+  fw::VirtioBlkDriverConfig& vd = p.virtio_driver;
+  vd.queues = uint16_t(p.numjobs());
+  vd.queue_size = vc.queue_size_max;
+  vd.event_idx = true;  // Linux accepts VIRTIO_RING_F_EVENT_IDX whenever it is offered
+  vd.max_transfer_bytes = p.bs;
+  vd.memory_base = dc.memory_base;
+  vd.memory_bytes = dc.memory_bytes;
   return p;
 }
 
+static void check_hv_params(const SystemParams& p, const Config& c) {
+  if (p.hv.device_thread == DeviceThread::Vcpu &&
+      (p.hv.notify == NotifyMode::Ioeventfd || p.hv.notify == NotifyMode::Timer))
+    throw ConfigError("--hv.notify: " + std::string(models::to_string(p.hv.notify)) +
+                      " needs a host thread (hv.device_thread mainloop or iothread, not vcpu)");
+  if (p.hv.fault == HvParams::EventfdFault::Spin && c.time_ns("hv.dispatch_cost") <= 0)
+    throw ConfigError("--hv.fault: eventfd_spin needs hv.dispatch_cost > 0 (each spin of the loop costs a dispatch)");
+  const double t100 = p.guest.irq_coalescing_time_ns / 100000.0;
+  if (t100 != double(uint64_t(t100)) || t100 > 255)
+    throw ConfigError("--guest.irq_coalescing_time: " + c.text("guest.irq_coalescing_time") +
+                      " is not a multiple of 100us in 0..25.5ms");
+}
+
+static void check_virtio_params(const SystemParams& p, const Config& c) {
+  const uint32_t size = p.virtio.firmware.queue_size_max;
+  if (!fw::virtio::valid_queue_size(size))
+    throw ConfigError("--virtio.queue_size: " + c.text("virtio.queue_size") +
+                      " is not a power of 2 (allowed 2, 4, ..., 32768)");
+  if (p.virtio.queues && p.virtio.queues < p.numjobs())
+    throw ConfigError("--virtio.queues: " + std::to_string(p.virtio.queues) + " is fewer than numjobs (" +
+                      std::to_string(p.numjobs()) + "; allowed 0 = one per job, or " +
+                      std::to_string(p.numjobs()) + "..64)");
+  // Without indirect descriptors a request takes three: header, data, status.
+  if (p.iodepth > size / 3)
+    throw ConfigError("--iodepth: " + std::to_string(p.iodepth) + " does not fit a virtqueue of " +
+                      std::to_string(size) + " descriptors, 3 per request (allowed 1.." +
+                      std::to_string(size / 3) + "; raise virtio.queue_size)");
+  if (!p.guest.driver.interrupts)
+    throw ConfigError("--guest.completion: poll is not modelled for device virtio-blk (allowed irq)");
+  const uint64_t need = p.virtio_driver.memory_base + fw::VirtioBlkDriver::memory_needed(p.virtio_driver);
+  if (need > p.mem.size)
+    throw ConfigError("--mem.size: " + c.text("mem.size") + " is too small for the virtqueues and buffers (need " +
+                      std::to_string((need + (1u << 20) - 1) >> 20) + "m)");
+}
+
 void check_system_params(const SystemParams& p, const Config& c) {
+  if (p.device.device == DeviceKind::VirtioBlk) {
+    check_virtio_params(p, c);
+    check_hv_params(p, c);
+    return;
+  }
   const fw::ControllerConfig& fc = p.nvme.firmware;
   const fw::DriverConfig& dc = p.guest.driver;
   const uint32_t numjobs = p.numjobs(), iodepth = p.iodepth, bs = p.bs;
@@ -78,16 +139,7 @@ void check_system_params(const SystemParams& p, const Config& c) {
                       "one 4 KiB doorbell-buffer page at nvme.dstrd " + std::to_string(dstrd) +
                       " (allowed 1.." + std::to_string(4096 / (8 << dstrd) - 1) + " with nvme.dbbuf " +
                       fw::to_string(fc.dbbuf) + ")");
-  if (p.hv.device_thread == DeviceThread::Vcpu &&
-      (p.hv.notify == NotifyMode::Ioeventfd || p.hv.notify == NotifyMode::Timer))
-    throw ConfigError("--hv.notify: " + std::string(models::to_string(p.hv.notify)) +
-                      " needs a host thread (hv.device_thread mainloop or iothread, not vcpu)");
-  if (p.hv.fault == HvParams::EventfdFault::Spin && c.time_ns("hv.dispatch_cost") <= 0)
-    throw ConfigError("--hv.fault: eventfd_spin needs hv.dispatch_cost > 0 (each spin of the loop costs a dispatch)");
-  const double t100 = p.guest.irq_coalescing_time_ns / 100000.0;
-  if (t100 != double(uint64_t(t100)) || t100 > 255)
-    throw ConfigError("--guest.irq_coalescing_time: " + c.text("guest.irq_coalescing_time") +
-                      " is not a multiple of 100us in 0..25.5ms");
+  check_hv_params(p, c);
   // The driver's queues and per-tag data buffers must fit guest RAM;
   // otherwise bring-up would fail in the middle of the run.
   const uint64_t need = dc.memory_base + fw::Driver::memory_needed(dc, fc.mqes, fc.dstrd);

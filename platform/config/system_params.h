@@ -10,6 +10,8 @@
 #include "models/nvme_controller.h"
 #include "models/pcie_link.h"
 #include "models/vcpu.h"
+#include "models/virtio_blk_model.h"
+#include "platform/config/device_params.h"
 #include "platform/config/hv_params.h"
 #include "platform/config/sim_params.h"
 
@@ -26,6 +28,9 @@ struct SystemParams {
   models::NvmeControllerModel::Params nvme;  // auto choices resolved, hv.notify/timer_delay/fault in
   models::PcieLinkParams pcie;
   HvParams hv;
+  DeviceParams device;
+  models::VirtioBlkModel::Params virtio;     // device=virtio-blk: backend, costs, notify from nvme.* and hv.*
+  fw::VirtioBlkDriverConfig virtio_driver;   // the guest's virtio_blk for it
   uint32_t numjobs() const { return uint32_t(jobs.size()); }
 };
 

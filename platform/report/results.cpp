@@ -237,9 +237,13 @@ void write_normal(const RunResults& r, std::ostream& o) {
   const std::string headline = run_headline(r);
   if (!headline.empty()) o << headline << "\n";
   o << "job: rw=" << cfg("rw") << ", bs=" << cfg("bs") << ", iodepth=" << cfg("iodepth")
-    << ", numjobs=" << cfg("numjobs") << ", backend=" << cfg("nvme.backend")
-    << ", dbbuf=" << cfg("nvme.dbbuf") << (r.dbbuf_active ? " (active)" : " (inactive)")
-    << ", notify=" << cfg("hv.notify") << "\n";
+    << ", numjobs=" << cfg("numjobs") << ", backend=" << cfg("nvme.backend");
+  if (cfg("device") == "virtio-blk")  // its kicks' EventIdx is VIRTIO_RING_F_EVENT_IDX
+    o << ", device=virtio-blk, event_idx=" << cfg("virtio.event_idx")
+      << (r.dbbuf_active ? " (negotiated)" : " (not negotiated)");
+  else
+    o << ", dbbuf=" << cfg("nvme.dbbuf") << (r.dbbuf_active ? " (active)" : " (inactive)");
+  o << ", notify=" << cfg("hv.notify") << "\n";
   if (!r.bringup_ok) {
     o << "  bring-up failed: " << r.bringup_error << "\n";
     return;
@@ -285,6 +289,9 @@ void write_normal(const RunResults& r, std::ostream& o) {
   o << "  MSI-X messages per I/O: " << fixed(r.per_io(r.interrupts_sent), 3)
     << "; interrupt-injection exits per I/O: "
     << fixed(r.per_io(r.exits.count[unsigned(ExitKind::Interrupt)]), 3) << "\n";
+  if (r.stats.group("virtio_blk"))
+    o << "  used-ring notifications: sent " << r.stats.at("virtio_blk.interrupts") << ", suppressed "
+      << r.stats.at("virtio_blk.interrupts_suppressed") << " (used_event / NO_INTERRUPT)\n";
   o << "VM exits (measured phase):\n";
   for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k) {
     if (!r.exits.count[k]) continue;

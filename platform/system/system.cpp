@@ -16,6 +16,7 @@
 #include "models/pcie_link.h"
 #include "models/pcie_root_complex.h"
 #include "models/vcpu.h"
+#include "models/virtio_blk_model.h"
 #include "platform/config/system_params.h"
 #include "platform/cli/interrupt.h"
 #include "platform/config/params.h"
@@ -91,20 +92,30 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
     for (size_t q = 1; q < queue_thread.size(); ++q) queue_thread[q] = uint8_t(1 + (q - 1) % n);
   }
 
-  // Controller.
+  // The device: the NVMe controller, or the virtio-blk function.
+  const bool virtio = p.device.device == DeviceKind::VirtioBlk;
   NvmeControllerModel::Params cp = p.nvme;
   cp.queue_thread = queue_thread;
   std::vector<HostThread*> threads;
   for (auto& t : host_threads_) threads.push_back(t.get());
-  controller_ = std::make_unique<NvmeControllerModel>("nvme", cp, threads, *link_);
+  if (virtio) {
+    VirtioBlkModel::Params vp = p.virtio;
+    vp.queue_thread.clear();  // virtqueue q belongs to I/O queue pair q + 1's thread
+    for (size_t q = 0; q < vp.firmware.num_queues; ++q)
+      vp.queue_thread.push_back(q + 1 < queue_thread.size() ? queue_thread[q + 1] : 0);
+    virtio_ = std::make_unique<VirtioBlkModel>("virtio_blk", vp, threads, *link_);
+  } else {
+    controller_ = std::make_unique<NvmeControllerModel>("nvme", cp, threads, *link_);
+  }
 
   // Hypervisor.
   Hypervisor::Params hp = p.hv.exits;
   hp.bql = bql_.get();
   hypervisor_ = std::make_unique<Hypervisor>("hv", hp, numjobs, host_cpus_.get());
+  if (virtio) hypervisor_->set_doorbell_offset(fw::VirtioBlkDevice::NOTIFY_OFFSET);
   if (cp.notify == NotifyMode::Ioeventfd) {
     hypervisor_->set_ioeventfd([this](uint32_t offset, const sc_time& delay) {
-      return controller_->ioeventfd_notify(offset, delay);
+      return virtio_ ? virtio_->ioeventfd_notify(offset, delay) : controller_->ioeventfd_notify(offset, delay);
     });
   }
 
@@ -112,6 +123,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   const fw::DriverConfig& dc = p.guest.driver;
   guest_ = std::make_unique<Guest>("guest", dc, *memory_, *hypervisor_);
   guest_->set_doorbell_stride(cp.firmware.dstrd);
+  if (virtio) guest_->use_virtio_blk(p.virtio_driver);
 
   for (uint32_t j = 0; j < numjobs; ++j) {
     Vcpu::Params vp;
@@ -135,11 +147,15 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   // controller DMA -> root complex -> memory; MSI -> hypervisor -> vCPU.
   for (auto& v : vcpus_) v->mmio_socket.bind(hypervisor_->guest_mmio);
   hypervisor_->rc_initiator.bind(root_complex_->cpu_target);
-  root_complex_->bar0_initiator.bind(controller_->bar0_target);
-  root_complex_->msix_bar_initiator.bind(controller_->msix_target);
-  root_complex_->config_initiator.bind(controller_->config_target);
+  PcieEndpoint& endpoint = virtio_ ? static_cast<PcieEndpoint&>(*virtio_) : *controller_;
+  if (virtio_)
+    root_complex_->bar0_initiator.bind(virtio_->bar0_target);
+  else
+    root_complex_->bar0_initiator.bind(controller_->bar0_target);
+  root_complex_->msix_bar_initiator.bind(endpoint.msix_target);
+  root_complex_->config_initiator.bind(endpoint.config_target);
   root_complex_->mem_initiator.bind(memory_->socket);
-  controller_->dma_initiator.bind(root_complex_->dma_target);
+  endpoint.dma_initiator.bind(root_complex_->dma_target);
   root_complex_->bind_msi_sink(*hypervisor_);
 
   tlm::tlm_global_quantum::instance().set(p.sim.quantum);
@@ -156,14 +172,22 @@ void System::link_stats() {
     stats_.add_group(vcpus_[j]->basename(), vcpus_[j]->stats());
     vcpus_[j]->stats().merge(hypervisor_->exit_counters(j));
   }
-  stats_.add_group("driver", guest_->driver().stats());
+  if (guest_->virtio())
+    stats_.add_group("virtio_driver", guest_->virtio()->stats());
+  else
+    stats_.add_group("driver", guest_->driver().stats());
   stats_.add_group("hv", hypervisor_->stats());
   if (bql_) stats_.add_group("bql", *bql_);
   stats_.add_group("root_complex", root_complex_->counters());
   stats_.add_group("memory", memory_->counters());
-  stats_.add_group("nvme", controller_->counters());
-  controller_->counters().merge(controller_->firmware().counters());
-  controller_->counters().add_group("backend", controller_->backend().stats());
+  if (virtio_) {
+    stats_.add_group("virtio_blk", virtio_->counters());
+    virtio_->counters().add_group("backend", virtio_->backend().stats());
+  } else {
+    stats_.add_group("nvme", controller_->counters());
+    controller_->counters().merge(controller_->firmware().counters());
+    controller_->counters().add_group("backend", controller_->backend().stats());
+  }
   for (auto& t : host_threads_) stats_.add_group(t->basename(), t->stats());
   stats_.add_group("host", *host_cpus_);
 }
@@ -190,6 +214,14 @@ std::string us_text(const sc_time& t) {
 std::string describe_stall(System& sys, const std::string& headline) {
   std::ostringstream r;
   r << headline;
+  if (VirtioBlkModel* vb = sys.virtio()) {
+    if (vb->firmware().broken()) r << "; virtio-blk device broken: " << vb->firmware().error();
+    for (auto& v : sys.vcpus())
+      if (!v->results().finished)
+        r << "; vcpu" << v->params().index << ": " << v->outstanding() << " requests outstanding on virtqueue "
+          << (v->params().qid - 1);
+    return r.str();
+  }
   const NvmeControllerModel& ctl = sys.controller();
   for (auto& v : sys.vcpus()) {
     if (v->results().finished) continue;
@@ -213,7 +245,7 @@ void stall_figures(System& sys, uint64_t& ios, uint64_t& outstanding, sc_time& l
 }  // namespace
 
 bool System::work_under_way() const {
-  if (controller_->work_pending()) return true;
+  if (virtio_ ? virtio_->work_pending() : controller_->work_pending()) return true;
   for (const auto& t : host_threads_)
     if (t->work_pending()) return true;
   for (const auto& v : vcpus_)
@@ -265,10 +297,11 @@ RunResults System::run() {
   RunResults r;
   r.config = config_.effective();
   const auto& d = guest_->driver();
+  const fw::VirtioBlkDriver* vd = guest_->virtio();
   r.bringup_ok = guest_->bringup().ok;
   r.bringup_error = guest_->bringup().error ? guest_->bringup().error : "";
   r.bringup_ns = double(guest_->bringup_time().value()) / 1000.0;
-  r.dbbuf_active = d.dbbuf_active();
+  r.dbbuf_active = vd ? vd->event_idx() : d.dbbuf_active();
   r.dbbuf_opcode = guest_->bringup().dbbuf_opcode;
   r.dbbuf_status = guest_->bringup().dbbuf_status;
   r.stalled = stall_;
@@ -325,7 +358,16 @@ RunResults System::run() {
     r.read.merge(f.read);
     r.write.merge(f.write);
     r.vcpus.push_back(f);
-    if (r.bringup_ok) {
+    if (r.bringup_ok && vd) {
+      // Kicks are the SQ doorbell updates: written (notify) or suppressed
+      // (avail_event, or NO_NOTIFY without EVENT_IDX); no CQ doorbell.
+      const auto& k = vd->counters(uint16_t(v.params().qid - 1));
+      r.sq.updates += k.updates;
+      r.sq.mmio += k.mmio;
+      r.sq.suppressed += k.suppressed;
+      r.sq.updates_with_dbbuf += k.updates_with_dbbuf;
+      r.sq.suppressed_with_dbbuf += k.updates_with_dbbuf ? k.suppressed : 0;
+    } else if (r.bringup_ok) {
       const uint16_t q = v.params().qid;
       const auto& sq = d.sq_counters(q);
       const auto& cq = d.cq_counters(q);
@@ -370,6 +412,14 @@ RunResults System::run() {
   }
   r.host_cores = host_cpus_->cores();
   r.overcommitted_ns = double(s.at("host.overcommitted_time")) / 1000.0;
+  if (virtio_) {
+    r.commands = s.at("virtio_blk.requests");
+    r.eventidx_writes = s.at("virtio_blk.avail_event_writes");  // the device's EventIdx
+    r.interrupts_sent = s.at("virtio_blk.msix_sent");
+    r.dma_reads = s.at("virtio_blk.dma_reads");
+    r.dma_writes = s.at("virtio_blk.dma_writes");
+    return r;
+  }
   r.lost_notifications = s.at("nvme.lost_notifications");
   r.stuck_handler_runs = s.at("nvme.stuck_handler_runs");
   r.coalesced_completions = s.at("nvme.coalesced_completions");

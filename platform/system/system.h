@@ -16,6 +16,7 @@ class GuestMemory;
 class PcieLink;
 class PcieRootComplex;
 class NvmeControllerModel;
+class VirtioBlkModel;
 class HostThread;
 class HostCpus;
 class BigLock;
@@ -44,7 +45,8 @@ class System {
   // the figures.
   RunResults run();
 
-  models::NvmeControllerModel& controller() { return *controller_; }
+  models::NvmeControllerModel& controller() { return *controller_; }  // device=nvme only
+  models::VirtioBlkModel* virtio() { return virtio_.get(); }          // device=virtio-blk
   models::Guest& guest() { return *guest_; }
   models::GuestMemory& memory() { return *memory_; }
   models::Hypervisor& hypervisor() { return *hypervisor_; }
@@ -75,7 +77,8 @@ class System {
   std::unique_ptr<models::HostCpus> host_cpus_;
   std::unique_ptr<models::BigLock> bql_;
   std::vector<std::unique_ptr<models::HostThread>> host_threads_;  // [0]: main loop
-  std::unique_ptr<models::NvmeControllerModel> controller_;
+  std::unique_ptr<models::NvmeControllerModel> controller_;  // one of these two
+  std::unique_ptr<models::VirtioBlkModel> virtio_;
   std::unique_ptr<models::Hypervisor> hypervisor_;
   std::unique_ptr<models::Guest> guest_;
   std::vector<std::unique_ptr<models::Vcpu>> vcpus_;

@@ -54,10 +54,11 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 83 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 87 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 83);
-  // The component blocks in order: fio's flat names first, hv.device_thread last.
+  REQUIRE(reg.all().size() == 87);
+  // The component blocks in order: fio's flat names first, then hv.* up to
+  // hv.device_thread, then the device choice and virtio.*.
   CHECK(reg.all().front().name == "rw");
   CHECK(reg.all()[13].name == "sim.quantum");
   CHECK(reg.all()[17].name == "guest.submit_cost");
@@ -66,7 +67,9 @@ TEST_CASE("visitors: the registry holds the 83 parameters with their specs", "[p
   CHECK(reg.all()[57].name == "hv.cpu_ghz");
   CHECK(reg.all()[80].name == "host.cores");
   CHECK(reg.all()[81].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all().back().name == "hv.device_thread");
+  CHECK(reg.all()[82].name == "hv.device_thread");
+  CHECK(reg.all()[83].name == "device");
+  CHECK(reg.all().back().name == "virtio.queues");
 
   const ParamSpec* mmio = reg.find("hv.exit_mmio");
   REQUIRE(mmio);

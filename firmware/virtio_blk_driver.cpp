@@ -1,0 +1,228 @@
+#include "firmware/virtio_blk_driver.h"
+
+#include <algorithm>
+
+#include "firmware/virtio_blk_device.h"
+
+namespace nvmesim::fw {
+
+using namespace virtio;
+
+namespace {
+constexpr uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+constexpr uint32_t HEADER_STRIDE = 32;  // 16-byte virtio_blk_outhdr, status byte at +16
+uint64_t data_stride(const VirtioBlkDriverConfig& c) { return align_up(c.max_transfer_bytes, 4096); }
+// Bytes of one queue's rings, headers and data buffers for `num` entries.
+uint64_t queue_bytes(const VirtioBlkDriverConfig& c, uint32_t num) {
+  const uint64_t rings = align_up(SplitRing::desc_bytes(num) + SplitRing::avail_bytes(num), 4096) +
+                         align_up(SplitRing::used_bytes(num), 4096);
+  const uint32_t depth = std::max<uint32_t>(num / 2, 1);
+  return rings + align_up(uint64_t(HEADER_STRIDE) * depth, 4096) + data_stride(c) * depth;
+}
+}  // namespace
+
+VirtioBlkDriver::VirtioBlkDriver(const VirtioBlkDriverConfig& config, VirtioDriverEnv& env)
+    : config_(config), env_(env) {}
+
+void VirtioBlkDriver::attach_cpu(uint16_t q, VirtioDriverEnv& c) {
+  if (cpus_.size() <= q) cpus_.resize(size_t(q) + 1, nullptr);
+  cpus_[q] = &c;
+}
+
+uint64_t VirtioBlkDriver::memory_needed(const VirtioBlkDriverConfig& c) {
+  return uint64_t(c.queues) * queue_bytes(c, c.queue_size);
+}
+
+VirtioBlkBringUp VirtioBlkDriver::fail(std::string message) {
+  env_.mmio_write(VirtioBlkDevice::COMMON_OFFSET + common_cfg::DEVICE_STATUS, 1,
+                  common_read(common_cfg::DEVICE_STATUS, 1) | STATUS_FAILED);
+  result_.ok = false;
+  result_.error = std::move(message);
+  return result_;
+}
+
+uint32_t VirtioBlkDriver::common_read(uint32_t off, unsigned size) {
+  return env_.mmio_read(VirtioBlkDevice::COMMON_OFFSET + off, size);
+}
+void VirtioBlkDriver::common_write(uint32_t off, unsigned size, uint32_t value) {
+  env_.mmio_write(VirtioBlkDevice::COMMON_OFFSET + off, size, value);
+}
+
+VirtioBlkBringUp VirtioBlkDriver::bring_up() {
+  using namespace common_cfg;
+  result_ = VirtioBlkBringUp{};
+  queues_.clear();  // their counters leave the "virtio_driver" group with them
+  if (config_.queues == 0 || !valid_queue_size(config_.queue_size))
+    return fail("virtio-blk: queues must be >= 1 and the queue size a power of 2 up to 32768");
+  if (config_.memory_bytes < memory_needed(config_)) return fail("virtio-blk: guest memory region too small");
+  // virtio_dev_probe: reset (wait until the status reads 0), ACKNOWLEDGE, DRIVER.
+  common_write(DEVICE_STATUS, 1, 0);
+  if (common_read(DEVICE_STATUS, 1) != 0) return fail("virtio-blk: device did not reset");
+  common_write(DEVICE_STATUS, 1, STATUS_ACKNOWLEDGE);
+  common_write(DEVICE_STATUS, 1, STATUS_ACKNOWLEDGE | STATUS_DRIVER);
+  common_write(DEVICE_FEATURE_SELECT, 4, 0);
+  uint64_t device_features = common_read(DEVICE_FEATURE, 4);
+  common_write(DEVICE_FEATURE_SELECT, 4, 1);
+  device_features |= uint64_t(common_read(DEVICE_FEATURE, 4)) << 32;
+  uint64_t wanted = bit(F_VERSION_1) | bit(BLK_F_SEG_MAX) | bit(BLK_F_BLK_SIZE) | bit(BLK_F_FLUSH) |
+                    bit(BLK_F_MQ);
+  if (config_.event_idx) wanted |= bit(F_RING_EVENT_IDX);
+  const uint64_t features = device_features & wanted;
+  if (!(features & bit(F_VERSION_1))) return fail("virtio-blk: device does not offer VIRTIO_F_VERSION_1");
+  common_write(DRIVER_FEATURE_SELECT, 4, 0);
+  common_write(DRIVER_FEATURE, 4, uint32_t(features));
+  common_write(DRIVER_FEATURE_SELECT, 4, 1);
+  common_write(DRIVER_FEATURE, 4, uint32_t(features >> 32));
+  common_write(DEVICE_STATUS, 1, STATUS_ACKNOWLEDGE | STATUS_DRIVER | STATUS_FEATURES_OK);
+  if (!(common_read(DEVICE_STATUS, 1) & STATUS_FEATURES_OK))
+    return fail("virtio: device refuses features");
+  result_.features = features;
+  const bool event = (features & bit(F_RING_EVENT_IDX)) != 0;
+
+  // virtblk_probe: queues from the device config (VIRTIO_BLK_F_MQ), one per vCPU wished.
+  const uint32_t dev = VirtioBlkDevice::DEVICE_OFFSET;
+  uint16_t nq = 1;
+  if (features & bit(BLK_F_MQ)) nq = uint16_t(env_.mmio_read(dev + 34, 2));
+  nq = std::min<uint16_t>(nq, config_.queues);
+  if (nq == 0) return fail("virtio-blk: device offers no queue");
+  if (features & bit(BLK_F_BLK_SIZE)) result_.blk_size = env_.mmio_read(dev + 20, 4);
+  result_.capacity_sectors = env_.mmio_read(dev + 0, 4) | (uint64_t(env_.mmio_read(dev + 4, 4)) << 32);
+
+  queues_.resize(nq);
+  uint64_t at = align_up(config_.memory_base, PAGE);
+  for (uint16_t q = 0; q < nq; ++q) {
+    Queue& Q = queues_[q];
+    common_write(QUEUE_SELECT, 2, q);
+    const uint32_t offered = common_read(QUEUE_SIZE, 2);
+    if (offered == 0) return fail("virtio-blk: queue " + std::to_string(q) + " not available");
+    const uint32_t num = std::min<uint32_t>(offered, config_.queue_size);
+    if (!valid_queue_size(num)) return fail("virtio-blk: queue size not a power of 2");
+    if (num != offered) common_write(QUEUE_SIZE, 2, num);
+    SplitRing ring;
+    ring.num = num;
+    ring.desc = at;
+    ring.avail = at + SplitRing::desc_bytes(num);
+    ring.used = align_up(ring.avail + SplitRing::avail_bytes(num), PAGE);
+    const uint32_t depth = std::max<uint32_t>(num / 2, 1);
+    Q.headers = align_up(ring.used + SplitRing::used_bytes(num), PAGE);
+    Q.data = align_up(Q.headers + uint64_t(HEADER_STRIDE) * depth, PAGE);
+    at = Q.data + data_stride(config_) * depth;
+    Q.vq.init(cpu(q), ring, event);
+    common_write(QUEUE_DESC, 4, uint32_t(ring.desc));
+    common_write(QUEUE_DESC + 4, 4, uint32_t(ring.desc >> 32));
+    common_write(QUEUE_DRIVER, 4, uint32_t(ring.avail));
+    common_write(QUEUE_DRIVER + 4, 4, uint32_t(ring.avail >> 32));
+    common_write(QUEUE_DEVICE, 4, uint32_t(ring.used));
+    common_write(QUEUE_DEVICE + 4, 4, uint32_t(ring.used >> 32));
+    const uint16_t vector = uint16_t(config_.msix_vector_base + q);
+    common_write(QUEUE_MSIX_VECTOR, 2, vector);
+    if (common_read(QUEUE_MSIX_VECTOR, 2) != vector) return fail("virtio-blk: MSI-X vector refused");
+    Q.notify_off = uint16_t(common_read(QUEUE_NOTIFY_OFF, 2));
+    common_write(QUEUE_ENABLE, 2, 1);
+    // blk-mq tags: without indirect descriptors Linux sizes the queue depth to num_free / 2.
+    Q.free_tags.clear();
+    for (uint32_t t = depth; t-- > 0;) Q.free_tags.push_back(t);
+    Q.tag_busy.assign(depth, 0);
+    Q.tag_opcode.assign(depth, 0);
+    Q.outstanding = 0;
+    stats_.add_group("vq" + std::to_string(q), *Q.counters);
+    result_.queue_size = num;
+    result_.queue_depth = depth;
+  }
+  common_write(MSIX_CONFIG, 2, 0);
+  common_write(DEVICE_STATUS, 1,
+               STATUS_ACKNOWLEDGE | STATUS_DRIVER | STATUS_FEATURES_OK | STATUS_DRIVER_OK);
+  result_.queues = nq;
+  result_.ok = true;
+  return result_;
+}
+
+uint64_t VirtioBlkDriver::header_addr(uint16_t q, uint32_t tag) const {
+  return queues_[q].headers + uint64_t(HEADER_STRIDE) * tag;
+}
+uint64_t VirtioBlkDriver::data_buffer(uint16_t q, uint32_t tag) const {
+  return queues_[q].data + data_stride(config_) * tag;
+}
+
+int32_t VirtioBlkDriver::submit(uint16_t q, const IoSpec& io) {
+  if (q >= queues_.size()) return -1;
+  Queue& Q = queues_[q];
+  const bool flush = io.opcode == nvme::io::FLUSH;
+  const bool write = io.opcode == nvme::io::WRITE;
+  if (!flush && !write && io.opcode != nvme::io::READ) return -1;
+  const uint64_t bytes = flush ? 0 : uint64_t(io.nlb) * result_.blk_size;
+  if (!flush && (io.nlb == 0 || bytes > config_.max_transfer_bytes)) return -1;
+  if (Q.free_tags.empty()) return -1;
+  const uint32_t tag = Q.free_tags.back();
+  const uint64_t hdr = header_addr(q, tag);
+  uint8_t* h = cpu(q).guest_memory(hdr, HEADER_STRIDE);
+  st32(h, flush ? BLK_T_FLUSH : write ? BLK_T_OUT : BLK_T_IN);
+  st32(h + 4, 0);
+  st64(h + 8, flush ? 0 : io.slba * (result_.blk_size / BLK_SECTOR_BYTES));
+  h[16] = 0xFF;  // virtio_blk sets the status to an invalid value until the device answers
+  VirtqBuffer out[2], in[2];
+  unsigned out_n = 0, in_n = 0;
+  out[out_n++] = {hdr, 16};
+  if (!flush) {
+    if (write) out[out_n++] = {data_buffer(q, tag), uint32_t(bytes)};
+    else in[in_n++] = {data_buffer(q, tag), uint32_t(bytes)};
+  }
+  in[in_n++] = {hdr + 16, 1};
+  if (Q.vq.add(out, out_n, in, in_n, tag) < 0) return -1;  // -ENOSPC: blk-mq retries later
+  Q.free_tags.pop_back();
+  Q.tag_busy[tag] = 1;
+  Q.tag_opcode[tag] = io.opcode;
+  ++Q.outstanding;
+  return int32_t(tag);
+}
+
+DoorbellUpdate VirtioBlkDriver::kick(uint16_t q) {
+  DoorbellUpdate u;
+  Queue& Q = queues_[q];
+  const KickDecision k = Q.vq.kick_prepare();
+  if (!k.updated) return u;
+  u.updated = true;
+  u.old_value = k.old_idx;
+  u.new_value = k.new_idx;
+  u.eventidx = k.avail_event;
+  u.via_shadow = k.event_idx;
+  ++Q.counters->updates;
+  if (k.event_idx) ++Q.counters->updates_with_dbbuf;
+  if (k.needs_kick) {
+    // virtqueue_notify: vp_notify writes the queue index to its notify address.
+    cpu(q).mmio_write(VirtioBlkDevice::NOTIFY_OFFSET + Q.notify_off * VirtioBlkDevice::NOTIFY_OFF_MULTIPLIER,
+                    2, q);
+    u.mmio = true;
+    ++Q.counters->mmio;
+  } else {
+    u.suppressed = true;
+    ++Q.counters->suppressed;
+  }
+  return u;
+}
+
+std::vector<Completion> VirtioBlkDriver::interrupt(uint16_t q) {
+  std::vector<Completion> done;
+  Queue& Q = queues_[q];
+  if (!Q.vq.interrupt_has_work()) {
+    ++Q.counters->spurious_interrupts;
+    return done;
+  }
+  ++Q.counters->interrupts;
+  do {
+    Q.vq.disable_cb();
+    uint32_t tag, len;
+    while (Q.vq.get_buf(tag, len)) {
+      if (tag >= Q.tag_busy.size() || !Q.tag_busy[tag]) continue;
+      Q.tag_busy[tag] = 0;
+      Q.free_tags.push_back(tag);
+      --Q.outstanding;
+      ++Q.counters->completions;
+      done.push_back(Completion{tag, cpu(q).guest_memory(header_addr(q, tag) + 16, 1)[0], q});
+    }
+    if (Q.vq.broken()) break;
+  } while (!Q.vq.enable_cb());
+  return done;
+}
+
+}  // namespace nvmesim::fw

@@ -1,0 +1,111 @@
+// The guest's virtio-blk driver (Linux drivers/block/virtio_blk.c over
+// drivers/virtio/virtio_pci_modern.c and virtio_ring.c), with no notion of
+// time: bring-up through the common config, one virtqueue per vCPU, a
+// request as header + data + status descriptors, one kick per batch
+// (virtio_queue_rq: kick_prepare on the batch's last request), and
+// virtblk_done's completion loop with callbacks suppressed through used_event.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "firmware/driver.h"
+#include "firmware/virtqueue_driver.h"
+
+namespace nvmesim::fw {
+
+struct VirtioBlkDriverConfig {
+  uint16_t queues = 1;            // virtqueues wished (one per vCPU)
+  uint16_t queue_size = 256;      // entries wished per virtqueue (the device may offer fewer)
+  bool event_idx = true;          // accept VIRTIO_RING_F_EVENT_IDX when offered
+  uint32_t max_transfer_bytes = 131072;
+  uint64_t memory_base = 0;       // guest memory for rings, headers and data buffers
+  uint64_t memory_bytes = 0;
+  uint32_t msix_vector_base = 1;  // queue q uses vector base + q; the config change vector 0
+};
+
+// One virtqueue's kicks, in the doorbell counters' terms (docs/metrics.md):
+// a kick is an SQ doorbell update, written (mmio) or suppressed.
+struct VirtqueueDriverCounters : stats::Group {
+  using Scalar = stats::Scalar;
+  Scalar updates{*this, "updates", stats::Unit::Count, "kick decisions (virtqueue_kick_prepare after a batch)"};
+  Scalar mmio{*this, "mmio", stats::Unit::Count, "kicks that wrote the queue's notify address"};
+  Scalar suppressed{*this, "suppressed", stats::Unit::Count,
+                    "kicks avail_event (or the device's NO_NOTIFY flag) showed were not needed"};
+  Scalar updates_with_dbbuf{*this, "updates_with_dbbuf", stats::Unit::Count,
+                            "kick decisions made with VIRTIO_RING_F_EVENT_IDX negotiated"};
+  Scalar completions{*this, "completions", stats::Unit::Count, "used entries the driver consumed"};
+  Scalar interrupts{*this, "interrupts", stats::Unit::Count, "queue interrupts with used entries to process"};
+  Scalar spurious_interrupts{*this, "spurious_interrupts", stats::Unit::Count,
+                             "queue interrupts that found no new used entry (IRQ_NONE)"};
+};
+
+struct VirtioBlkBringUp {
+  bool ok = false;
+  std::string error;
+  uint64_t features = 0;  // negotiated
+  uint16_t queues = 0;
+  uint32_t queue_size = 0;
+  uint32_t queue_depth = 0;  // requests per queue (Linux: num_free / 2 without indirect descriptors)
+  uint64_t capacity_sectors = 0;
+  uint32_t blk_size = 512;
+};
+
+class VirtioBlkDriver {
+ public:
+  // Bring-up and every queue on `env` (one CPU, or a harness).
+  VirtioBlkDriver(const VirtioBlkDriverConfig& config, VirtioDriverEnv& env);
+  // Queue q's work (add, kick, interrupt) runs on `cpu`, one queue per vCPU
+  // as virtio_blk's blk-mq mapping does.
+  void attach_cpu(uint16_t q, VirtioDriverEnv& cpu);
+
+  VirtioBlkBringUp bring_up();
+  // Builds the request on queue q (virtblk_add_req); no kick. Returns the
+  // tag, or -1 when the queue has no free tag or too few descriptors.
+  int32_t submit(uint16_t q, const IoSpec& io);
+  // virtqueue_kick_prepare, then the notify write when it says so.
+  DoorbellUpdate kick(uint16_t q);
+  // The queue's interrupt (vring_interrupt + virtblk_done): consumes every
+  // used entry, callbacks off while it does, on again (re-checked) after.
+  std::vector<Completion> interrupt(uint16_t q);
+
+  const VirtioBlkBringUp& last_bring_up() const { return result_; }
+  bool event_idx() const { return (result_.features & virtio::bit(virtio::F_RING_EVENT_IDX)) != 0; }
+  VirtqueueDriver& vq(uint16_t q) { return queues_[q].vq; }
+  const VirtqueueDriverCounters& counters(uint16_t q) const { return *queues_[q].counters; }
+  uint32_t outstanding(uint16_t q) const { return queues_[q].outstanding; }
+  uint64_t data_buffer(uint16_t q, uint32_t tag) const;
+  uint64_t header_addr(uint16_t q, uint32_t tag) const;
+  stats::Group& stats() { return stats_; }
+  // Guest memory bring_up() carves for `config`.
+  static uint64_t memory_needed(const VirtioBlkDriverConfig& config);
+
+ private:
+  static constexpr uint32_t PAGE = 4096;
+  struct Queue {
+    VirtqueueDriver vq;
+    uint16_t notify_off = 0;
+    uint64_t headers = 0, data = 0;  // per tag: 16-byte header + status (32 bytes), data buffer
+    std::vector<uint32_t> free_tags;
+    std::vector<uint8_t> tag_busy;
+    std::vector<uint8_t> tag_opcode;
+    uint32_t outstanding = 0;
+    std::unique_ptr<VirtqueueDriverCounters> counters = std::make_unique<VirtqueueDriverCounters>();
+  };
+  VirtioBlkBringUp fail(std::string message);
+  uint32_t common_read(uint32_t off, unsigned size);
+  void common_write(uint32_t off, unsigned size, uint32_t value);
+
+  VirtioBlkDriverConfig config_;
+  VirtioDriverEnv& cpu(uint16_t q) const { return q < cpus_.size() && cpus_[q] ? *cpus_[q] : env_; }
+
+  VirtioDriverEnv& env_;
+  std::vector<VirtioDriverEnv*> cpus_;  // by queue
+  stats::Group stats_;  // "virtio_driver": vqN per queue
+  std::vector<Queue> queues_;
+  VirtioBlkBringUp result_;
+};
+
+}  // namespace nvmesim::fw

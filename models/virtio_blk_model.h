@@ -1,0 +1,140 @@
+// A modern virtio-blk PCI function (virtio 1.x section 4.1) as a PCIe
+// endpoint (models/pcie_endpoint: configuration space, MSI-X, bus-master
+// DMA): its BAR0 holds the common config, ISR, device config and notify
+// regions (firmware/virtio_blk_device); a notify write starts the device
+// emulation through the same DoorbellNotifier and host threads the NVMe
+// model uses (hv.notify: in the exit, deferred to the main loop or an
+// iothread, ioeventfd), as QEMU's virtio_blk_handle_output runs it; the
+// requests go to the same StorageBackend.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+#include "firmware/controller.h"
+#include "firmware/statistics.h"
+#include "firmware/virtio_blk_device.h"
+#include "models/doorbell_notifier.h"
+#include "models/host_thread.h"
+#include "models/pcie_endpoint.h"
+#include "models/pcie_link.h"
+#include "models/storage_backend.h"
+
+namespace nvmesim::models {
+
+class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private NotifyTarget {
+ public:
+  struct Params {
+    fw::VirtioBlkDeviceConfig firmware;
+    StorageBackend::Params backend;
+    NotifyMode notify = NotifyMode::Deferred;
+    sc_core::sc_time timer_delay;  // NotifyMode::Timer
+    sc_core::sc_time req_cost;     // host CPU per request popped and started
+    sc_core::sc_time done_cost;    // host CPU per request completed
+    std::vector<uint8_t> queue_thread;  // host thread of each virtqueue (empty: all on 0)
+    uint32_t queues = 0;  // virtio.queues as given (0: one per job); System sets firmware.num_queues
+
+    static constexpr const char* param_prefix = "virtio";
+    template <class V>
+    void visit(V& v) {
+      v.flag(firmware.event_idx, "event_idx", "on",
+             "offer VIRTIO_RING_F_EVENT_IDX (avail_event / used_event suppress kicks and interrupts)");
+      v.integer(firmware.queue_size_max, "queue_size", "256", "entries", 2, 32768,
+                "descriptors per virtqueue, a power of 2 (QEMU's queue-size)");
+      v.integer(queues, "queues", "0", "queues", 0, 64,
+                "virtqueues the device offers (0 = one per job; at least numjobs)");
+    }
+  };
+  // Virtio PCI ids (section 4.1.2): vendor 0x1AF4, device 0x1040 + 2 (block).
+  static constexpr uint16_t kVendorId = 0x1AF4;
+  static constexpr uint16_t kDeviceId = 0x1042;
+
+  tlm_utils::simple_target_socket<VirtioBlkModel> bar0_target;
+
+  VirtioBlkModel(sc_core::sc_module_name name, const Params& params, std::vector<HostThread*> threads,
+                 const PcieLink& link);
+  ~VirtioBlkModel() override;
+
+  // ioeventfd on the notify region (QEMU registers one per queue once
+  // DRIVER_OK is set): a kick without an exit to userspace.
+  bool ioeventfd_notify(uint32_t bar0_offset, const sc_core::sc_time& delay);
+
+  fw::VirtioBlkDevice& firmware() { return *firmware_; }
+  StorageBackend& backend() { return *backend_; }
+
+  // The "virtio_blk" group: the firmware's counters plus the transport's.
+  struct Counters : stats::Group {
+    using Scalar = stats::Scalar;
+    Scalar dma_reads{*this, "dma_reads", stats::Unit::Count, "DMA reads the device issued"};
+    Scalar dma_writes{*this, "dma_writes", stats::Unit::Count, "DMA writes the device issued"};
+    Scalar msix_sent{*this, "msix_sent", stats::Unit::Count, "MSI-X messages sent to the root complex"};
+    Scalar bursts{*this, "bursts", stats::Unit::Count, "emulation passes that found work"};
+    Scalar ioeventfd_notifications{*this, "ioeventfd_notifications", stats::Unit::Count,
+                                   "kicks that reached the device through an ioeventfd"};
+  };
+  Counters& counters() { return counters_; }
+  bool work_pending() const;
+
+  // fw::VirtioDeviceEnv
+  bool dma_read(uint64_t addr, void* dst, uint32_t len) override;
+  bool dma_write(uint64_t addr, const void* src, uint32_t len) override;
+  void device_barrier() override;
+  void msix(uint16_t vector) override;
+
+ private:
+  struct Context {
+    HostThread* thread = nullptr;
+    unsigned index = 0;
+    bool in_emulation = false;
+    std::vector<uint16_t> marked;  // queues kicked
+    std::vector<uint32_t> done;    // slots the backend finished
+  };
+  struct Slot {
+    bool busy = false;
+    fw::VirtioBlkRequest req;
+    uint8_t status = 0;
+  };
+  class BackendData;
+
+  void bar0_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  void end_of_elaboration() override;
+  void add_virtio_capabilities();
+  void emulate(Context& ctx, sc_core::sc_time& local);
+  void start_request(Context& ctx, fw::VirtioBlkRequest&& req, sc_core::sc_time& local);
+  void on_backend_complete(uint32_t tag, uint16_t status);
+  void sync_running();
+
+  // NotifyTarget
+  unsigned thread_count() const override { return unsigned(ctx_.size()); }
+  unsigned thread_of(uint16_t q) const override { return q < queue_ctx_.size() ? queue_ctx_[q] : 0; }
+  HostThread& thread(unsigned index) override { return *ctx_[index].thread; }
+  bool emulating(unsigned index) const override { return ctx_[index].in_emulation; }
+  void emulate_inline(unsigned index, sc_core::sc_time& delay) override { emulate(ctx_[index], delay); }
+  void mark_sq(uint16_t q) override;
+  void mark_cq(uint16_t, bool) override {}  // virtio has no completion doorbell
+
+  Params params_;
+  const PcieLink& link_;
+  std::unique_ptr<fw::VirtioBlkDevice> firmware_;
+  std::unique_ptr<BackendData> backend_data_;
+  std::unique_ptr<StorageBackend> backend_;
+  std::unique_ptr<DoorbellNotifier> notifier_;
+  Counters counters_;
+  std::vector<Context> ctx_;
+  std::vector<uint8_t> queue_ctx_;
+  std::vector<uint8_t> marked_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
+  fw::IoRequest io_;  // the backend's view of a request (reused)
+  sc_core::sc_time* local_ = nullptr;  // the running emulation's time offset
+  uint8_t* dmi_base_ = nullptr;
+  uint64_t dmi_start_ = 0, dmi_end_ = 0;
+  sc_core::sc_time dmi_read_latency_, dmi_write_latency_;
+};
+
+}  // namespace nvmesim::models

@@ -1,0 +1,150 @@
+// device=virtio-blk in the whole platform: kicks counted as SQ doorbell
+// updates (updates = MMIO + suppressed, each MMIO one doorbell exit), used
+// ring notifications as interrupts, VIRTIO_RING_F_EVENT_IDX on and off, and
+// the configuration refusals. One System per TEST_CASE (one process each).
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/vm_exit.h"
+#include "platform/config/params.h"
+#include "platform/report/stats_doc.h"
+#include "platform/system/system.h"
+
+using namespace nvmesim;
+using namespace nvmesim::platform;
+
+namespace {
+
+using Settings = std::vector<std::pair<const char*, const char*>>;
+
+Config make_config(const Settings& settings) {
+  Config c;
+  c.set("device", "virtio-blk");
+  c.set("nvme.backend", "null");
+  for (const auto& [k, v] : settings) c.set(k, v);
+  c.validate_all();
+  return c;
+}
+
+uint64_t stat(const RunResults& r, const std::string& name) { return r.stats.at(name); }
+
+void check_common(const RunResults& r, uint64_t ios) {
+  REQUIRE(r.bringup_ok);
+  CHECK_FALSE(r.stalled);
+  CHECK(r.ios == ios);
+  CHECK(r.sq.updates == r.sq.mmio + r.sq.suppressed);
+  // Every MMIO kick is one doorbell exit; nothing else writes the notify region.
+  CHECK(r.exits.count[unsigned(models::ExitKind::MmioDoorbell)] == r.sq.mmio);
+  CHECK(stat(r, "virtio_blk.notifies") == r.sq.mmio);
+  CHECK(r.cq.updates == 0);
+  CHECK(stat(r, "virtio_blk.requests") == ios);
+  // Each used entry either notified or was held back.
+  CHECK(stat(r, "virtio_blk.interrupts") + stat(r, "virtio_blk.interrupts_suppressed") == ios);
+  CHECK(stat(r, "virtio_blk.interrupts") == r.interrupts_sent);
+  CHECK(stat(r, "virtio_blk.errors") == 0);
+}
+
+}  // namespace
+
+TEST_CASE("virtio-blk platform: iodepth 1 without EVENT_IDX kicks and interrupts once per I/O") {
+  Config c = make_config({{"iodepth", "1"}, {"number_ios", "500"}, {"virtio.event_idx", "off"}});
+  System sys(c);
+  const RunResults r = sys.run();
+  check_common(r, 500);
+  CHECK(r.sq.updates == 500);
+  CHECK(r.sq.mmio == 500);
+  CHECK(r.sq.updates_with_dbbuf == 0);
+  CHECK(r.interrupts_sent == 500);
+  CHECK_FALSE(r.dbbuf_active);
+}
+
+TEST_CASE("virtio-blk platform: iodepth 1 with EVENT_IDX still kicks and interrupts once per I/O") {
+  Config c = make_config({{"iodepth", "1"}, {"number_ios", "500"}, {"virtio.event_idx", "on"}});
+  System sys(c);
+  const RunResults r = sys.run();
+  check_common(r, 500);
+  CHECK(r.sq.mmio == 500);
+  CHECK(r.sq.suppressed == 0);
+  CHECK(r.sq.updates_with_dbbuf == 500);
+  CHECK(r.interrupts_sent == 500);
+  CHECK(r.dbbuf_active);
+}
+
+TEST_CASE("virtio-blk platform: iodepth 32 with EVENT_IDX suppresses kicks and interrupts") {
+  Config c = make_config({{"iodepth", "32"}, {"number_ios", "2000"}, {"virtio.event_idx", "on"}});
+  System sys(c);
+  const RunResults r = sys.run();
+  check_common(r, 2000);
+  CHECK(r.sq.updates == 2000);  // iodepth_batch_submit 1: one kick decision per I/O
+  CHECK(r.sq.suppressed > 0);
+  CHECK(r.sq.updates_with_dbbuf == 2000);
+  CHECK(r.sq.suppressed_with_dbbuf == r.sq.suppressed);
+  CHECK(stat(r, "virtio_blk.interrupts_suppressed") > 0);
+  CHECK(r.interrupts_sent < 2000);
+  // Each pop writes avail_event, each notification switch re-arms it.
+  CHECK(stat(r, "virtio_blk.avail_event_writes") >= 2000);
+}
+
+TEST_CASE("virtio-blk platform: iodepth 32 without EVENT_IDX interrupts for every completion") {
+  Config c = make_config({{"iodepth", "32"}, {"number_ios", "2000"}, {"virtio.event_idx", "off"}});
+  System sys(c);
+  const RunResults r = sys.run();
+  check_common(r, 2000);
+  CHECK(r.sq.updates_with_dbbuf == 0);
+  CHECK(r.sq.suppressed_with_dbbuf == 0);
+  // Not negotiated: the device never writes avail_event.
+  CHECK(stat(r, "virtio_blk.avail_event_writes") == 0);
+  CHECK_FALSE(r.dbbuf_active);
+}
+
+TEST_CASE("virtio-blk platform: data written through the ring reads back (ram backend, verify=pattern)") {
+  Config c = make_config({{"nvme.backend", "ram"}, {"rw", "randrw"}, {"verify", "pattern"}, {"size", "64k"},
+                          {"bs", "16k"}, {"number_ios", "2000"}});
+  System sys(c);
+  const RunResults r = sys.run();
+  check_common(r, 2000);
+  CHECK(r.io_errors == 0);
+  CHECK(r.verified_reads > 500);  // 4 blocks: nearly every read follows a write of its block
+  CHECK(r.verify_errors == 0);
+}
+
+TEST_CASE("virtio-blk platform: bad virtio settings are refused naming the field") {
+  {
+    Config c = make_config({{"virtio.queue_size", "100"}});
+    CHECK_THROWS_WITH(System(c), Catch::Contains("--virtio.queue_size: 100 is not a power of 2"));
+  }
+  {
+    Config c = make_config({{"virtio.queue_size", "64"}, {"iodepth", "32"}});
+    CHECK_THROWS_WITH(System(c), Catch::Contains("--iodepth: 32 does not fit a virtqueue of 64 descriptors"));
+  }
+}
+
+// docs/metrics.md's virtio-blk table is the groups' own rows (virtio_driver.*, virtio_blk.*).
+TEST_CASE("virtio-blk platform: docs/metrics.md lists the virtio-blk statistics", "[stats][docs]") {
+  Config c = make_config({{"numjobs", "2"}, {"number_ios", "20"}});
+  System sys(c);
+  const RunResults r = sys.run();
+  const std::string all = platform::report::stats_table(r.stats);
+  std::string table;
+  std::istringstream rows(all);
+  for (std::string line; std::getline(rows, line);)
+    if (line.rfind("| `virtio", 0) == 0) table += line + "\n";
+  REQUIRE_FALSE(table.empty());
+  std::ifstream in(std::string(NVMESIM_SOURCE_DIR) + "/docs/metrics.md");
+  std::stringstream doc;
+  doc << in.rdbuf();
+  const std::string text = doc.str();
+  const std::string begin = "<!-- virtio-blk statistics: checked by tests/platform/test_virtio_blk_platform.cpp -->\n";
+  const size_t from = text.find(begin);
+  REQUIRE(from != std::string::npos);
+  const size_t start = text.find("|---|---|---|\n", from) + 14;
+  const size_t end = text.find("\n\n", start);
+  const std::string documented = text.substr(start, end == std::string::npos ? end : end + 1 - start);
+  if (documented != table) std::ofstream("virtio_stats_table.md") << table;  // for pasting into the docs
+  if (documented != table) FAIL("docs/metrics.md's virtio-blk rows differ from the groups:\n" << table);
+}
