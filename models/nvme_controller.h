@@ -172,7 +172,6 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
 
  private:
   void bar0_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-  void end_of_elaboration() override;
   void complete_enable();
   void reset_emulation();
   void on_backend_complete(uint32_t tag, uint16_t status);
@@ -249,9 +248,6 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   };
 
   // Guest memory through DMI.
-  uint8_t* dmi_base_ = nullptr;
-  sc_core::sc_time dmi_read_latency_, dmi_write_latency_;  // guest memory's access latency
-  uint64_t dmi_start_ = 0, dmi_end_ = 0;  // inclusive end
 
   // Work the emulation has to look at; fixed-size, no allocation per I/O.
   std::vector<uint8_t> sq_marked_, cq_marked_;

@@ -13,20 +13,6 @@ using namespace sc_core;
 
 namespace nvmesim::models {
 
-void NvmeControllerModel::end_of_elaboration() {
-  tlm::tlm_generic_payload p;
-  tlm::tlm_dmi dmi;
-  p.set_address(0);
-  p.set_command(tlm::TLM_READ_COMMAND);
-  if (dma_initiator->get_direct_mem_ptr(p, dmi) && dmi.is_read_write_allowed()) {
-    dmi_base_ = dmi.get_dmi_ptr();
-    dmi_read_latency_ = dmi.get_read_latency();
-    dmi_write_latency_ = dmi.get_write_latency();
-    dmi_start_ = dmi.get_start_address();
-    dmi_end_ = dmi.get_end_address();
-  }
-}
-
 sc_time NvmeControllerModel::dma_time(bool device_reads, uint32_t len) {
   const sc_time t = device_reads
                         ? (len < small_read_time_.size() ? small_read_time_[len] : link_.read_time(len))

@@ -136,4 +136,18 @@ void PcieEndpoint::config_b_transport(tlm::tlm_generic_payload& p, sc_time&) {
   }
 }
 
+void PcieEndpoint::end_of_elaboration() {
+  tlm::tlm_generic_payload p;
+  tlm::tlm_dmi dmi;
+  p.set_address(0);
+  p.set_command(tlm::TLM_READ_COMMAND);
+  if (dma_initiator->get_direct_mem_ptr(p, dmi) && dmi.is_read_write_allowed()) {
+    dmi_base_ = dmi.get_dmi_ptr();
+    dmi_read_latency_ = dmi.get_read_latency();
+    dmi_write_latency_ = dmi.get_write_latency();
+    dmi_start_ = dmi.get_start_address();
+    dmi_end_ = dmi.get_end_address();
+  }
+}
+
 }  // namespace nvmesim::models

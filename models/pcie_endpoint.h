@@ -55,6 +55,14 @@ class PcieEndpoint : public sc_core::sc_module {
   // The configuration space, for a device to add its capabilities.
   uint8_t* config_space() { return config_space_.data(); }
 
+  // Guest memory through DMI, asked for once at the end of elaboration
+  // (dmi_base_ stays null when the target grants none: DMA then goes
+  // through dma_initiator).
+  void end_of_elaboration() override;
+  uint8_t* dmi_base_ = nullptr;
+  sc_core::sc_time dmi_read_latency_, dmi_write_latency_;  // guest memory's access latency
+  uint64_t dmi_start_ = 0, dmi_end_ = 0;                   // inclusive end
+
  private:
   void msix_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   // Untimed table and PBA accesses (a guest's set-up, a debugger): never

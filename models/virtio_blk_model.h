@@ -102,7 +102,6 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
   class BackendData;
 
   void bar0_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-  void end_of_elaboration() override;
   void add_virtio_capabilities();
   void emulate(Context& ctx, sc_core::sc_time& local);
   void start_request(Context& ctx, fw::VirtioBlkRequest&& req, sc_core::sc_time& local);
@@ -132,9 +131,6 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
   std::vector<uint32_t> free_slots_;
   fw::IoRequest io_;  // the backend's view of a request (reused)
   sc_core::sc_time* local_ = nullptr;  // the running emulation's time offset
-  uint8_t* dmi_base_ = nullptr;
-  uint64_t dmi_start_ = 0, dmi_end_ = 0;
-  sc_core::sc_time dmi_read_latency_, dmi_write_latency_;
 };
 
 }  // namespace nvmesim::models
