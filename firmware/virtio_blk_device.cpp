@@ -192,9 +192,9 @@ void VirtioBlkDevice::sync_avail_event_stat() {
   avail_event_writes_seen_ = total;
 }
 
-std::vector<VirtioBlkRequest> VirtioBlkDevice::handle_queue(uint16_t qi) {
-  std::vector<VirtioBlkRequest> good;
-  if (qi >= queues_.size()) return good;
+void VirtioBlkDevice::handle_queue(uint16_t qi, std::vector<VirtioBlkRequest>& good) {
+  good.clear();
+  if (qi >= queues_.size()) return;
   VirtqueueDevice& vq = *queues_[qi].vq;
   do {
     vq.set_notification(false);
@@ -248,7 +248,6 @@ std::vector<VirtioBlkRequest> VirtioBlkDevice::handle_queue(uint16_t qi) {
     vq.set_notification(true);
   } while (!vq.empty());
   sync_avail_event_stat();
-  return good;
 }
 
 bool VirtioBlkDevice::complete(const VirtioBlkRequest& req, uint8_t status) {

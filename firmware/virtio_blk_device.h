@@ -70,8 +70,9 @@ class VirtioBlkDevice : public VirtioErrorSink {
 
   // virtio_blk_handle_vq: pop every request (notifications suppressed while
   // popping), completing malformed ones at once (IOERR / UNSUPP); returns the
-  // good ones for the backend. Stops when the device breaks.
-  std::vector<VirtioBlkRequest> handle_queue(uint16_t q);
+  // good ones in `good` (cleared first; the caller keeps it, so a kick
+  // allocates nothing once it has grown). Stops when the device breaks.
+  void handle_queue(uint16_t q, std::vector<VirtioBlkRequest>& good);
   // virtio_blk_req_complete: status byte, used ring, then virtio_notify.
   // Returns true when an interrupt was sent.
   bool complete(const VirtioBlkRequest& req, uint8_t status);

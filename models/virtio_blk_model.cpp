@@ -183,16 +183,18 @@ void VirtioBlkModel::emulate(Context& ctx, sc_time& local) {
       const uint16_t q = ctx.marked[i];
       if (!notifier_->sq_due(q)) continue;
       marked_[q] = 0;
-      std::vector<fw::VirtioBlkRequest> reqs = firmware_->handle_queue(q);
-      if (!reqs.empty()) progress = true;
-      for (auto& r : reqs) start_request(ctx, std::move(r), local);
+      firmware_->handle_queue(q, ctx.popped);
+      if (!ctx.popped.empty()) progress = true;
+      for (auto& r : ctx.popped) start_request(ctx, std::move(r), local);
     }
     size_t kept = 0;
     for (size_t i = 0; i < ctx.marked.size(); ++i)
       if (marked_[ctx.marked[i]]) ctx.marked[kept++] = ctx.marked[i];
     ctx.marked.resize(kept);
     // virtio_blk_req_complete for what the backend finished.
-    std::vector<uint32_t> done;
+    // Swapped with a kept vector, so neither side allocates once grown.
+    std::vector<uint32_t>& done = ctx.finishing;
+    done.clear();
     done.swap(ctx.done);
     for (const uint32_t s : done) {
       local += ctx.thread->cpu(params_.done_cost);

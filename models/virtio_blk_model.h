@@ -93,6 +93,10 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
     bool in_emulation = false;
     std::vector<uint16_t> marked;  // queues kicked
     std::vector<uint32_t> done;    // slots the backend finished
+    // Scratch of one emulation pass, kept per thread (a pass may wait while
+    // another thread's runs), so that a kick allocates nothing once grown.
+    std::vector<fw::VirtioBlkRequest> popped;
+    std::vector<uint32_t> finishing;
   };
   struct Slot {
     bool busy = false;

@@ -77,7 +77,9 @@ class Harness : public VirtioDriverEnv, public VirtioDeviceEnv {
     while (!notified.empty()) {
       const uint16_t q = notified.front();
       notified.pop_front();
-      for (auto& r : device.handle_queue(q)) backend.push_back(std::move(r));
+      std::vector<VirtioBlkRequest> popped;
+      device.handle_queue(q, popped);
+      for (auto& r : popped) backend.push_back(std::move(r));
     }
   }
   // The backend finishes `n` requests (all when n is 0), in order, status OK.
