@@ -44,6 +44,12 @@ sc_time HostThread::jitter_draw() {
   return sc_time::from_value(uint64_t(-std::log(next_uniform()) * double(params_.dispatch_jitter.value()) + 0.5));
 }
 
+sc_time HostThread::stall_draw() {
+  if (params_.dispatch_stall_share <= 0 || params_.dispatch_stall_max == SC_ZERO_TIME) return SC_ZERO_TIME;
+  if (next_uniform() > params_.dispatch_stall_share) return SC_ZERO_TIME;
+  return sc_time::from_value(uint64_t((1.0 - next_uniform()) * double(params_.dispatch_stall_max.value())));
+}
+
 void HostThread::kick(const sc_time& delay) {
   sc_time at = sc_time_stamp() + delay;
   // A sleeping thread runs its wake-up delay after the earliest signal of
@@ -52,6 +58,12 @@ void HostThread::kick(const sc_time& delay) {
   if (!busy_ && !polling_ && !spinning_) {
     if (!has_request_) {
       sleep_jitter_ = jitter_draw();
+      const sc_time stall = stall_draw();
+      if (stall != SC_ZERO_TIME) {
+        sleep_jitter_ += stall;
+        stall_time_ += stall;
+        ++stalls_;
+      }
       // Every core taken: wait for one (host.wakeup_wait; drawn only then,
       // so runs without it keep their random sequence).
       if (cpus_ && cpus_->wakeup_wait(1.0) != SC_ZERO_TIME) {

@@ -31,6 +31,12 @@ class HostThread : public sc_core::sc_module {
     // stand-in for the scheduler and lock waits a woken thread meets on a
     // busy host, which the model does not represent one by one.
     sc_core::sc_time dispatch_jitter;
+    // A share of the wake-ups of a sleeping thread stall, each for a time
+    // drawn uniformly from 0 to dispatch_stall_max: the host's scheduler (or
+    // the hypervisor under it) keeps the woken thread off a core for up to a
+    // time slice. Measured in a real QEMU with validation/qemu/trace_timing.py.
+    double dispatch_stall_share = 0;
+    sc_core::sc_time dispatch_stall_max;
     uint64_t jitter_seed = 1;  // deterministic: same seed, same delays
     sc_core::sc_time dispatch_cost;  // CPU time per dispatch (loop overhead)
     sc_core::sc_time poll_max;       // 0: never poll
@@ -45,6 +51,10 @@ class HostThread : public sc_core::sc_module {
   void set_work(Work work) { work_ = std::move(work); }
   // One draw of the extra wake-up delay (SC_ZERO_TIME without jitter).
   sc_core::sc_time jitter_draw();
+  // One draw of a wake-up stall: 0, or with probability dispatch_stall_share
+  // a time uniform in [0, dispatch_stall_max). Draws nothing without stalls,
+  // so runs without them keep their random sequence.
+  sc_core::sc_time stall_draw();
   // Ask for the work to run `delay` after sc_time_stamp(). While the thread
   // sleeps this adds the dispatch latency; requests coalesce to the earliest.
   void kick(const sc_core::sc_time& delay);
@@ -105,6 +115,9 @@ class HostThread : public sc_core::sc_module {
   stats::Scalar core_waits_{stats_, "core_waits", stats::Unit::Count,
                             "wake-ups that found every host core taken and waited for one (host.wakeup_wait)"};
   TimeStat core_wait_{stats_, "core_wait_time", "time waiting for a host core after a wake-up (host.wakeup_wait)"};
+  stats::Scalar stalls_{stats_, "wakeup_stalls", stats::Unit::Count,
+                        "wake-ups from sleep that stalled (hv.dispatch_stall_share)"};
+  TimeStat stall_time_{stats_, "wakeup_stall_time", "time the stalled wake-ups added (hv.dispatch_stall_max)"};
   uint64_t jitter_state_ = 0;
   double next_uniform();  // (0, 1], from jitter_state_
   sc_core::sc_time sleep_jitter_;  // this sleep's extra wake-up delay

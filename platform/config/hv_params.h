@@ -77,6 +77,11 @@ struct HvParams {
     v.time(threads.dispatch_jitter, "dispatch_jitter", "0ns", 0, 100 * MS,
            "mean extra wake-up delay of a sleeping host thread, exponentially distributed "
            "(scheduler and lock waits on a busy host; 0 = none)");
+    v.real(threads.dispatch_stall_share, "dispatch_stall_share", "0", "", 0, 1,
+           "share of a sleeping host thread's wake-ups that stall (kept off a core by the host's "
+           "scheduler; measured by validation/qemu/trace_timing.py; 0 = none)");
+    v.time(threads.dispatch_stall_max, "dispatch_stall_max", "0ns", 0, 100 * MS,
+           "longest wake-up stall; a stall is drawn uniformly from 0 to this");
     v.time(threads.dispatch_cost, "dispatch_cost", "500ns", 0, 1 * MS,
            "host CPU time per dispatch of the device emulation (main-loop overhead)");
     v.time(exits.inject, "inject", "1us", 0, 1 * MS, "interrupt injection exit on the vCPU");

@@ -79,6 +79,9 @@ static void check_hv_params(const SystemParams& p, const Config& c) {
                       " needs a host thread (hv.device_thread mainloop or iothread, not vcpu)");
   if (p.hv.fault == HvParams::EventfdFault::Spin && c.time_ns("hv.dispatch_cost") <= 0)
     throw ConfigError("--hv.fault: eventfd_spin needs hv.dispatch_cost > 0 (each spin of the loop costs a dispatch)");
+  if (p.hv.threads.dispatch_stall_share > 0 && c.time_ns("hv.dispatch_stall_max") <= 0)
+    throw ConfigError("--hv.dispatch_stall_share: " + c.text("hv.dispatch_stall_share") +
+                      " needs hv.dispatch_stall_max > 0 (how long a stall can last)");
   const double t100 = p.guest.irq_coalescing_time_ns / 100000.0;
   if (t100 != double(uint64_t(t100)) || t100 > 255)
     throw ConfigError("--guest.irq_coalescing_time: " + c.text("guest.irq_coalescing_time") +

@@ -138,6 +138,10 @@ Config row_config(const ValidateSetup& setup, const ReferenceRow& row) {
   for (const std::string& p : setup.presets) apply_preset(p, c);
   c.set("sim.stall_timeout", "1s");  // a slow calibration probe is not a stall
   for (const auto& [k, v] : setup.what_if) c.set(k, v);
+  if (const TimingRow* t = timing_for(setup.timing, row)) {
+    c.set("hv.dispatch_stall_share", std::to_string(t->stall_share));
+    c.set("hv.dispatch_stall_max", ns_text(t->stall_max_ns));
+  }
   c.set("rw", row.rw);
   c.set("bs", std::to_string(row.bs));
   c.set("iodepth", std::to_string(row.iodepth));
@@ -179,7 +183,13 @@ void check_setup(const ValidateSetup& setup, const std::vector<ReferenceRow>& ro
     for (const char* row_key : {"rw", "bs", "iodepth", "numjobs", "nvme.dbbuf", "number_ios", "runtime"})
       if (k == row_key)
         throw ConfigError("--set: " + k + " is set by each row of the reference (or --number_ios)");
+  for (const auto& [k, v] : setup.what_if)
+    if (!setup.timing.empty() && (k == "hv.dispatch_stall_share" || k == "hv.dispatch_stall_max"))
+      throw ConfigError("--set: " + k + " is measured (--timing " + setup.timing_file + "); it cannot be set");
   for (const ReferenceRow& r : rows) {
+    if (!setup.timing.empty() && !timing_for(setup.timing, r))
+      throw ConfigError("--timing: " + setup.timing_file + " has no line for numjobs=" + std::to_string(r.numjobs) +
+                        " dbbuf=" + (r.dbbuf ? "on" : "off") + " (reference line " + std::to_string(r.line) + ")");
     if (!qd1_row_of(r, rows))
       throw ConfigError("reference line " + std::to_string(r.line) + ": " + r.label() +
                         " has no iodepth=1 row to take its IOPS ratio to");

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "platform/validate/reference_csv.h"
+#include "platform/validate/timing_csv.h"
 
 namespace nvmesim::platform {
 
@@ -53,6 +54,10 @@ struct ValidateSetup {
   std::vector<std::pair<std::string, std::string>> what_if;     // --set, after the presets
   std::vector<Calibration> calibrations;                        // at most two
   uint64_t number_ios = 10000;                                  // per job
+  // --timing: the device thread's wake-up stalls measured at iodepth 1 in the
+  // real system, per numjobs and dbbuf; each row gets its own line's values.
+  std::string timing_file;
+  std::vector<TimingRow> timing;
 };
 
 struct RowFigures {

@@ -1,5 +1,5 @@
 // nvmesim validate REFERENCE.csv [--preset NAME[,NAME]] [--calibrate PARAM[@ROWS]]...
-//                                [--set PARAM=VALUE]... [--number_ios N]
+//                                [--set PARAM=VALUE]... [--timing FILE] [--number_ios N]
 //                                [--output-format normal|json]
 #include "platform/cli/options.h"
 #include <cmath>
@@ -39,6 +39,10 @@ const char* kHelp =
     "                            ioeventfd); at most two; default: the presets' own choice\n"
     "  --no-calibrate            fit nothing\n"
     "  --set PARAM=VALUE         a what-if for every row (after the presets)\n"
+    "  --timing FILE             the device thread's wake-up stalls measured in the real\n"
+    "                            system at iodepth 1 (validation/qemu/trace_timing.py --csv):\n"
+    "                            each row gets hv.dispatch_stall_share and\n"
+    "                            hv.dispatch_stall_max from the line of its numjobs and dbbuf\n"
     "  --number_ios N            I/Os per job in each model run (default 10000)\n"
     "  --output-format F         normal (default) or json\n"
     "Exit status: 0 the runs completed (whatever the share), 1 a model run failed,\n"
@@ -77,6 +81,15 @@ void write_json(const ValidateSetup& setup, const ValidateResult& result, std::o
                    {"model", round_to(c.model_iops, 1)},
                    {"converged", c.converged}});
   root["calibration"] = cal;
+  if (!setup.timing.empty()) {
+    J timing = J::array();
+    for (const TimingRow& t : setup.timing)
+      timing.push_back({{"numjobs", t.numjobs},
+                        {"dbbuf", t.dbbuf ? "on" : "off"},
+                        {"hv.dispatch_stall_share", round_to(t.stall_share, 4)},
+                        {"hv.dispatch_stall_max_ns", round_to(t.stall_max_ns, 0)}});
+    root["measured"] = {{"file", setup.timing_file}, {"iodepth", 1}, {"lines", timing}};
+  }
   J rows = J::array();
   for (const RowResult& r : result.rows) {
     const ReferenceRow& ref = r.reference;
@@ -127,6 +140,15 @@ void write_text(const std::string& file, const ValidateSetup& setup, const Valid
         << ": " << c.param << " = " << fixed(c.value_ns, 1) << " ns (reference " << fixed(c.reference_iops, 0)
         << (c.target == Calibration::Target::Iops ? " IOPS, model " : " ns latency p99 - p50, model ")
         << fixed(c.model_iops, 0) << (c.converged ? ")" : "; NOT converged)") << "\n";
+  for (const TimingRow& t : setup.timing) {
+    char m[200];
+    std::snprintf(m, sizeof m,
+                  "measured at iodepth=1 (%s line %u), numjobs=%u dbbuf=%s: hv.dispatch_stall_share = %.4f, "
+                  "hv.dispatch_stall_max = %.0f us\n",
+                  setup.timing_file.c_str(), t.line, t.numjobs, t.dbbuf ? "on" : "off", t.stall_share,
+                  t.stall_max_ns / 1000);
+    out << m;
+  }
   out << "band: doorbell writes per I/O within +-0.15 or the row's min..max; IOPS ratio to the\n"
          "row's iodepth=1 row within +-25%; * marks a figure out of band\n\n";
   char line[320];
@@ -165,7 +187,7 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
   po::options_description desc;
   desc.add_options()("help,h", "")("preset", po::value<std::vector<std::string>>(), "")(
       "calibrate", po::value<std::vector<std::string>>(), "")("no-calibrate", "")(
-      "set", po::value<std::vector<std::string>>(), "")("number_ios", po::value<std::string>(), "")(
+      "set", po::value<std::vector<std::string>>(), "")("timing", po::value<std::vector<std::string>>(), "")("number_ios", po::value<std::string>(), "")(
       "output-format", po::value<std::string>(), "")("reference", po::value<std::vector<std::string>>(), "");
   po::variables_map vm;
   try {
@@ -232,6 +254,12 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
 
   std::vector<ReferenceRow> rows;
   try {
+    if (vm.count("timing")) {
+      const auto timing = vm["timing"].as<std::vector<std::string>>();
+      if (timing.size() > 1) return refuse("--timing: one file, not " + std::to_string(timing.size()));
+      setup.timing_file = timing.front();
+      setup.timing = read_timing_csv(setup.timing_file);
+    }
     rows = read_reference_csv(files.front());
     check_setup(setup, rows);
   } catch (const ConfigError& e) {

@@ -141,3 +141,61 @@ TEST_CASE("host thread: a wake-up while every host core is taken waits for a cor
   CHECK(v.at("core_waits") == 1);
   CHECK(double(v.at("core_wait_time")) == Approx(double(starts[0] - 2100) * 1000).margin(1000));  // ps
 }
+
+TEST_CASE("host thread: a share of the wake-ups stall, uniformly up to the longest stall", "[host_thread]") {
+  // The rule, from its statement: with probability share a stall, its length
+  // uniform in [0, max): mean max/2, a quarter of the stalls above 3/4 max.
+  HostThread::Params p;
+  p.dispatch_stall_share = 0.2;
+  p.dispatch_stall_max = sc_time(4, SC_MS);
+  p.jitter_seed = 11;
+  HostThread a("sa", p), b("sb", p);
+  const int n = 50000;
+  int stalls = 0, long_stalls = 0;
+  double sum_us = 0;
+  for (int i = 0; i < n; ++i) {
+    const sc_time d = a.stall_draw();
+    CHECK(d == b.stall_draw());  // same seed, same stalls
+    REQUIRE(d < sc_time(4, SC_MS));
+    if (d == SC_ZERO_TIME) continue;
+    ++stalls;
+    sum_us += double(d.value()) / 1e6;
+    long_stalls += d > sc_time(3, SC_MS);
+  }
+  CHECK(double(stalls) / n == Approx(0.2).margin(0.006));
+  CHECK(sum_us / stalls == Approx(2000.0).epsilon(0.02));
+  CHECK(double(long_stalls) / stalls == Approx(0.25).margin(0.015));
+  // Without a share (or a length) nothing is drawn: the jitter sequence of a
+  // thread with stalls off is the one it always had.
+  HostThread::Params off = p;
+  off.dispatch_stall_share = 0;
+  off.dispatch_jitter = sc_time(10, SC_US);
+  HostThread c("sc", off), d("sd", off);
+  CHECK(c.stall_draw() == SC_ZERO_TIME);
+  for (int i = 0; i < 10; ++i) CHECK(c.jitter_draw() == d.jitter_draw());
+}
+
+TEST_CASE("host thread: a stalled wake-up starts the work late and is counted", "[host_thread]") {
+  HostThread::Params p;
+  p.dispatch_latency = sc_time(2, SC_US);
+  p.dispatch_stall_share = 1.0;  // every wake-up from sleep stalls
+  p.dispatch_stall_max = sc_time(1, SC_MS);
+  p.jitter_seed = 5;
+  HostThread probe("probe", p);
+  const sc_time first = probe.stall_draw(), second = probe.stall_draw();
+  HostThread t("stalled", p);
+  std::vector<uint64_t> starts;  // ps
+  t.set_work([&](sc_time& local) {
+    starts.push_back(sc_time_stamp().value());
+    local += sc_time(500, SC_NS);
+  });
+  Driver drv("drv", t);
+  drv.kicks = {{100, 0}, {3000000, 0}};  // at 100 ns and at 3 ms (asleep again)
+  sc_start(sc_time(6, SC_MS));
+  REQUIRE(starts.size() == 2);
+  CHECK(starts[0] == (sc_time(100, SC_NS) + sc_time(2, SC_US) + first).value());
+  CHECK(starts[1] == (sc_time(3, SC_MS) + sc_time(2, SC_US) + second).value());
+  const auto v = t.stats().values();
+  CHECK(v.at("wakeup_stalls") == 2);
+  CHECK(v.at("wakeup_stall_time") == (first + second).value());
+}

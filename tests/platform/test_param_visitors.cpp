@@ -54,9 +54,9 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 87 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 89 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 87);
+  REQUIRE(reg.all().size() == 89);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread, then the device choice and virtio.*.
   CHECK(reg.all().front().name == "rw");
@@ -65,10 +65,10 @@ TEST_CASE("visitors: the registry holds the 87 parameters with their specs", "[p
   CHECK(reg.all()[32].name == "nvme.mqes");
   CHECK(reg.all()[48].name == "pcie.mode");
   CHECK(reg.all()[57].name == "hv.cpu_ghz");
-  CHECK(reg.all()[80].name == "host.cores");
-  CHECK(reg.all()[81].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all()[82].name == "hv.device_thread");
-  CHECK(reg.all()[83].name == "device");
+  CHECK(reg.all()[82].name == "host.cores");
+  CHECK(reg.all()[83].name == "host.wakeup_wait");  // added by its Params field and visit line only
+  CHECK(reg.all()[84].name == "hv.device_thread");
+  CHECK(reg.all()[85].name == "device");
   CHECK(reg.all().back().name == "virtio.queues");
 
   const ParamSpec* mmio = reg.find("hv.exit_mmio");

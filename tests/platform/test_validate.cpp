@@ -199,3 +199,70 @@ TEST_CASE("validate: a spread calibration fits the model's latency p99 - p50 to 
                 "nvmesim validate: error: --calibrate: hv.dispatch_jitter:spread needs clat_p50_ns and "
                 "clat_p99_ns (reference line 2)");
 }
+
+TEST_CASE("validate: measured wake-up stalls reach each row from the line of its numjobs and dbbuf") {
+  TempFile timing(
+      "numjobs,dbbuf,ioeventfd,iodepth,runs,wakeups,reaction_p50_ns,stall_share,stall_max_ns\n"
+      "1,off,off,1,3,6000,33000,0.0808,5734000\n"
+      "1,on,off,1,3,6000,36000,0.25,1000000\n");
+  const std::vector<TimingRow> t = read_timing_csv(timing.path);
+  REQUIRE(t.size() == 2);
+  CHECK(t[0].line == 2);
+  CHECK(t[0].numjobs == 1);
+  CHECK(t[0].dbbuf == false);
+  CHECK(t[0].wakeups == 6000);
+  CHECK(t[0].reaction_p50_ns == 33000);
+  CHECK(t[0].stall_share == 0.0808);
+  CHECK(t[0].stall_max_ns == 5734000);
+  CHECK(t[1].dbbuf == true);
+
+  TempFile ref(kHeader + row("randread", 1, "off", 20000, 1, 1) + row("randread", 8, "on", 60000, 0.5, 0.5) +
+               row("randread", 1, "on", 20000, 1, 1));
+  const std::vector<ReferenceRow> rows = read_reference_csv(ref.path);
+  ValidateSetup setup;
+  setup.timing_file = timing.path;
+  setup.timing = t;
+  const Config off = row_config(setup, rows[0]), on = row_config(setup, rows[1]);
+  CHECK(off.text("hv.dispatch_stall_share") == "0.0808");
+  CHECK(off.time_ns("hv.dispatch_stall_max") == 5734000);
+  CHECK(on.text("hv.dispatch_stall_share") == "0.25");
+  CHECK(on.time_ns("hv.dispatch_stall_max") == 1000000);
+  ValidateSetup none;  // without --timing the platform's default: no stalls
+  CHECK(row_config(none, rows[0]).text("hv.dispatch_stall_share") == "0");
+
+  // Through the binary: the stalls reach the run (the model's main loop
+  // counts them) and the JSON names what was measured.
+  const auto r = run_nvmesim("validate " + ref.path + " --timing " + timing.path +
+                             " --no-calibrate --number_ios=1000 --output-format=json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["measured"]["file"] == timing.path);
+  REQUIRE(j["measured"]["lines"].size() == 2);
+  CHECK(j["measured"]["lines"][1]["hv.dispatch_stall_share"] == 0.25);
+  CHECK(j["measured"]["lines"][1]["hv.dispatch_stall_max_ns"] == 1000000.0);
+}
+
+TEST_CASE("validate: a bad wake-up timing file is refused by line and column") {
+  const std::string head = "numjobs,dbbuf,ioeventfd,iodepth,runs,wakeups,reaction_p50_ns,stall_share,stall_max_ns\n";
+  TempFile ref(kHeader + row("randread", 1, "off", 20000, 1, 1) + row("randread", 1, "on", 20000, 1, 1));
+  TempFile deep(head + "1,off,off,8,3,6000,33000,0.1,5000000\n");
+  TempFile share(head + "1,off,off,1,3,6000,33000,1.5,5000000\n");
+  TempFile twice(head + "1,off,off,1,3,6000,33000,0.1,5000000\n1,off,off,1,3,6000,33000,0.2,5000000\n");
+  TempFile no_max(head + "1,off,off,1,3,6000,33000,0.1,0\n");
+  TempFile no_column("numjobs,dbbuf,iodepth,stall_share\n1,off,1,0.1\n");
+  TempFile only_off(head + "1,off,off,1,3,6000,33000,0.1,5000000\n");
+  const std::string v = "validate " + ref.path + " --timing ";
+  check_refused(v + deep.path, "nvmesim validate: error: " + deep.path +
+                                   " line 2: column iodepth: timing is measured at iodepth 1 (allowed 1)");
+  check_refused(v + share.path, "nvmesim validate: error: " + share.path + " line 2: column stall_share: must be 0..1");
+  check_refused(v + twice.path, "nvmesim validate: error: " + twice.path +
+                                    " line 3: numjobs=1 dbbuf=off appears twice (first on line 2)");
+  check_refused(v + no_max.path, "nvmesim validate: error: " + no_max.path +
+                                     " line 2: column stall_max_ns: is 0 while stall_share is not");
+  check_refused(v + no_column.path, "nvmesim validate: error: " + no_column.path + " line 1: no column 'stall_max_ns'");
+  check_refused(v + only_off.path, "nvmesim validate: error: --timing: " + only_off.path +
+                                       " has no line for numjobs=1 dbbuf=on (reference line 3)");
+  check_refused(v + only_off.path + " --set hv.dispatch_stall_max=1ms",
+                "nvmesim validate: error: --set: hv.dispatch_stall_max is measured (--timing " + only_off.path +
+                    "); it cannot be set");
+}

@@ -8,7 +8,9 @@
 #   ACCEL=kvm|tcg (skip the probe), BOOT_TIMEOUT (s per boot, default 1500);
 #   a subset: RWS_OVERRIDE (randread,read), QDS_OVERRIDE (1,32), JOBS_LIST_OVERRIDE
 #   ("1 2"), DBBUF_LIST_OVERRIDE ("0 1"), IOEVENTFD_LIST_OVERRIDE ("off on");
-#   QEMU_CPUS (taskset core list for QEMU, e.g. 0: one core).
+#   QEMU_CPUS (taskset core list for QEMU, e.g. 0: one core);
+#   TRACE_TIMING=1 (also trace, with timestamps, the events that time the main
+#   loop and the guest; validation/qemu/trace_timing.py reads the logs).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -134,6 +136,14 @@ cp "$HERE/init.sh" rootfs/init && chmod +x rootfs/init
 # --- QEMU ------------------------------------------------------------------
 printf '%s\n' pci_nvme_mmio_doorbell_sq pci_nvme_mmio_doorbell_cq pci_nvme_dbbuf_config \
 	pci_nvme_mmio_read >trace-events.txt
+MSG=""
+if [ "${TRACE_TIMING:-0}" = 1 ]; then
+	# Where each request spends its time: SQ processing in the main loop,
+	# completion queued, MSI-X raised; thread id and microseconds per line.
+	printf '%s\n' pci_nvme_io_cmd pci_nvme_enqueue_req_completion pci_nvme_irq_msix \
+		pci_nvme_shadow_doorbell_sq pci_nvme_eventidx_sq >>trace-events.txt
+	MSG="-msg timestamp=on"
+fi
 KCMD_BASE="console=ttyS0 loglevel=4 iomem=relaxed panic=-1"
 
 boot() { # boot ACCEL SMP IOEVENTFD TIMEOUT TAG CMDLINE-WORDS...
@@ -147,7 +157,7 @@ boot() { # boot ACCEL SMP IOEVENTFD TIMEOUT TAG CMDLINE-WORDS...
 		-drive if=none,id=nvm,format=raw,file.driver=null-co,file.read-zeroes=on,file.size=1G \
 		-device "nvme,serial=nvq0001,drive=nvm,ioeventfd=$ioeventfd" \
 		-trace "events=trace-events.txt" -D "trace-$tag.log" \
-		-serial "file:serial-$tag.log" -monitor none -display none </dev/null >"qemu-$tag.out" 2>&1 || true
+		-serial "file:serial-$tag.log" -monitor none -display none $MSG </dev/null >"qemu-$tag.out" 2>&1 || true
 }
 
 if [ -z "${ACCEL:-}" ]; then

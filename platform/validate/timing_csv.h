@@ -1,0 +1,33 @@
+// Wake-up timing of the real system's device thread, measured at iodepth 1
+// with QEMU's trace events (validation/qemu/run.sh with TRACE_TIMING=1, then
+// validation/qemu/trace_timing.py --csv; validation/qemu/README.md defines
+// the columns). `nvmesim validate --timing FILE` gives each reference row the
+// stalls measured for its numjobs and dbbuf: hv.dispatch_stall_share and
+// hv.dispatch_stall_max, measured inputs rather than fitted costs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "platform/validate/reference_csv.h"
+
+namespace nvmesim::platform {
+
+struct TimingRow {
+  unsigned line = 0;
+  unsigned numjobs = 0;
+  bool dbbuf = false;
+  double wakeups = 0;          // doorbell wake-ups measured
+  double reaction_p50_ns = 0;  // doorbell write -> first command fetched, median
+  double stall_share = 0;      // share of the wake-ups later than the stall threshold
+  double stall_max_ns = 0;     // twice their mean delay beyond the median (uniform stalls)
+};
+
+// Throws ConfigError (file, line, column) on a missing column, a bad value,
+// a line not measured at iodepth 1, a share outside 0..1 or a duplicate.
+std::vector<TimingRow> read_timing_csv(const std::string& path);
+
+// The timing line for a reference row (same numjobs and dbbuf), or null.
+const TimingRow* timing_for(const std::vector<TimingRow>& timing, const ReferenceRow& row);
+
+}  // namespace nvmesim::platform
