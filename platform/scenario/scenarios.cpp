@@ -136,6 +136,7 @@ const std::vector<Scenario>& scenarios() {
         {"+ ioeventfd, notifier fixed",
          {{"nvme.dbbuf", "vendor"}, {"hv.notify", "ioeventfd"}, {"hv.fault", "none"}},
          294}}},
+      vfio_msix_scenario(),
   };
   return list;
 }
