@@ -73,7 +73,7 @@ TEST_CASE("scenario: the JSON gives reported, simulated, both ratios and the err
 
 TEST_CASE("scenario: an unknown name is refused with the list", "[scenario]") {
   check_refused("scenario nosuch", "nvmesim scenario: error: 'nosuch' is not a scenario (one of google-null, "
-                                   "qemu-vendor, ramdisk, real-nvme; see --list)");
+                                   "qemu-vendor, ramdisk, real-nvme, vfio-msix; see --list)");
 }
 
 TEST_CASE("scenario: google-null ratio within 25%", "[scenario]") { check_band("google-null"); }
