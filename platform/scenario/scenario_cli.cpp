@@ -344,7 +344,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
     if (gap.empty()) continue;
     const Figure& f = figures[i];
     if (!f.stalled && std::abs(f.error) <= 0.25)
-      out << "  " << f.label << ": within +-25%\n";
+      out << "  " << f.label << ": within +-25%; " << gap << "\n";
     else
       out << "  " << f.label << ": outside +-25% (" << (f.stalled ? std::string("stalled") : num(100 * f.error, 1) + "%")
           << "): " << gap << "\n";

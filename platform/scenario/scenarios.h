@@ -15,9 +15,8 @@ struct ScenarioRun {
   std::string label;
   std::vector<std::pair<std::string, std::string>> settings;  // on top of the common ones
   double reported;                                            // in the scenario's metric
-  // Why the model may miss this figure (what the sources lack); when set,
-  // the text output says whether the prediction is in the band, and if not,
-  // this reason.
+  // What limits this prediction (what the sources lack); when set, the
+  // text output says whether the prediction is in the band, with it.
   std::string gap = {};
 };
 
