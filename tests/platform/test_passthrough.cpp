@@ -134,3 +134,15 @@ TEST_CASE("scenario: vfio-msix runs end to end and states each prediction's band
   CHECK(text.out.find("Launchpad bug 1847948") != std::string::npos);
   CHECK(text.out.find("64 jobs, MSI-X BAR mmapped: ") != std::string::npos);
 }
+
+TEST_CASE("passthrough: the text report says how many MMIO doorbell writes trapped", "[passthrough]") {
+  const Json j = run_json(kTrapped);
+  const auto text = run_nvmesim(kTrapped + " --number_ios=2000");
+  REQUIRE(text.exit_code == 0);
+  const std::string n = std::to_string(mmio_writes(j));
+  CHECK(text.out.find("  passthrough: " + n + " of " + n + " MMIO doorbell writes trapped (VM exits)\n") !=
+        std::string::npos);
+  CHECK(text.out.find("passthrough (page_size=64k, msix_bar_mmap=off, msix_table=bar0)") != std::string::npos);
+  const auto mapped = run_nvmesim("--hv.passthrough=on --number_ios=2000");
+  CHECK(mapped.out.find("  passthrough: 0 of ") != std::string::npos);
+}
