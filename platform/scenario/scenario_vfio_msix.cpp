@@ -33,8 +33,9 @@ Scenario vfio_msix_scenario() {
       {"guest costs, hv.exit_mmio, hv.inject, hv.exit_eoi",
        "nvmesim defaults (x86 figures; the bug gives none for POWER9); 64 jobs run on 64 vCPUs"}};
   const char* const lock_gap =
-      "the model serialises trapped doorbell writes on QEMU's global lock, which caps both trapped runs (at 4 "
-      "jobs it still idles between writes); the bug gives neither the per-access time nor the guest's vCPU count";
+      "QEMU's global lock, held per trapped doorbell write, is saturated in both trapped runs; the model's 64 "
+      "jobs gain from fewer CQ doorbells per I/O (completions pile up while vCPUs wait for the lock); the bug "
+      "gives no doorbell counts, per-access time or vCPU count";
   const char* const guest_gap =
       "with the page mapped, 4 jobs are bound by the guest's CPU per I/O (fio, libaio, the nvme driver, "
       "interrupt entry on POWER9) and the SSD's latency at 64 in flight; the bug gives neither, so x86-derived "
