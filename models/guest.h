@@ -75,6 +75,10 @@ class Guest : public sc_core::sc_module {
   // (it also drives the admin queue).
   void add_vcpu(Vcpu& vcpu);
   void set_doorbell_stride(uint32_t dstrd) { dstrd_ = dstrd; }  // for traces
+  // Where the device's MSI-X table is (its MSI-X capability's Table BIR and
+  // offset, as the PCI core reads them): BAR2 unless the device says else.
+  void set_msix_table_address(uint64_t address) { msix_table_address_ = address; }
+  uint64_t msix_table_address() const { return msix_table_address_; }
   // The guest drives a virtio-blk device instead (before add_vcpu): Linux's
   // virtio_blk, queue q on the vCPU of I/O queue pair q + 1.
   void use_virtio_blk(const fw::VirtioBlkDriverConfig& config) { virtio_config_ = config; use_virtio_ = true; }
@@ -108,6 +112,7 @@ class Guest : public sc_core::sc_module {
   void program_msix(Vcpu& boot);
 
   GuestMemory& memory_;
+  uint64_t msix_table_address_ = kBar2Base;
   Hypervisor& hypervisor_;
   std::unique_ptr<fw::Driver> driver_;
   bool use_virtio_ = false;

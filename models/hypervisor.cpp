@@ -28,10 +28,22 @@ void Hypervisor::attach_vcpu(unsigned apic_id, InterruptTarget& target) {
   targets_.at(apic_id) = &target;
 }
 
+bool Hypervisor::trapped(uint64_t addr) const {
+  for (const auto& [begin, end] : trapped_)
+    if (addr >= begin && addr < end) return true;
+  return false;
+}
+
 void Hypervisor::b_transport(int id, tlm::tlm_generic_payload& payload, sc_time& delay) {
   const uint64_t addr = payload.get_address();
+  if (params_.passthrough && !trapped(addr)) {
+    // Mapped into the guest (VFIO mmap): the store goes to the device
+    // without an exit; the vCPU does not wait for a posted write.
+    rc_initiator->b_transport(payload, delay);
+    return;
+  }
   const bool doorbell = addr >= kBar0Base + doorbell_offset_ &&
-                        addr < kBar0Base + kBar0Size;
+                        addr < kBar0Base + doorbell_end_;
   const sc_time start = delay;
   if (doorbell && payload.is_write() && ioeventfd_) {
     // KVM matches the address in the exit path and signals the eventfd: the

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <utility>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/multi_passthrough_target_socket.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "models/address_map.h"
+#include "models/param_visit.h"
 #include "models/pcie_root_complex.h"
 #include "models/vm_exit.h"
 
@@ -44,7 +46,14 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
     sc_core::sc_time exit_pio_ioeventfd;
     BigLock* bql = nullptr;            // MMIO handled in QEMU takes its global lock...
     sc_core::sc_time bql_hold;         // ...for this long
+    // The device is passed through (VFIO): the guest's accesses reach its
+    // BARs without an exit, except those to trapped host pages.
+    bool passthrough{};
+    bool msix_bar_mmap{};              // the host may map the pages holding MSI-X structures
+    uint32_t page_bytes{};             // host page size: what VFIO maps and traps
   };
+  // hv.page_size's names.
+  static constexpr EnumEntry<uint32_t> page_sizes[] = {{4096, "4k"}, {65536, "64k"}};
 
   // vCPU i binds its MMIO initiator to guest_mmio in order of index.
   tlm_utils::multi_passthrough_target_socket<Hypervisor> guest_mmio;
@@ -61,6 +70,12 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
   // Where the device's doorbells start in BAR0 (NVMe: 0x1000; virtio: its
   // notify region): writes from there on count as doorbell exits.
   void set_doorbell_offset(uint32_t offset) { doorbell_offset_ = offset; }
+  // ...and where they end (BAR0's end unless the device has more after them).
+  void set_doorbell_end(uint32_t end) { doorbell_end_ = end; }
+  // hv.passthrough: the physical address ranges [first, second) whose
+  // accesses still trap (the host pages it could not map into the guest).
+  void set_trapped_ranges(std::vector<std::pair<uint64_t, uint64_t>> ranges) { trapped_ = std::move(ranges); }
+  bool trapped(uint64_t addr) const;
   void set_ioeventfd(std::function<bool(uint32_t, const sc_core::sc_time&)> handler) {
     ioeventfd_ = std::move(handler);
   }
@@ -92,6 +107,8 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
   std::vector<VcpuExitCounters> exits_;
   std::function<bool(uint32_t, const sc_core::sc_time&)> ioeventfd_;
   uint32_t doorbell_offset_ = 0x1000;
+  uint32_t doorbell_end_ = uint32_t(kBar0Size);
+  std::vector<std::pair<uint64_t, uint64_t>> trapped_;
   stats::Group stats_;  // "hv"
   stats::Scalar interrupts_delivered_{stats_, "interrupts_delivered", stats::Unit::Count,
                                       "MSIs delivered to a vCPU"};

@@ -78,6 +78,8 @@ NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& para
   cq_notified_.assign(queues, 0);
 
   bar0_target.register_b_transport(this, &NvmeControllerModel::bar0_b_transport);
+  bar0_target.register_transport_dbg(this, &NvmeControllerModel::bar0_transport_dbg);
+  if (params_.msix_table == MsixPlacement::Bar0) msix_in_bar0();
 
   SC_HAS_PROCESS(NvmeControllerModel);
   SC_METHOD(complete_enable);
@@ -89,7 +91,21 @@ NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& para
 }
 
 // ---------------------------------------------------------------- BAR0
+int64_t NvmeControllerModel::bar0_msix_offset(uint64_t offset) const {
+  if (params_.msix_table != MsixPlacement::Bar0) return -1;
+  if (offset >= kBar0MsixTableOffset && offset < kBar0PbaOffset) return int64_t(offset - kBar0MsixTableOffset);
+  if (offset >= kBar0PbaOffset && offset < kBar0PbaOffset + 0x1000) return int64_t(kPbaOffset + offset - kBar0PbaOffset);
+  return -1;
+}
+
+unsigned NvmeControllerModel::bar0_transport_dbg(tlm::tlm_generic_payload& p) {
+  const int64_t msix = bar0_msix_offset(p.get_address());
+  return msix < 0 ? 0 : msix_space_dbg(p, uint64_t(msix));
+}
+
 void NvmeControllerModel::bar0_b_transport(tlm::tlm_generic_payload& p, sc_time& delay) {
+  const int64_t msix = bar0_msix_offset(p.get_address());
+  if (msix >= 0) return msix_space_transport(p, delay, uint64_t(msix));
   const uint32_t offset = uint32_t(p.get_address());
   const unsigned len = p.get_data_length();
   if ((len != 4 && len != 8) || p.get_byte_enable_ptr()) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "firmware/controller.h"
+#include "firmware/msix_page.h"
 #include "firmware/statistics.h"
 #include "models/doorbell_notifier.h"
 #include "models/host_thread.h"
@@ -28,8 +29,20 @@
 
 namespace nvmesim::models {
 
+// Where the controller's MSI-X table and PBA live (nvme.msix_table).
+enum class MsixPlacement : uint8_t { Bar2, Bar0 };
+inline constexpr EnumEntry<MsixPlacement> msix_placements[] = {{MsixPlacement::Bar2, "bar2"},
+                                                               {MsixPlacement::Bar0, "bar0"}};
+
 class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, private NotifyTarget {
  public:
+  // nvme.msix_table=bar0: the table and the PBA after the doorbells, each on
+  // its own 4 KiB page of the 16 KiB BAR0 (PCI Local Bus 3.0 section 6.8.2
+  // keeps other registers out of their 4 KiB ranges), as SSDs that report
+  // "Vector table: BAR=0" in lspci place them.
+  static constexpr uint32_t kBar0MsixTableOffset = 0x2000;
+  static constexpr uint32_t kBar0PbaOffset = 0x3000;
+
   // The controller's parameters, nvme.* (see models/param_visit.h); hv.notify,
   // hv.timer_delay and hv.fault come from the hypervisor's (HvParams).
   struct Params {
@@ -45,6 +58,7 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
     sc_core::sc_time enable_latency;  // CC.EN=1 to CSTS.RDY=1
     unsigned sq_budget = 64;          // commands per SQ per pass (fairness between queues)
     uint16_t pci_device_id = 0x5845;
+    MsixPlacement msix_table{};
     sc_core::sc_time timer_delay;     // NotifyMode::Timer: timer_mod(now + delay) per doorbell / completion
     // Ming Lin's ioeventfd bug (qemu-devel, Google vendor-extension thread):
     // a handler that never reads (clears) its eventfd, in two readings:
@@ -83,10 +97,29 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
       v.time(backend.latency, "backend_latency", "10us", 0, 1 * S, "backend service time per I/O");
       v.integer(backend.concurrency, "backend_concurrency", "0", "I/Os", 0, 65536,
                 "I/Os the backend serves at once (0 = unlimited)");
+      v.real(backend.bandwidth_mb_s, "backend_bandwidth", "0", "MB/s", 0, 1e6,
+             "nvme.backend=latency: after its latency each I/O's data moves through one channel at "
+             "this rate, one I/O at a time (10^6 bytes/s; 0 = unlimited)");
       v.size(backend.capacity, "capacity", "1g", 1 * MiB, 16 * TiB, "namespace size");
       v.choice(firmware.lba_bytes, "lba_bytes", "512", lba_sizes, "bytes", "logical block size");
       v.integer(firmware.mdts, "mdts", "5", "", 0, 10,
                 "maximum data transfer size, 2^mdts memory pages (0 = no limit)");
+      v.choice(msix_table, "msix_table", "bar2", msix_placements, "",
+               "where the MSI-X table and PBA live: BAR2, or BAR0 at 0x2000 and 0x3000 after the "
+               "doorbells (many SSDs; with hv.passthrough and 64 KiB host pages they share a page)");
+    }
+
+    // The BAR ranges of the doorbells (every queue id's pair) and the MSI-X
+    // structures, for the host's page decisions (fw::vfio).
+    fw::vfio::MsixLayout msix_layout() const {
+      const uint32_t stride = 4u << firmware.dstrd;
+      const uint32_t vectors = uint32_t(firmware.max_io_queues) + 1u;
+      const unsigned bar = msix_table == MsixPlacement::Bar0 ? 0 : 2;
+      fw::vfio::MsixLayout l;
+      l.doorbells = {0, nvme::reg::DOORBELL_BASE, uint64_t(vectors) * 2 * stride};
+      l.table = {bar, bar ? 0 : uint64_t(kBar0MsixTableOffset), uint64_t(vectors) * kMsixEntryBytes};
+      l.pba = {bar, bar ? uint64_t(kPbaOffset) : uint64_t(kBar0PbaOffset), (vectors + 31) / 32 * 4ull};
+      return l;
     }
 
     // The firmware settings that follow from the visited ones: the auto
@@ -172,6 +205,10 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
 
  private:
   void bar0_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  unsigned bar0_transport_dbg(tlm::tlm_generic_payload& p);
+  // nvme.msix_table=bar0: the MSI-X space offset of BAR0 offset `offset`,
+  // or -1 when it is a register or doorbell.
+  int64_t bar0_msix_offset(uint64_t offset) const;
   void complete_enable();
   void reset_emulation();
   void on_backend_complete(uint32_t tag, uint16_t status);

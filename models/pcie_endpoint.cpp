@@ -89,7 +89,7 @@ bool PcieEndpoint::msix_access(tlm::tlm_generic_payload& p, int* unmasked_pendin
     }
     return true;
   }
-  if (offset >= kPbaOffset && offset < kPbaOffset + (msix_table_.size() + 31) / 32 * 4) {
+  if (offset >= kPbaOffset && offset < kPbaOffset + pba_bytes()) {
     if (p.is_read()) {  // Pending Bit Array
       const unsigned base = unsigned(offset - kPbaOffset) * 8;
       for (unsigned b = 0; b < 32 && base + b < msix_pending_.size(); ++b)
@@ -103,6 +103,15 @@ bool PcieEndpoint::msix_access(tlm::tlm_generic_payload& p, int* unmasked_pendin
 }
 
 void PcieEndpoint::msix_b_transport(tlm::tlm_generic_payload& p, sc_time& delay) {
+  if (!msix_in_bar2_) {  // an empty BAR2: reads 0, writes dropped
+    if (p.get_data_length() != 4) return p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    if (p.is_read()) std::memset(p.get_data_ptr(), 0, 4);
+    return p.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+  msix_space_b_transport(p, delay);
+}
+
+void PcieEndpoint::msix_space_b_transport(tlm::tlm_generic_payload& p, sc_time& delay) {
   int unmasked = -1;
   if (!msix_access(p, &unmasked)) {
     p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
@@ -116,8 +125,26 @@ void PcieEndpoint::msix_b_transport(tlm::tlm_generic_payload& p, sc_time& delay)
 }
 
 unsigned PcieEndpoint::msix_transport_dbg(tlm::tlm_generic_payload& p) {
+  if (!msix_in_bar2_) return 0;
   if (!msix_access(p, nullptr)) return 0;
   return p.get_data_length();
+}
+
+// The same accesses, reached through BAR0: the payload's address is the
+// MSI-X space offset while they run, then the caller's again.
+void PcieEndpoint::msix_space_transport(tlm::tlm_generic_payload& p, sc_time& delay, uint64_t msix_offset) {
+  const uint64_t address = p.get_address();
+  p.set_address(msix_offset);
+  msix_space_b_transport(p, delay);
+  p.set_address(address);
+}
+
+unsigned PcieEndpoint::msix_space_dbg(tlm::tlm_generic_payload& p, uint64_t msix_offset) {
+  const uint64_t address = p.get_address();
+  p.set_address(msix_offset);
+  const unsigned done = msix_access(p, nullptr) ? p.get_data_length() : 0;
+  p.set_address(address);
+  return done;
 }
 
 // ---------------------------------------------------------------- config space

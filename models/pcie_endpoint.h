@@ -22,8 +22,9 @@ class PcieEndpoint : public sc_core::sc_module {
     uint8_t base_class = 0, sub_class = 0, prog_if = 0;  // class code
     uint32_t bar0 = 0;  // BAR0 register: base address and its type bits
   };
-  // BAR2 layout (PCI Local Bus 3.0 section 6.8.2): the table from offset 0,
-  // 16 bytes an entry; the PBA, a bit a vector, from kPbaOffset.
+  // The MSI-X space (PCI Local Bus 3.0 section 6.8.2): the table from
+  // offset 0, 16 bytes an entry; the PBA, a bit a vector, from kPbaOffset.
+  // It is BAR2, unless the device moves it into its BAR0 (msix_in_bar0).
   static constexpr uint32_t kMsixEntryBytes = 16;
   static constexpr uint32_t kPbaOffset = 0x2000;
   // Vector Control bit 0: the vector is masked (every vector is at reset).
@@ -47,11 +48,19 @@ class PcieEndpoint : public sc_core::sc_module {
   uint16_t msix_vectors() const { return uint16_t(msix_table_.size()); }
   bool msix_masked(uint16_t vector) const { return msix_table_.at(vector).control & kVectorMasked; }
   bool msix_pending(uint16_t vector) const { return msix_pending_.at(vector) != 0; }
+  // PBA bytes: a bit a vector, in DWORDs.
+  uint32_t pba_bytes() const { return (uint32_t(msix_table_.size()) + 31) / 32 * 4; }
 
  protected:
   // A vector was unmasked with its pending bit set (now cleared): its
   // message goes now. A device that keeps per-message state overrides this.
   virtual void send_pending_msix(uint16_t vector, const sc_core::sc_time& delay);
+  // The device maps the MSI-X space into its own BAR0; BAR2 is then empty.
+  void msix_in_bar0() { msix_in_bar2_ = false; }
+  // A BAR0 access to the MSI-X space at `msix_offset` (table: 0.., PBA:
+  // kPbaOffset..), timed or untimed (returns the bytes done).
+  void msix_space_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay, uint64_t msix_offset);
+  unsigned msix_space_dbg(tlm::tlm_generic_payload& p, uint64_t msix_offset);
   // The configuration space, for a device to add its capabilities.
   uint8_t* config_space() { return config_space_.data(); }
 
@@ -64,7 +73,8 @@ class PcieEndpoint : public sc_core::sc_module {
   uint64_t dmi_start_ = 0, dmi_end_ = 0;                   // inclusive end
 
  private:
-  void msix_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  void msix_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);  // BAR2
+  void msix_space_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   // Untimed table and PBA accesses (a guest's set-up, a debugger): never
   // sends a message.
   unsigned msix_transport_dbg(tlm::tlm_generic_payload& p);
@@ -77,6 +87,7 @@ class PcieEndpoint : public sc_core::sc_module {
   std::vector<MsixEntry> msix_table_;
   std::vector<uint8_t> msix_pending_;
   std::array<uint8_t, 4096> config_space_{};
+  bool msix_in_bar2_ = true;
   tlm::tlm_generic_payload msi_payload_;  // reused: no allocation per message
 };
 

@@ -1,5 +1,6 @@
 #include "models/storage_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
@@ -61,31 +62,49 @@ bool StorageBackend::submit(const fw::IoRequest& req, const sc_time& local, uint
       break;
   }
   const sc_time at = sc_time_stamp() + local;
-  if (params_.concurrency && in_service_.size() >= params_.concurrency) {
-    waiting_.push(req.tag);
+  const uint32_t bytes = req.opcode == nvme::io::FLUSH ? 0 : req.bytes;
+  if (params_.concurrency && in_latency_ >= params_.concurrency) {
+    waiting_.push(Waiting{req.tag, bytes});
   } else {
-    start(req.tag, at);
+    start(req.tag, bytes, at);
   }
   return false;
 }
 
-void StorageBackend::start(uint32_t tag, const sc_time& at) {
-  in_service_.push(InService{at + params_.latency, order_++, tag});
+sc_time StorageBackend::transfer_time(uint32_t bytes, double bandwidth_mb_s) {
+  if (bandwidth_mb_s <= 0 || bytes == 0) return SC_ZERO_TIME;
+  // bytes / (MB/s * 10^6) seconds = bytes * 10^6 / MB/s ps, rounded to the ps.
+  return sc_time(double(uint64_t(double(bytes) * 1e6 / bandwidth_mb_s + 0.5)), SC_PS);
+}
+
+void StorageBackend::start(uint32_t tag, uint32_t bytes, const sc_time& at) {
+  ++in_latency_;
+  in_service_.push(InService{at + params_.latency, order_++, tag, bytes, false});
   event_.notify(in_service_.top().done - sc_time_stamp());
 }
 
 void StorageBackend::tick() {
   const sc_time now = sc_time_stamp();
   while (!in_service_.empty() && in_service_.top().done <= now) {
-    const uint32_t tag = in_service_.top().tag;
+    const InService top = in_service_.top();
     in_service_.pop();
-    ++completed_;
-    if (!waiting_.empty()) {
-      const uint32_t next = waiting_.front();
-      waiting_.pop();
-      start(next, now);
+    if (!top.transferring) {
+      // The latency is over: its slot of internal parallelism is free.
+      --in_latency_;
+      if (!waiting_.empty()) {
+        const Waiting next = waiting_.front();
+        waiting_.pop();
+        start(next.tag, next.bytes, now);
+      }
+      const sc_time transfer = transfer_time(top.bytes, params_.bandwidth_mb_s);
+      if (transfer != SC_ZERO_TIME) {  // then the channel, one request after another
+        channel_free_ = std::max(channel_free_, now) + transfer;
+        in_service_.push(InService{channel_free_, order_++, top.tag, top.bytes, true});
+        continue;
+      }
     }
-    if (on_complete_) on_complete_(tag, nvme::STATUS_SUCCESS);
+    ++completed_;
+    if (on_complete_) on_complete_(top.tag, nvme::STATUS_SUCCESS);
   }
   if (!in_service_.empty()) event_.notify(in_service_.top().done - now);
 }
@@ -93,6 +112,8 @@ void StorageBackend::tick() {
 void StorageBackend::reset() {
   while (!in_service_.empty()) in_service_.pop();
   while (!waiting_.empty()) waiting_.pop();
+  in_latency_ = 0;
+  channel_free_ = SC_ZERO_TIME;
   event_.cancel();
 }
 

@@ -1,6 +1,9 @@
 // The storage behind the emulated controller (QEMU's block backend):
 //  null    - completes at once, moves no data (null-co);
-//  latency - completes after a fixed latency, at most `concurrency` at a time;
+//  latency - completes after a fixed latency, at most `concurrency` at a time,
+//            then (with a bandwidth) moves its bytes through one shared
+//            channel at that rate, one request after another: an SSD's
+//            media latency, its internal parallelism and its interface rate;
 //  ram     - stores the data: a write then a read returns the written bytes.
 #pragma once
 
@@ -25,14 +28,18 @@ inline const char* to_string(BackendKind kind) { return enum_name(backend_kinds,
 
 class StorageBackend : public sc_core::sc_module {
  public:
-  // nvme.backend, nvme.backend_latency, nvme.backend_concurrency and
-  // nvme.capacity: visited by NvmeControllerModel::Params.
+  // nvme.backend, nvme.backend_latency, nvme.backend_concurrency,
+  // nvme.backend_bandwidth and nvme.capacity: visited by
+  // NvmeControllerModel::Params.
   struct Params {
     BackendKind kind{};
     sc_core::sc_time latency;
     uint32_t concurrency{};  // 0: unlimited
+    double bandwidth_mb_s{};  // 10^6 bytes per second through the channel; 0: unlimited
     uint64_t capacity{};     // bytes
   };
+  // The channel time of `bytes` at `bandwidth_mb_s` (0: none), in whole ps.
+  static sc_core::sc_time transfer_time(uint32_t bytes, double bandwidth_mb_s);
   using CompletionCallback = std::function<void(uint32_t tag, uint16_t status)>;
 
   // `data` moves the bytes of ram commands (the controller's DMA, timed).
@@ -57,12 +64,14 @@ class StorageBackend : public sc_core::sc_module {
     sc_core::sc_time done;
     uint64_t order;  // FIFO among equal times: deterministic
     uint32_t tag;
+    uint32_t bytes;     // to move through the channel after the latency
+    bool transferring;  // in the channel (its latency is over)
     bool operator>(const InService& o) const {
       return done != o.done ? done > o.done : order > o.order;
     }
   };
   uint16_t move_data(const fw::IoRequest& req);
-  void start(uint32_t tag, const sc_core::sc_time& at);
+  void start(uint32_t tag, uint32_t bytes, const sc_core::sc_time& at);
   void tick();
 
   Params params_;
@@ -70,7 +79,10 @@ class StorageBackend : public sc_core::sc_module {
   CompletionCallback on_complete_;
   uint8_t* store_ = nullptr;  // ram: lazily mapped zero pages
   std::priority_queue<InService, std::vector<InService>, std::greater<InService>> in_service_;
-  std::queue<uint32_t> waiting_;
+  struct Waiting { uint32_t tag, bytes; };
+  std::queue<Waiting> waiting_;
+  sc_core::sc_time channel_free_;  // the channel is busy until then
+  uint32_t in_latency_ = 0;        // requests in their latency (holding a slot)
   sc_core::sc_event event_;
   uint64_t order_ = 0;
   stats::Group stats_;

@@ -140,7 +140,7 @@ void Vcpu::mmio_write(uint32_t offset, unsigned size, uint32_t value) {
 }
 
 void Vcpu::program_msix_vector(uint16_t vector, uint64_t address, uint32_t data) {
-  const uint64_t entry = kBar2Base + uint64_t(vector) * PcieEndpoint::kMsixEntryBytes;
+  const uint64_t entry = guest_.msix_table_address() + uint64_t(vector) * PcieEndpoint::kMsixEntryBytes;
   const uint32_t fields[4] = {uint32_t(address), uint32_t(address >> 32), data, 0 /* unmasked */};
   for (unsigned i = 0; i < 4; ++i) {
     uint32_t v = fields[i];

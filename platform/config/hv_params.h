@@ -94,6 +94,14 @@ struct HvParams {
            "longest wait for a core of a host thread that wakes while every core is taken, drawn "
            "uniformly (CFS's sched_min_granularity: 1.5ms on 2 cores; 0 = none)");
     v.choice(device_thread, "device_thread", "mainloop", device_threads, "", "where the device emulation runs");
+    v.flag(exits.passthrough, "passthrough", "off",
+           "the NVMe device passed through (VFIO) as a real SSD: BAR accesses without an exit unless their "
+           "host page is trapped, no emulation thread, no doorbell buffer");
+    v.flag(exits.msix_bar_mmap, "msix_bar_mmap", "on",
+           "hv.passthrough: the host maps pages holding the MSI-X table and PBA too (Linux 4.16, QEMU 2.12); "
+           "off: those pages trap");
+    v.choice(exits.page_bytes, "page_size", "4k", models::Hypervisor::page_sizes, "",
+             "hv.passthrough: host page size, the unit VFIO maps and traps (ppc64: 64k)");
   }
 };
 

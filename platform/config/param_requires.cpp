@@ -35,6 +35,17 @@ const std::vector<ParamRequirement>& param_requirements() {
       {"nvme.cq_eventidx", nullptr, "device", {"nvme"}, false, "virtio-blk has no CQ doorbell"},
       {"guest.need_event", nullptr, "device", {"nvme"}, false, "virtio_ring uses vring_need_event"},
       {"hv.fault", "none", "device", {"nvme"}, false, "the eventfd fault is modelled for the NVMe device"},
+      // hv.passthrough: a real SSD behind VFIO. It is modelled for the NVMe
+      // device; the device takes doorbell writes itself (no notify mode, no
+      // shadow doorbells, no emulation thread); the VFIO page settings
+      // matter only with it.
+      {"hv.passthrough", "off", "device", {"nvme"}, true, "passthrough is modelled for the NVMe device"},
+      {"hv.notify", "deferred", "hv.passthrough", {"off"}, true, "a passed-through device takes its doorbell writes itself"},
+      {"nvme.dbbuf", "off", "hv.passthrough", {"off"}, true, "a real SSD offers no Doorbell Buffer Config"},
+      {"hv.device_thread", nullptr, "hv.passthrough", {"off"}, false, "a passed-through device runs no emulation thread"},
+      {"hv.iothreads", nullptr, "hv.passthrough", {"off"}, false, "a passed-through device runs no emulation thread"},
+      {"hv.msix_bar_mmap", nullptr, "hv.passthrough", {"on"}, false, "only a passed-through device's BARs are mapped"},
+      {"hv.page_size", nullptr, "hv.passthrough", {"on"}, false, "only a passed-through device's BARs are mapped"},
   };
   return table;
 }

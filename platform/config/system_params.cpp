@@ -29,11 +29,17 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
 
   // The controller: its auto choices, and what the hypervisor decides for it.
   fw::ControllerConfig& fc = p.nvme.firmware;
+  // A passed-through SSD is hardware: it offers no Doorbell Buffer Config
+  // (Identify OACS bit 8 clear), so the driver never sets up shadows.
+  if (p.hv.exits.passthrough) fc.dbbuf = fw::DbbufMode::Off;
   p.nvme.resolve_auto();
   fc.guest_memory_bytes = p.mem.size;
   // In the vCPU's exit there is no thread to defer to (check_system_params
   // refuses the modes that need one).
-  p.nvme.notify = p.hv.device_thread == DeviceThread::Vcpu ? NotifyMode::Sync : p.hv.notify;
+  // Passed through, a doorbell write wakes the device's own engine.
+  p.nvme.notify = p.hv.exits.passthrough                   ? NotifyMode::Deferred
+                  : p.hv.device_thread == DeviceThread::Vcpu ? NotifyMode::Sync
+                                                             : p.hv.notify;
   p.nvme.timer_delay = p.hv.timer_delay;
   p.nvme.eventfd_fault = p.hv.fault;
 
@@ -86,6 +92,22 @@ static void check_hv_params(const SystemParams& p, const Config& c) {
   if (t100 != double(uint64_t(t100)) || t100 > 255)
     throw ConfigError("--guest.irq_coalescing_time: " + c.text("guest.irq_coalescing_time") +
                       " is not a multiple of 100us in 0..25.5ms");
+}
+
+// nvme.msix_table=bar0: the doorbells end before the table, and the table
+// and the PBA fit their 4 KiB pages.
+static void check_msix_layout(const SystemParams& p, const Config& c) {
+  if (p.nvme.msix_table != models::MsixPlacement::Bar0) return;
+  const fw::vfio::MsixLayout l = p.nvme.msix_layout();
+  const uint64_t doorbell_end = l.doorbells.offset + l.doorbells.bytes;
+  const uint32_t stride = 8u << p.nvme.firmware.dstrd;
+  const uint64_t max_by_doorbells = (models::NvmeControllerModel::kBar0MsixTableOffset - nvme::reg::DOORBELL_BASE) / stride - 1;
+  const uint64_t max_by_table = 0x1000 / models::PcieEndpoint::kMsixEntryBytes - 1;
+  if (doorbell_end > models::NvmeControllerModel::kBar0MsixTableOffset || l.table.bytes > 0x1000)
+    throw ConfigError("--nvme.max_io_queues: " + c.text("nvme.max_io_queues") +
+                      " queues' doorbells and MSI-X vectors do not fit BAR0 before and in the table at 0x2000 "
+                      "with nvme.msix_table=bar0 (allowed 1.." + std::to_string(std::min(max_by_doorbells, max_by_table)) +
+                      " at nvme.dstrd " + std::to_string(p.nvme.firmware.dstrd) + ")");
 }
 
 static void check_virtio_params(const SystemParams& p, const Config& c) {
@@ -143,6 +165,7 @@ void check_system_params(const SystemParams& p, const Config& c) {
                       " (allowed 1.." + std::to_string(4096 / (8 << dstrd) - 1) + " with nvme.dbbuf " +
                       fw::to_string(fc.dbbuf) + ")");
   check_hv_params(p, c);
+  check_msix_layout(p, c);
   // The driver's queues and per-tag data buffers must fit guest RAM;
   // otherwise bring-up would fail in the middle of the run.
   const uint64_t need = dc.memory_base + fw::Driver::memory_needed(dc, fc.mqes, fc.dstrd);

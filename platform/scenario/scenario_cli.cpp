@@ -26,7 +26,7 @@ struct Figure {
 };
 
 double metric(const Scenario& s, const RunSummary& r) {
-  return s.metric == "iops" ? r.iops : r.bw_bytes / 1e6;
+  return s.metric == "iops" ? r.iops : s.metric == "mib_s" ? r.bw_bytes / 1048576.0 : r.bw_bytes / 1e6;
 }
 
 using Settings = std::vector<std::pair<std::string, std::string>>;
@@ -306,6 +306,11 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
                               {"ratio_simulated", number(f.ratio_simulated, 6)},
                               {"error", number(f.error, 6)},
                               {"stalled", f.stalled}});
+    for (size_t i = 1; i < figures.size(); ++i)
+      if (!sc->runs[i].gap.empty()) {
+        figures_json[i]["in_band"] = !figures[i].stalled && std::abs(figures[i].error) <= 0.25;
+        figures_json[i]["gap"] = sc->runs[i].gap;
+      }
     out << report::dump(doc) << "\n";
     return 0;
   }
@@ -319,9 +324,10 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   out << "  calibrated on the baseline: " << sc->calibrated << " = " << num(calibrated_ns, 1)
       << " ns (" << sc->calibration_note << ")\n\n";
   char line[256];
+  const bool mib = sc->metric == "mib_s";
   std::snprintf(line, sizeof line, "  %-34s %12s %12s %9s %9s %8s\n", "run",
-                sc->metric == "iops" ? "reported" : "rep. MB/s",
-                sc->metric == "iops" ? "simulated" : "sim. MB/s", "ratio rep", "ratio sim",
+                sc->metric == "iops" ? "reported" : mib ? "rep. MiB/s" : "rep. MB/s",
+                sc->metric == "iops" ? "simulated" : mib ? "sim. MiB/s" : "sim. MB/s", "ratio rep", "ratio sim",
                 "error");
   out << line;
   for (const Figure& f : figures) {
@@ -333,6 +339,16 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
     out << line;
   }
   out << "  (error: relative error of the simulated improvement ratio; the band is +-25%)\n";
+  for (size_t i = 1; i < figures.size(); ++i) {
+    const std::string& gap = sc->runs[i].gap;
+    if (gap.empty()) continue;
+    const Figure& f = figures[i];
+    if (!f.stalled && std::abs(f.error) <= 0.25)
+      out << "  " << f.label << ": within +-25%; " << gap << "\n";
+    else
+      out << "  " << f.label << ": outside +-25% (" << (f.stalled ? std::string("stalled") : num(100 * f.error, 1) + "%")
+          << "): " << gap << "\n";
+  }
   return 0;
 }
 

@@ -76,20 +76,24 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   tp.trace_id = 0;
   tp.poll_max = SC_ZERO_TIME;  // QEMU's iothreads busy-poll adaptively; the main loop does not
   if (p.hv.bql) bql_ = std::make_unique<BigLock>();
-  tp.bql = bql_.get();
-  host_threads_.push_back(std::make_unique<HostThread>("mainloop", tp, host_cpus_.get()));
-  tp = p.hv.threads;
-  tp.bql = nullptr;  // iothreads run outside the global lock
   std::vector<uint8_t> queue_thread(size_t(p.nvme.firmware.max_io_queues) + 1, 0);
-  if (p.hv.device_thread == DeviceThread::Iothread) {
-    const unsigned n = p.hv.iothreads;
-    for (unsigned i = 0; i < n; ++i) {
-      tp.trace_id = i + 1;
-      tp.jitter_seed = (seed + 1) * 1000003u + i + 1;  // its own delays
-      host_threads_.push_back(std::make_unique<HostThread>(("iothread" + std::to_string(i)).c_str(),
-                                                           tp, host_cpus_.get()));
+  if (p.hv.exits.passthrough) {
+    build_device_engines(p, queue_thread);  // hv.bql: only trapped accesses take the lock
+  } else {
+    tp.bql = bql_.get();
+    host_threads_.push_back(std::make_unique<HostThread>("mainloop", tp, host_cpus_.get()));
+    tp = p.hv.threads;
+    tp.bql = nullptr;  // iothreads run outside the global lock
+    if (p.hv.device_thread == DeviceThread::Iothread) {
+      const unsigned n = p.hv.iothreads;
+      for (unsigned i = 0; i < n; ++i) {
+        tp.trace_id = i + 1;
+        tp.jitter_seed = (seed + 1) * 1000003u + i + 1;  // its own delays
+        host_threads_.push_back(std::make_unique<HostThread>(("iothread" + std::to_string(i)).c_str(),
+                                                             tp, host_cpus_.get()));
+      }
+      for (size_t q = 1; q < queue_thread.size(); ++q) queue_thread[q] = uint8_t(1 + (q - 1) % n);
     }
-    for (size_t q = 1; q < queue_thread.size(); ++q) queue_thread[q] = uint8_t(1 + (q - 1) % n);
   }
 
   // The device: the NVMe controller, or the virtio-blk function.
@@ -113,6 +117,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   hp.bql = bql_.get();
   hypervisor_ = std::make_unique<Hypervisor>("hv", hp, numjobs, host_cpus_.get());
   if (virtio) hypervisor_->set_doorbell_offset(fw::VirtioBlkDevice::NOTIFY_OFFSET);
+  if (!virtio) set_passthrough_traps(p);
   if (cp.notify == NotifyMode::Ioeventfd) {
     hypervisor_->set_ioeventfd([this](uint32_t offset, const sc_time& delay) {
       return virtio_ ? virtio_->ioeventfd_notify(offset, delay) : controller_->ioeventfd_notify(offset, delay);
@@ -123,6 +128,8 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
   const fw::DriverConfig& dc = p.guest.driver;
   guest_ = std::make_unique<Guest>("guest", dc, *memory_, *hypervisor_);
   guest_->set_doorbell_stride(cp.firmware.dstrd);
+  if (!virtio && cp.msix_table == MsixPlacement::Bar0)
+    guest_->set_msix_table_address(kBar0Base + NvmeControllerModel::kBar0MsixTableOffset);
   if (virtio) guest_->use_virtio_blk(p.virtio_driver);
 
   for (uint32_t j = 0; j < numjobs; ++j) {
@@ -165,6 +172,38 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
 }
 
 System::~System() = default;
+
+// hv.passthrough: the SSD's own engines stand in for the host's emulation
+// threads: one per queue pair (admin: engine 0), woken by a doorbell write
+// at once, with no host CPU, dispatch overhead or lock (the device is
+// hardware; its command and completion handling keep nvme.cmd_cost and
+// nvme.cqe_cost).
+void System::build_device_engines(const SystemParams& p, std::vector<uint8_t>& queue_thread) {
+  HostThread::Params ep;
+  ep.dispatch_latency = ep.dispatch_jitter = ep.dispatch_cost = ep.poll_max = SC_ZERO_TIME;
+  const unsigned io_engines = std::min(p.numjobs(), 254u);
+  for (unsigned i = 0; i <= io_engines; ++i) {
+    ep.trace_id = i;
+    host_threads_.push_back(std::make_unique<HostThread>(("nvme_engine" + std::to_string(i)).c_str(), ep));
+  }
+  for (size_t q = 1; q < queue_thread.size(); ++q) queue_thread[q] = uint8_t(1 + (q - 1) % io_engines);
+}
+
+// hv.passthrough: what the host cannot map traps (VFIO's MSI-X pages,
+// firmware/msix_page.h); everything else reaches the device without an exit.
+void System::set_passthrough_traps(const SystemParams& p) {
+  const NvmeControllerModel::Params& cp = p.nvme;
+  const fw::vfio::MsixLayout layout = cp.msix_layout();
+  if (cp.msix_table == MsixPlacement::Bar0) hypervisor_->set_doorbell_end(NvmeControllerModel::kBar0MsixTableOffset);
+  const Hypervisor::Params& hp = hypervisor_->params();
+  if (!hp.passthrough) return;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const fw::vfio::BarRange& r : fw::vfio::trapped_ranges(layout, hp.page_bytes, hp.msix_bar_mmap)) {
+    const uint64_t base = r.bar == 0 ? kBar0Base : kBar2Base;
+    ranges.emplace_back(base + r.offset, base + r.offset + r.bytes);
+  }
+  hypervisor_->set_trapped_ranges(std::move(ranges));
+}
 
 // The statistics tree, in the order of an I/O's path (ARCHITECTURE.md).
 void System::link_stats() {

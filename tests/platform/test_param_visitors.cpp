@@ -54,21 +54,24 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 89 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 94 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 89);
+  REQUIRE(reg.all().size() == 94);
   // The component blocks in order: fio's flat names first, then hv.* up to
-  // hv.device_thread, then the device choice and virtio.*.
+  // hv.device_thread and the passthrough settings, then the device choice and virtio.*.
   CHECK(reg.all().front().name == "rw");
   CHECK(reg.all()[13].name == "sim.quantum");
   CHECK(reg.all()[17].name == "guest.submit_cost");
   CHECK(reg.all()[32].name == "nvme.mqes");
-  CHECK(reg.all()[48].name == "pcie.mode");
-  CHECK(reg.all()[57].name == "hv.cpu_ghz");
-  CHECK(reg.all()[82].name == "host.cores");
-  CHECK(reg.all()[83].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all()[84].name == "hv.device_thread");
-  CHECK(reg.all()[85].name == "device");
+  CHECK(reg.all()[50].name == "pcie.mode");
+  CHECK(reg.all()[59].name == "hv.cpu_ghz");
+  CHECK(reg.all()[84].name == "host.cores");
+  CHECK(reg.all()[85].name == "host.wakeup_wait");  // added by its Params field and visit line only
+  CHECK(reg.all()[86].name == "hv.device_thread");
+  CHECK(reg.all()[87].name == "hv.passthrough");
+  CHECK(reg.all()[88].name == "hv.msix_bar_mmap");
+  CHECK(reg.all()[89].name == "hv.page_size");
+  CHECK(reg.all()[90].name == "device");
   CHECK(reg.all().back().name == "virtio.queues");
 
   const ParamSpec* mmio = reg.find("hv.exit_mmio");
@@ -79,6 +82,16 @@ TEST_CASE("visitors: the registry holds the 89 parameters with their specs", "[p
   CHECK(mmio->min == 0);
   CHECK(mmio->max == 1e6);
   CHECK(mmio->help == "trapped MMIO write exit (doorbell)");
+
+  const ParamSpec* bandwidth = reg.find("nvme.backend_bandwidth");
+  REQUIRE(bandwidth);
+  CHECK(bandwidth->kind == ParamKind::Real);
+  CHECK(bandwidth->unit == "MB/s");
+  CHECK(bandwidth->default_value == "0");
+  const ParamSpec* page = reg.find("hv.page_size");
+  REQUIRE(page);
+  CHECK(page->kind == ParamKind::Choice);
+  CHECK(page->default_value == "4k");
 
   const ParamSpec* number_ios = reg.find("number_ios");
   REQUIRE(number_ios);

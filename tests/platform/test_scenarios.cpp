@@ -73,7 +73,7 @@ TEST_CASE("scenario: the JSON gives reported, simulated, both ratios and the err
 
 TEST_CASE("scenario: an unknown name is refused with the list", "[scenario]") {
   check_refused("scenario nosuch", "nvmesim scenario: error: 'nosuch' is not a scenario (one of google-null, "
-                                   "qemu-vendor, ramdisk, real-nvme; see --list)");
+                                   "qemu-vendor, ramdisk, real-nvme, vfio-msix; see --list)");
 }
 
 TEST_CASE("scenario: google-null ratio within 25%", "[scenario]") { check_band("google-null"); }
@@ -81,13 +81,15 @@ TEST_CASE("scenario: google-null ratio within 25%", "[scenario]") { check_band("
 TEST_CASE("scenario: qemu-vendor ratio within 25%", "[scenario]") { check_band("qemu-vendor"); }
 
 // Figures: 0 baseline, 1 extension, 2 ioeventfd with the eventfd not
-// cleared, 3 ioeventfd with the notifier fixed.
-TEST_CASE("scenario: real-nvme extension and fixed-notifier ratios within 25%", "[scenario]") {
+// cleared, 3 ioeventfd with the notifier fixed, 4 virtio-blk (not an
+// independent check: its figure set the main loop's cost per request).
+TEST_CASE("scenario: real-nvme extension and fixed-notifier and virtio-blk ratios within 25%", "[scenario]") {
   const auto r = run_nvmesim("scenario real-nvme --output-format=json" + std::string(kIos));
   REQUIRE(r.exit_code == 0);
   const auto fs = figures(r.out);
-  REQUIRE(fs.size() == 4);
-  for (size_t i : {size_t(1), size_t(3)}) {
+  REQUIRE(fs.size() == 5);
+  CHECK(fs[4].reported == 344);
+  for (size_t i : {size_t(1), size_t(3), size_t(4)}) {
     INFO("figure " << i << ": ratio reported " << fs[i].ratio_reported << ", simulated "
                    << fs[i].ratio_simulated);
     CHECK(std::abs(fs[i].error) <= 0.25);
@@ -105,6 +107,8 @@ TEST_CASE("scenario: real-nvme extension and fixed-notifier ratios within 25%", 
 // once and took interrupts only when halted. With fio's reap-one, submit-one
 // loop and interrupts taken as they arrive (models/vcpu.cpp), the same guest
 // costs serve both of Ming Lin's runs.
+// Figure 2 is virtio-blk's 174 MB/s (not an independent check: it set the
+// guest's cost per request).
 TEST_CASE("scenario: ramdisk ratio within 25%", "[scenario]") {
   check_band("ramdisk");
 }
@@ -117,7 +121,7 @@ TEST_CASE("scenario: real-nvme eventfd_not_cleared ratio within 25%", "[scenario
   const auto r = run_nvmesim("scenario real-nvme --output-format=json" + std::string(kIos));
   REQUIRE(r.exit_code == 0);
   const auto fs = figures(r.out);
-  REQUIRE(fs.size() == 4);
+  REQUIRE(fs.size() == 5);
   CHECK(std::abs(fs[2].error) <= 0.25);
 }
 
@@ -195,4 +199,30 @@ TEST_CASE("scenario: --calibrate takes a time parameter only", "[scenario]") {
   const auto miss = run_nvmesim("scenario qemu-vendor --calibrate=hv.exit_pio --number_ios=2000");
   REQUIRE(miss.exit_code == 0);
   CHECK(miss.out.find("warning: the calibration reached") != std::string::npos);
+}
+
+// Launchpad bug 1847948: figures 0 trapped 4 jobs (the baseline), 1 trapped
+// 64 jobs, 2 mapped 4 jobs, 3 mapped 64 jobs.
+TEST_CASE("scenario: vfio-msix trapped and mapped 64-job ratios within 25%", "[scenario]") {
+  const auto r = run_nvmesim("scenario vfio-msix --output-format=json" + std::string(kIos));
+  REQUIRE(r.exit_code == 0);
+  const auto fs = figures(r.out);
+  REQUIRE(fs.size() == 4);
+  for (size_t i : {size_t(1), size_t(3)}) {
+    INFO("figure " << i << ": ratio reported " << fs[i].ratio_reported << ", simulated " << fs[i].ratio_simulated);
+    CHECK(std::abs(fs[i].error) <= 0.25);
+  }
+}
+
+// Gap: with the page mapped, 4 jobs at QD16 reach 1191 MiB/s, 76k IOPS per
+// job, i.e. about 13 us of guest CPU per I/O on the POWER9 guest; nvmesim's
+// x86-derived guest costs and an assumed 90 us SSD latency predict 5.2x
+// instead of 3.09x (+69%). The bug gives neither the guest's CPU cost nor
+// the drive's latency.
+TEST_CASE("scenario: vfio-msix mapped 4-job ratio within 25%", "[scenario][!shouldfail]") {
+  const auto r = run_nvmesim("scenario vfio-msix --output-format=json" + std::string(kIos));
+  REQUIRE(r.exit_code == 0);
+  const auto fs = figures(r.out);
+  REQUIRE(fs.size() == 4);
+  CHECK(std::abs(fs[2].error) <= 0.25);
 }
