@@ -193,3 +193,14 @@ done
 python3 "$HERE/parse.py" --qemu-version "$QEMU_VERSION" --linux-version "$LINUX_VERSION" \
 	--fio-version "$FIO_VERSION" --accel "$ACCEL" --workdir "$WORKDIR" --out "$OUT" $RUN_TAGS
 log "wrote $OUT in $(($(date +%s) - START)) s"
+if [ "${TRACE_TIMING:-0}" = 1 ]; then
+	# The device thread's wake-up stalls at iodepth 1, for nvmesim validate --timing.
+	TIMING=${OUT%.csv}-timing.csv
+	python3 "$HERE/trace_timing.py" --csv "$TIMING" "$WORKDIR" $RUN_TAGS >"$WORKDIR/trace-timing.txt"
+	grep 'iodepth=1' "$WORKDIR/trace-timing.txt" >&2 || true
+	# The same stalls without QEMU: a thread asleep in ppoll, woken by one of
+	# one or two spinning threads (validation/qemu/wakeup_probe.c).
+	gcc -O2 -pthread -o wakeup_probe "$HERE/wakeup_probe.c"
+	for n in 1 2; do nice -n 10 ./wakeup_probe "$n" 5000 300 20 | tee -a "$WORKDIR/trace-timing.txt" >&2; done
+	log "wrote $TIMING"
+fi
