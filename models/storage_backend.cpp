@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <sys/mman.h>
 
+#include "models/activations.h"
+
 using namespace sc_core;
 
 namespace nvmesim::models {
@@ -75,6 +77,7 @@ void StorageBackend::start(uint32_t tag, const sc_time& at) {
 }
 
 void StorageBackend::tick() {
+  activations::begin(activations::BackendCompletion);
   const sc_time now = sc_time_stamp();
   while (!in_service_.empty() && in_service_.top().done <= now) {
     const uint32_t tag = in_service_.top().tag;

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "models/activations.h"
 #include "models/address_map.h"
 #include "models/guest.h"
 #include "models/host_cpus.h"
@@ -31,7 +32,7 @@ Vcpu::Vcpu(sc_module_name name, const Params& params, Guest& guest)
   SC_HAS_PROCESS(Vcpu);
   SC_THREAD(run);
   thread_ = sc_get_current_process_handle();
-  SC_METHOD(commit_stores);
+  SC_METHOD(store_buffer_drain);
   sensitive << store_event_;
   dont_initialize();
 }
@@ -78,7 +79,7 @@ void Vcpu::guest_work(const sc_time& work) {
     // Longer: let time pass, waking for an interrupt raised meanwhile.
     sync_local();
     const sc_time start = sc_time_stamp();
-    wait(remaining, irq_event_);
+    activations::wait(remaining, irq_event_);
     remaining -= sc_time_stamp() - start;
   }
 }
@@ -188,6 +189,11 @@ void Vcpu::store_shadow(uint64_t gpa, uint32_t value) {
   store_event_.notify(store_buffer_[store_head_].visible_at - sc_time_stamp());
 }
 
+void Vcpu::store_buffer_drain() {
+  activations::begin(activations::VcpuStoreCommit);
+  commit_stores();
+}
+
 void Vcpu::commit_stores() {
   const sc_time t = sc_time_stamp();
   while (store_head_ < store_buffer_.size() && store_buffer_[store_head_].visible_at <= t) {
@@ -278,9 +284,9 @@ void Vcpu::wait_for_interrupt() {
     take_admin_interrupts();
     waits_on_device_ = !irq_pending_;
     if (irq_pending_)
-      wait(irq_time_ - sc_time_stamp(), irq_event_);
+      activations::wait(irq_time_ - sc_time_stamp(), irq_event_);
     else
-      wait(irq_event_);
+      activations::wait(irq_event_);
   }
   waits_on_device_ = false;
   if (idles) set_runnable(true);

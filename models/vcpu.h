@@ -185,6 +185,7 @@ class Vcpu : public sc_core::sc_module,
   void guest_work(const sc_core::sc_time& t);
   void mmio(tlm::tlm_command cmd, uint32_t offset, void* data, unsigned len);
   void commit_stores();
+  void store_buffer_drain();  // SC_METHOD: commit_stores at the stores' time
   void trace_update(bool sq, const fw::DoorbellUpdate& u);
   sc_core::sc_time now() const;
   void sync_local();

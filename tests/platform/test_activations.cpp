@@ -1,0 +1,95 @@
+// The model's SystemC process activations (--host-stats), counted exactly:
+// at iodepth 1 every I/O goes through the same steps, each of which is one
+// resume of a known process. Each test case runs in its own process.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "models/activations.h"
+#include "platform/config/params.h"
+#include "platform/system/system.h"
+#include "run_binary.h"
+
+using namespace nvmesim;
+using namespace nvmesim::platform;
+namespace act = nvmesim::models::activations;
+
+namespace {
+RunResults simulate(const std::vector<std::pair<const char*, const char*>>& settings) {
+  Config c;
+  for (const auto& [k, v] : settings) c.set(k, v);
+  c.validate_all();
+  System system(c);
+  return system.run();
+}
+}  // namespace
+
+// Default costs: sim.quantum 1 us, guest.submit_cost 1.5 us, irq_entry
+// 0.5 us, complete_cost 1 us, interrupt and EOI exits 1 us each,
+// store_visibility 20 ns, null backend. At iodepth 1 the device is idle when
+// each update is published, so both doorbells are rung through MMIO.
+TEST_CASE("activations: iodepth 1, buffer on: exact counts per I/O", "[activations]") {
+  const RunResults r = simulate({{"iodepth", "1"}, {"number_ios", "3"}, {"nvme.dbbuf", "spec"}});
+  REQUIRE(r.bringup_ok);
+  REQUIRE(r.dbbuf_active);
+  REQUIRE(r.ios == 3);
+  REQUIRE(r.sq.mmio == 3);
+  REQUIRE(r.cq.mmio == 3);
+  // vCPU thread, per I/O: the submission's work (longer than the quantum:
+  // a timed wait), the SQ publish's full barrier (waits for its shadow
+  // store), the SQ doorbell's exit, the halt until the interrupt, the
+  // interrupt exit plus entry (a quantum: sync), the completion's work (a
+  // quantum: sync), the CQ publish's barrier, the CQ doorbell's exit, and
+  // the EOI exit (synced before the next submission, or as the job ends).
+  CHECK(act::counts[act::VcpuThread] == 9 * 3);
+  // One store-buffer drain per shadow store: one per doorbell update.
+  CHECK(act::counts[act::VcpuStoreCommit] == r.sq.updates + r.cq.updates);
+  CHECK(act::counts[act::VcpuStoreCommit] == 2 * 3);
+  // Main loop, one dispatch per I/O (it serves the CQ doorbell of one I/O
+  // with the SQ doorbell of the next): its wake-up, the SQ EventIdx write,
+  // the CQ EventIdx write and the CQE write landing at their times, and the
+  // end of the dispatch (the MSI-X write's time).
+  CHECK(act::counts[act::HostThread] == 5 * 3);
+  CHECK(act::counts[act::BackendCompletion] == 0);  // null backend: completes inline
+  CHECK(act::counts[act::ControllerMethod] == 0);   // enabled in bring-up, no coalescing
+}
+
+TEST_CASE("activations: iodepth 1, buffer off: no barriers, no EventIdx writes", "[activations]") {
+  const RunResults r = simulate({{"iodepth", "1"}, {"number_ios", "3"}, {"nvme.dbbuf", "off"}});
+  REQUIRE(r.bringup_ok);
+  REQUIRE(r.ios == 3);
+  // The vCPU loses the two barriers: MMIO doorbells are plain exits.
+  CHECK(act::counts[act::VcpuThread] == 7 * 3);
+  CHECK(act::counts[act::VcpuStoreCommit] == 0);
+  // The main loop: wake-up, the CQE write, the end of the dispatch.
+  CHECK(act::counts[act::HostThread] == 3 * 3);
+}
+
+TEST_CASE("activations: a latency backend's completions are its timer's runs", "[activations]") {
+  const RunResults r = simulate({{"iodepth", "1"}, {"number_ios", "4"}, {"nvme.dbbuf", "spec"},
+                                 {"nvme.backend", "latency"}});
+  REQUIRE(r.bringup_ok);
+  REQUIRE(r.ios == 4);
+  // iodepth 1: one command in service at a time, one timer run each.
+  CHECK(act::counts[act::BackendCompletion] == 4);
+}
+
+TEST_CASE("activations: --host-stats reports them per I/O, in JSON and text", "[activations]") {
+  const auto j = test::run_nvmesim("--nvme.dbbuf=spec --number_ios=5000 --host-stats --output-format=json");
+  REQUIRE(j.exit_code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  const auto& host = doc.at("host");
+  uint64_t total = 0;
+  for (const char* kind : act::kind_names) total += host.at("activations").at(kind).get<uint64_t>();
+  const double ios = doc.at("stats").at("vcpu0").at("ios").get<double>();
+  REQUIRE(ios == 5000);
+  CHECK(host.at("activations_per_io").get<double>() == Approx(double(total) / ios).margin(0.0005));
+  // iodepth 32: still one store-buffer drain per doorbell update.
+  const auto& db = doc.at("doorbells");
+  CHECK(host.at("activations").at("vcpu_store_commit").get<uint64_t>() ==
+        db.at("sq").at("updates").get<uint64_t>() + db.at("cq").at("updates").get<uint64_t>());
+  const auto t = test::run_nvmesim("--nvme.dbbuf=spec --number_ios=5000 --host-stats");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("  model process activations per I/O: ") != std::string::npos);
+  CHECK(t.out.find("vcpu_store_commit") != std::string::npos);
+}
