@@ -84,12 +84,6 @@ void HostThread::sync(sc_time& local) {
   }
 }
 
-bool HostThread::observed_before(const sc_time& local) {
-  // Strictly later only: activity at the same time could run before or
-  // after this thread, as the kernel orders it.
-  return sc_time_to_pending_activity(sc_core::sc_get_curr_simcontext()) <= local;
-}
-
 // QEMU's adjust_polling_time(): keep the window when the event came within
 // it, shrink it when waiting took longer than poll-max, grow it otherwise.
 void HostThread::adjust_polling(const sc_time& block) {

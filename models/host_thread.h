@@ -60,11 +60,6 @@ class HostThread : public sc_core::sc_module {
   bool spinning() const { return spinning_; }
   // Bring `local` to zero by letting simulated time pass (an ordering point).
   static void sync(sc_core::sc_time& local);
-  // True when another process may run before `local` has passed: some
-  // activity is due no later than the caller's present. Otherwise an
-  // ordering point can keep the offset: nobody could see the difference,
-  // and the kernel round trip (a context switch) is saved.
-  static bool observed_before(const sc_core::sc_time& local);
 
   bool busy() const { return busy_; }
   // Work is due or running (a request, an armed timer, a dispatch that is

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "firmware/controller_tag.h"
+#include "models/lookahead.h"
 #include "models/nvme_controller.h"
 #include "traces/tracer.h"
 
@@ -35,7 +36,7 @@ void NvmeControllerModel::sync_running() {
   // next read sees memory as they would after the wait, so the thread keeps
   // its offset. (The timer policy reads the kernel's present when it decides
   // what is due: it syncs.)
-  if (notifier_->mode() != NotifyMode::Timer && !HostThread::observed_before(*running_.local)) return;
+  if (notifier_->mode() != NotifyMode::Timer && !activity_due_within(*running_.local)) return;
   if (sc_get_current_process_handle().proc_kind() != SC_THREAD_PROC_) return;
   KeepRunning keep(*this);  // another emulation thread may run meanwhile
   HostThread::sync(*running_.local);
