@@ -93,9 +93,19 @@ void Vcpu::guest_work(const sc_time& work) {
       continue;
     }
     // Longer: let time pass, waking for an interrupt raised meanwhile.
-    sync_local();
-    const sc_time start = sc_time_stamp();
-    activations::wait(remaining, irq_event_);
+    const sc_time ahead = qk_.local_time();
+    sc_time start;
+    if (ahead != SC_ZERO_TIME && store_head_ == store_buffer_.size() && !activity_due_within(ahead)) {
+      // Nothing is due before the vCPU's present, so no interrupt can be
+      // raised for a time before it: one wait covers catching up and the work.
+      start = sc_time_stamp() + ahead;
+      qk_.set(SC_ZERO_TIME);
+      activations::wait(ahead + remaining, irq_event_);
+    } else {
+      sync_local();
+      start = sc_time_stamp();
+      activations::wait(remaining, irq_event_);
+    }
     remaining -= sc_time_stamp() - start;
   }
 }
