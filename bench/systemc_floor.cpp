@@ -76,8 +76,15 @@ struct Floor : sc_module {
   }
 };
 
-// The default run's I/Os per wall second, from nvmesim's --host-stats JSON.
-double run_ios_per_wall_s(const std::string& nvmesim, uint64_t ios) {
+double json_number(const std::string& doc, const std::string& key) {
+  const std::string quoted = "\"" + key + "\": ";
+  const size_t at = doc.find(quoted);
+  return at == std::string::npos ? 0 : std::atof(doc.c_str() + at + quoted.size());
+}
+
+// The default run's I/Os per wall second and the model's process
+// activations per I/O, from nvmesim's --host-stats JSON.
+double run_ios_per_wall_s(const std::string& nvmesim, uint64_t ios, double& activations_per_io) {
   const std::string cmd = nvmesim + " --nvme.dbbuf=spec --number_ios=" + std::to_string(ios) +
                           " --host-stats --output-format=json 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
@@ -87,8 +94,8 @@ double run_ios_per_wall_s(const std::string& nvmesim, uint64_t ios) {
   size_t got;
   while ((got = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, got);
   if (pclose(p) != 0) return 0;
-  const size_t at = out.find("\"ios_per_wall_s\": ");
-  return at == std::string::npos ? 0 : std::atof(out.c_str() + at + 18);
+  activations_per_io = json_number(out, "activations_per_io");
+  return json_number(out, "ios_per_wall_s");
 }
 
 std::string beside_me(const char* name) {
@@ -139,7 +146,8 @@ int main(int argc, char** argv) {
   std::printf("  thread timed wait      %8.1f ns\n", wait_ns);
   std::printf("  method activation      %8.1f ns\n", method_ns);
   std::printf("  thread ping-pong       %8.1f ns per round trip\n", pingpong_ns);
-  const double per_s = run_ios_per_wall_s(nvmesim, ios);
+  double activations_per_io = 0;
+  const double per_s = run_ios_per_wall_s(nvmesim, ios, activations_per_io);
   if (per_s <= 0) {
     std::fprintf(stderr, "nvmesim-bench: error: could not run %s\n", nvmesim.c_str());
     return 1;
@@ -149,5 +157,6 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(ios), per_s, io_ns);
   std::printf("ratio: %.1f timed waits per I/O, %.1f method activations per I/O\n", io_ns / wait_ns,
               io_ns / method_ns);
+  std::printf("model process activations: %.3f per I/O\n", activations_per_io);
   return 0;
 }

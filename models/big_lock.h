@@ -8,6 +8,7 @@
 #include <systemc>
 
 #include "firmware/statistics.h"
+#include "models/activations.h"
 #include "models/stat_time.h"
 
 namespace nvmesim::models {
@@ -20,7 +21,7 @@ class BigLock : public stats::Group {
   void acquire_mainloop() {
     mainloop_waiting_ = true;
     while (reserved_until_ > sc_core::sc_time_stamp())
-      sc_core::wait(reserved_until_ - sc_core::sc_time_stamp());
+      activations::wait(reserved_until_ - sc_core::sc_time_stamp());
     mainloop_waiting_ = false;
     held_by_mainloop_ = true;
   }
@@ -36,7 +37,7 @@ class BigLock : public stats::Group {
   // simulated time here.
   sc_core::sc_time hold_for_handler(const sc_core::sc_time& hold) {
     const sc_core::sc_time start = sc_core::sc_time_stamp();
-    while (held_by_mainloop_ || mainloop_waiting_) sc_core::wait(released_);
+    while (held_by_mainloop_ || mainloop_waiting_) activations::wait(released_);
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const sc_core::sc_time at = reserved_until_ > now ? reserved_until_ : now;
     reserved_until_ = at + hold;

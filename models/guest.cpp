@@ -62,7 +62,7 @@ void Guest::vcpu_finished() {
   if (running_ && --running_ == 0) sc_stop();
 }
 
-void Guest::trace_shadow_store(uint64_t gpa, uint32_t value) {
+void Guest::trace_shadow_store(uint64_t gpa, uint32_t value, const sc_time& at) {
   auto* t = traces::active();
   if (!t || !driver_->dbbuf_active()) return;
   const uint64_t base = driver_->shadow_buffer_addr();
@@ -71,7 +71,7 @@ void Guest::trace_shadow_store(uint64_t gpa, uint32_t value) {
   const uint64_t index = (gpa - base) / stride;
   t->queue_value(uint16_t(index / 2),
                  index % 2 ? traces::QueueSignal::ShadowCqHead : traces::QueueSignal::ShadowSqTail,
-                 sc_time_stamp().value(), value);
+                 at.value(), value);
 }
 
 }  // namespace nvmesim::models

@@ -103,7 +103,7 @@ class Guest : public sc_core::sc_module {
 
   void vcpu_finished();
   // Traces: a store to the shadow doorbell buffer became visible now.
-  void trace_shadow_store(uint64_t gpa, uint32_t value);
+  void trace_shadow_store(uint64_t gpa, uint32_t value, const sc_core::sc_time& at);
   unsigned vcpus_running() const { return running_; }
 
  private:

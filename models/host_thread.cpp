@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/activations.h"
 #include "models/big_lock.h"
 #include "models/host_cpus.h"
 #include "traces/tracer.h"
@@ -90,7 +91,7 @@ void HostThread::arm_timer(const sc_time& delay) {
 
 void HostThread::sync(sc_time& local) {
   if (local != SC_ZERO_TIME) {
-    sc_core::wait(local);
+    activations::wait(local);
     local = SC_ZERO_TIME;
   }
 }
@@ -136,7 +137,7 @@ void HostThread::wait_for_request() {
     while (!due() && sc_time_stamp() < poll_end) {
       sc_time at;
       const sc_time until = next_deadline(at) && at < poll_end ? at : poll_end;
-      wait(until - sc_time_stamp(), kick_event_);
+      activations::wait(until - sc_time_stamp(), kick_event_);
     }
     polling_ = false;
     poll_time_ += sc_time_stamp() - start;
@@ -154,15 +155,16 @@ void HostThread::wait_for_request() {
   while (!due() && !spinning_) {
     sc_time at;
     if (next_deadline(at))
-      wait(at - sc_time_stamp(), kick_event_);
+      activations::wait(at - sc_time_stamp(), kick_event_);
     else
-      wait(kick_event_);
+      activations::wait(kick_event_);
   }
   ++sleep_wakeups_;
   adjust_polling(sc_time_stamp() - start);
 }
 
 void HostThread::run() {
+  activations::begin(activations::HostThread);
   for (;;) {
     wait_for_request();
     has_request_ = false;

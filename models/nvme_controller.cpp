@@ -6,6 +6,7 @@
 
 #include "firmware/controller_tag.h"
 #include "firmware/eventidx.h"
+#include "models/activations.h"
 #include "models/address_map.h"
 #include "traces/tracer.h"
 
@@ -142,7 +143,10 @@ void NvmeControllerModel::bar0_b_transport(tlm::tlm_generic_payload& p, sc_time&
   }
 }
 
-void NvmeControllerModel::complete_enable() { firmware_->complete_enable(); }
+void NvmeControllerModel::complete_enable() {
+  activations::begin(activations::ControllerMethod);
+  firmware_->complete_enable();
+}
 
 // CC.EN 1 -> 0: the backend's commands and the emulation's marks go with the queues.
 void NvmeControllerModel::reset_emulation() {
@@ -281,6 +285,7 @@ void NvmeControllerModel::msix(uint16_t vector) {
 }
 
 void NvmeControllerModel::coalescing_timeout() {
+  activations::begin(activations::ControllerMethod);
   const sc_time now = sc_time_stamp();
   const sc_time next = coalescer_.expire(now, [this](uint16_t v) { send_msix(v); });
   if (next != SC_ZERO_TIME) coalesce_event_.notify(next - now);

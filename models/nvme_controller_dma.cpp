@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "firmware/controller_tag.h"
+#include "models/lookahead.h"
 #include "models/nvme_controller.h"
 #include "traces/tracer.h"
 
@@ -30,7 +31,13 @@ sc_time NvmeControllerModel::dma_time(bool device_reads, uint32_t len) {
 }
 
 void NvmeControllerModel::sync_running() {
-  if (!running_.local || sc_get_current_process_handle().proc_kind() != SC_THREAD_PROC_) return;
+  if (!running_.local) return;
+  // Nothing can run before the emulation's present: the write lands and the
+  // next read sees memory as they would after the wait, so the thread keeps
+  // its offset. (The timer policy reads the kernel's present when it decides
+  // what is due: it syncs.)
+  if (notifier_->mode() != NotifyMode::Timer && !activity_due_within(*running_.local)) return;
+  if (sc_get_current_process_handle().proc_kind() != SC_THREAD_PROC_) return;
   KeepRunning keep(*this);  // another emulation thread may run meanwhile
   HostThread::sync(*running_.local);
 }

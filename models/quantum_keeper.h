@@ -8,6 +8,8 @@
 #include <systemc>
 #include <tlm>
 
+#include "models/activations.h"
+
 namespace nvmesim::models {
 
 class QuantumKeeper {
@@ -24,7 +26,7 @@ class QuantumKeeper {
   // processes may have run meanwhile).
   bool sync() {
     if (local_ == sc_core::SC_ZERO_TIME) return false;
-    sc_core::wait(local_);
+    activations::wait(local_);
     local_ = sc_core::SC_ZERO_TIME;
     return true;
   }

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <sys/mman.h>
 
+#include "models/activations.h"
+
 using namespace sc_core;
 
 namespace nvmesim::models {
@@ -84,6 +86,7 @@ void StorageBackend::start(uint32_t tag, uint32_t bytes, const sc_time& at) {
 }
 
 void StorageBackend::tick() {
+  activations::begin(activations::BackendCompletion);
   const sc_time now = sc_time_stamp();
   while (!in_service_.empty() && in_service_.top().done <= now) {
     const InService top = in_service_.top();

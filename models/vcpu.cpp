@@ -5,9 +5,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "models/activations.h"
 #include "models/address_map.h"
 #include "models/guest.h"
 #include "models/host_cpus.h"
+#include "models/lookahead.h"
 #include "models/pcie_endpoint.h"
 #include "traces/tracer.h"
 
@@ -31,7 +33,7 @@ Vcpu::Vcpu(sc_module_name name, const Params& params, Guest& guest)
   SC_HAS_PROCESS(Vcpu);
   SC_THREAD(run);
   thread_ = sc_get_current_process_handle();
-  SC_METHOD(commit_stores);
+  SC_METHOD(store_buffer_drain);
   sensitive << store_event_;
   dont_initialize();
 }
@@ -40,7 +42,17 @@ sc_time Vcpu::now() const { return qk_.current_time(); }
 
 // The quantum keeper's sync() waits even for a zero offset (a delta cycle);
 // skip that: nothing to let pass.
-void Vcpu::sync_local() { qk_.sync(); }
+void Vcpu::sync_local() {
+  arm_store_drain();
+  qk_.sync();
+}
+
+// A sync can be skipped when nothing else can run before the vCPU's
+// present (models/lookahead.h) and no store of its own is still buffered
+// (its drain must reach the kernel, or a full barrier commit it).
+bool Vcpu::must_sync(const sc_time& offset) const {
+  return store_head_ < store_buffer_.size() || activity_due_within(offset);
+}
 
 void Vcpu::set_runnable(bool runnable) {
   if (params_.cpus) params_.cpus->set_runnable(cpu_id_, runnable);
@@ -51,7 +63,7 @@ void Vcpu::guest_work(const sc_time& work) {
   results_.guest_time += t;
   if (in_interrupt_ || !job_running_ || params_.poll_completions) {
     qk_.inc(t);
-    if (qk_.need_sync()) sync_local();
+    if (qk_.need_sync() && must_sync(qk_.local_time())) sync_local();
     return;
   }
   // The I/O interrupt preempts guest work: the handler runs when it arrives
@@ -75,10 +87,25 @@ void Vcpu::guest_work(const sc_time& work) {
       remaining = SC_ZERO_TIME;
       continue;
     }
+    if (!must_sync(qk_.local_time() + remaining)) {  // nothing can interrupt it
+      qk_.inc(remaining);
+      remaining = SC_ZERO_TIME;
+      continue;
+    }
     // Longer: let time pass, waking for an interrupt raised meanwhile.
-    sync_local();
-    const sc_time start = sc_time_stamp();
-    wait(remaining, irq_event_);
+    const sc_time ahead = qk_.local_time();
+    sc_time start;
+    if (ahead != SC_ZERO_TIME && store_head_ == store_buffer_.size() && !activity_due_within(ahead)) {
+      // Nothing is due before the vCPU's present, so no interrupt can be
+      // raised for a time before it: one wait covers catching up and the work.
+      start = sc_time_stamp() + ahead;
+      qk_.set(SC_ZERO_TIME);
+      activations::wait(ahead + remaining, irq_event_);
+    } else {
+      sync_local();
+      start = sc_time_stamp();
+      activations::wait(remaining, irq_event_);
+    }
     remaining -= sc_time_stamp() - start;
   }
 }
@@ -174,7 +201,7 @@ void Vcpu::store_shadow(uint64_t gpa, uint32_t value) {
   if (params_.store_visibility == SC_ZERO_TIME) {
     sync_local();  // visible at once: at the vCPU's own time
     std::memcpy(guest_memory(gpa, 4), &value, 4);
-    guest_.trace_shadow_store(gpa, value);
+    guest_.trace_shadow_store(gpa, value, sc_time_stamp());
     return;
   }
   // The store enters the store buffer at the vCPU's local time and becomes
@@ -185,7 +212,19 @@ void Vcpu::store_shadow(uint64_t gpa, uint32_t value) {
     store_head_ = 0;
   }
   store_buffer_.push_back(PendingStore{gpa, value, at});
-  store_event_.notify(store_buffer_[store_head_].visible_at - sc_time_stamp());
+  store_drain_owed_ = true;
+}
+
+void Vcpu::arm_store_drain() {
+  if (!store_drain_owed_) return;
+  store_drain_owed_ = false;
+  if (store_head_ < store_buffer_.size())
+    store_event_.notify(store_buffer_[store_head_].visible_at - sc_time_stamp());
+}
+
+void Vcpu::store_buffer_drain() {
+  activations::begin(activations::VcpuStoreCommit);
+  commit_stores();
 }
 
 void Vcpu::commit_stores() {
@@ -193,7 +232,7 @@ void Vcpu::commit_stores() {
   while (store_head_ < store_buffer_.size() && store_buffer_[store_head_].visible_at <= t) {
     const PendingStore& s = store_buffer_[store_head_++];
     std::memcpy(guest_memory(s.gpa, 4), &s.value, 4);
-    guest_.trace_shadow_store(s.gpa, s.value);
+    guest_.trace_shadow_store(s.gpa, s.value, s.visible_at);
   }
   if (store_head_ < store_buffer_.size())
     store_event_.notify(store_buffer_[store_head_].visible_at - t);
@@ -204,6 +243,20 @@ void Vcpu::full_barrier() {
     // mfence stalls until the store buffer has drained: one wait to then.
     const sc_time last = store_buffer_.back().visible_at;
     const sc_time t = now();
+    const sc_time until = last > t ? last - sc_time_stamp() : qk_.local_time();
+    if (store_drain_owed_ && !activity_due_within(until)) {
+      // Nobody can look before the stores are visible: they land now (each
+      // at its time), no drain event, no wait.
+      if (last > t) results_.guest_time += last - t;  // the vCPU stalls in mfence
+      qk_.set(until);
+      store_drain_owed_ = false;
+      while (store_head_ < store_buffer_.size()) {
+        const PendingStore& s = store_buffer_[store_head_++];
+        std::memcpy(guest_memory(s.gpa, 4), &s.value, 4);
+        guest_.trace_shadow_store(s.gpa, s.value, s.visible_at);
+      }
+      return;
+    }
     if (last > t) {
       results_.guest_time += last - t;  // the vCPU stalls in mfence
       qk_.set(last - sc_time_stamp());
@@ -227,7 +280,8 @@ uint32_t Vcpu::load_shadow(uint64_t gpa) {
 }
 
 uint32_t Vcpu::load_eventidx(uint64_t gpa) {
-  sync_local();
+  // The device's value as of the vCPU's present.
+  if (must_sync(qk_.local_time())) sync_local();
   uint32_t v;
   std::memcpy(&v, guest_memory(gpa, 4), 4);
   return v;
@@ -278,9 +332,9 @@ void Vcpu::wait_for_interrupt() {
     take_admin_interrupts();
     waits_on_device_ = !irq_pending_;
     if (irq_pending_)
-      wait(irq_time_ - sc_time_stamp(), irq_event_);
+      activations::wait(irq_time_ - sc_time_stamp(), irq_event_);
     else
-      wait(irq_event_);
+      activations::wait(irq_event_);
   }
   waits_on_device_ = false;
   if (idles) set_runnable(true);

@@ -185,6 +185,9 @@ class Vcpu : public sc_core::sc_module,
   void guest_work(const sc_core::sc_time& t);
   void mmio(tlm::tlm_command cmd, uint32_t offset, void* data, unsigned len);
   void commit_stores();
+  void arm_store_drain();
+  bool must_sync(const sc_core::sc_time& offset) const;
+  void store_buffer_drain();  // SC_METHOD: commit_stores at the stores' time
   void trace_update(bool sq, const fw::DoorbellUpdate& u);
   sc_core::sc_time now() const;
   void sync_local();
@@ -230,6 +233,9 @@ class Vcpu : public sc_core::sc_module,
   struct PendingStore { uint64_t gpa; uint32_t value; sc_core::sc_time visible_at; };
   std::vector<PendingStore> store_buffer_;
   size_t store_head_ = 0;
+  // A store was buffered and the drain's event not yet notified: deferred
+  // to the vCPU's next sync (a full barrier may commit it itself first).
+  bool store_drain_owed_ = false;
   sc_core::sc_event store_event_;
 };
 

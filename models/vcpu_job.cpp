@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "models/activations.h"
 #include "models/guest.h"
 #include "models/vcpu.h"
 #include "traces/tracer.h"
@@ -39,11 +40,12 @@ bool Vcpu::check_pattern(const uint8_t* p, uint64_t block) const {
 
 // ---------------------------------------------------------------- the job
 void Vcpu::run() {
+  activations::begin(activations::VcpuThread);
   qk_.refresh_quantum();
   if (params_.index == 0) {
     guest_.bring_up(*this);
   } else if (!guest_.ready()) {
-    wait(guest_.ready_event());
+    activations::wait(guest_.ready_event());
   }
   set_runnable(true);
   if (guest_.bringup().ok) run_job();

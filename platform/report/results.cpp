@@ -212,10 +212,15 @@ report::Json results_json(const RunResults& r) {
                   {"exits", bringup_exits}};
   j["stall"] = r.stalled ? Json(r.stall_report) : Json(nullptr);
   j["interrupted"] = r.interrupted ? Json(interrupt::signal_name(r.interrupt_signal)) : Json(nullptr);
-  if (r.has_host)
+  if (r.has_host) {
+    Json by_kind = Json::object();
+    for (const auto& [kind, n] : r.activations) by_kind[kind] = n;
     j["host"] = {{"wall_s", fixed(r.wall_s, 3)},
                  {"peak_rss_bytes", r.peak_rss_bytes},
-                 {"ios_per_wall_s", fixed(r.wall_s > 0 ? double(r.ios) / r.wall_s : 0, 0)}};
+                 {"ios_per_wall_s", fixed(r.wall_s > 0 ? double(r.ios) / r.wall_s : 0, 0)},
+                 {"activations_per_io", fixed(r.per_io(r.activation_total()), 3)},
+                 {"activations", by_kind}};
+  }
   // Every component's statistics (docs/metrics.md lists them).
   j["stats"] = report::stats_json(r.stats);
   return j;
@@ -340,6 +345,16 @@ void write_normal(const RunResults& r, std::ostream& o) {
   if (r.has_host)
     o << "host: " << fixed(r.wall_s, 3) << " s wall, " << r.peak_rss_bytes / 1048576 << " MiB peak RSS, "
       << fixed(r.wall_s > 0 ? r.ios / r.wall_s : 0, 0) << " I/Os per wall second\n";
+  if (r.has_host) {
+    o << "  model process activations per I/O: " << fixed(r.per_io(r.activation_total()), 3);
+    const char* sep = " (";
+    for (const auto& [kind, n] : r.activations)
+      if (n) {
+        o << sep << kind << " " << fixed(r.per_io(n), 3);
+        sep = ", ";
+      }
+    o << (*sep == ',' ? ")\n" : "\n");
+  }
 }
 
 }  // namespace nvmesim::platform

@@ -99,6 +99,14 @@ struct RunResults {
   bool has_host = false;
   double wall_s = 0;
   uint64_t peak_rss_bytes = 0;
+  // The model's SystemC process activations in the measured phase, by kind
+  // (models/activations.h): name, count.
+  std::vector<std::pair<std::string, uint64_t>> activations;
+  uint64_t activation_total() const {
+    uint64_t t = 0;
+    for (const auto& a : activations) t += a.second;
+    return t;
+  }
 
   double iops() const { return sim_time_ns > 0 ? double(ios) * 1e9 / sim_time_ns : 0; }
   double bw_bytes() const {

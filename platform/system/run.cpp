@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include "models/activations.h"
 #include "platform/fio/fio_job.h"
 #include "platform/fio/fio_json.h"
 #include "platform/cli/interrupt.h"
@@ -178,6 +179,8 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
     r.has_host = true;
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     r.peak_rss_bytes = peak_rss_bytes();
+    namespace act = models::activations;
+    for (unsigned k = 0; k < act::KIND_COUNT; ++k) r.activations.emplace_back(act::kind_names[k], act::counts[k]);
   }
   return r;
 }

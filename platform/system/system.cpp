@@ -6,6 +6,7 @@
 #include <systemc>
 
 #include "firmware/eventidx.h"
+#include "models/activations.h"
 #include "models/guest.h"
 #include "models/guest_memory.h"
 #include "models/big_lock.h"
@@ -43,6 +44,7 @@ struct System::Watchdog : sc_module {
     sensitive << tick;
   }
   void check() {
+    activations::begin(activations::Watchdog);
     if (first) {  // initialisation run: arm the first period
       first = false;
       tick.notify(period);
@@ -238,6 +240,7 @@ void System::start_measurement() {
   for (unsigned i = 0; i < vcpus_.size(); ++i) bringup_exits_.push_back(hypervisor_->exits(i));
   bringup_stats_ = stats_.values();
   stats_.reset();
+  activations::reset();
 }
 
 namespace {

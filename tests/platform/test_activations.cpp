@@ -1,0 +1,98 @@
+// The model's SystemC process activations (--host-stats), counted exactly:
+// at iodepth 1 every I/O goes through the same steps, each of which is one
+// resume of a known process. Each test case runs in its own process.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "models/activations.h"
+#include "platform/config/params.h"
+#include "platform/system/system.h"
+#include "run_binary.h"
+
+using namespace nvmesim;
+using namespace nvmesim::platform;
+namespace act = nvmesim::models::activations;
+
+namespace {
+RunResults simulate(const std::vector<std::pair<const char*, const char*>>& settings) {
+  Config c;
+  for (const auto& [k, v] : settings) c.set(k, v);
+  c.validate_all();
+  System system(c);
+  return system.run();
+}
+}  // namespace
+
+// Default costs: sim.quantum 1 us, guest.submit_cost 1.5 us, irq_entry
+// 0.5 us, complete_cost 1 us, interrupt and EOI exits 1 us each,
+// store_visibility 20 ns, null backend. At iodepth 1 the device is idle when
+// each update is published, so both doorbells are rung through MMIO.
+TEST_CASE("activations: iodepth 1, buffer on: exact counts per I/O", "[activations]") {
+  const RunResults r = simulate({{"iodepth", "1"}, {"number_ios", "3"}, {"nvme.dbbuf", "spec"}});
+  REQUIRE(r.bringup_ok);
+  REQUIRE(r.dbbuf_active);
+  REQUIRE(r.ios == 3);
+  REQUIRE(r.sq.mmio == 3);
+  REQUIRE(r.cq.mmio == 3);
+  // vCPU thread, per I/O: catching up before the SQ doorbell's exit (the
+  // submission's work and its barrier run ahead of the kernel: nothing else
+  // is due meanwhile), the exit's cost, the halt until the interrupt, one
+  // wait in the handler (its entry and completion work, which the main
+  // loop's dispatch still overlaps), catching up before the CQ doorbell's
+  // exit and that exit's cost; the EOI runs ahead into the next submission.
+  // Plus two: the job's end (its last EOI) and the first submission, which
+  // bring-up's last admin dispatch still overlaps.
+  CHECK(act::counts[act::VcpuThread] == 6 * 3 + 2);
+  // The shadow stores land within the full barrier that follows them (no
+  // drain event): nobody can look before they are visible.
+  CHECK(act::counts[act::VcpuStoreCommit] == 0);
+  // Main loop, one dispatch per I/O (it serves the CQ doorbell of one I/O
+  // with the SQ doorbell of the next): its wake-up and the end of the
+  // dispatch (the MSI-X write's time). The SQ EventIdx, CQ EventIdx and CQE
+  // writes land at their times without a wait: the vCPU is halted and
+  // nothing else is due before the dispatch ends.
+  CHECK(act::counts[act::HostThread] == 2 * 3);
+  CHECK(act::counts[act::BackendCompletion] == 0);  // null backend: completes inline
+  CHECK(act::counts[act::ControllerMethod] == 0);   // enabled in bring-up, no coalescing
+}
+
+TEST_CASE("activations: iodepth 1, buffer off: no barriers, no EventIdx writes", "[activations]") {
+  const RunResults r = simulate({{"iodepth", "1"}, {"number_ios", "3"}, {"nvme.dbbuf", "off"}});
+  REQUIRE(r.bringup_ok);
+  REQUIRE(r.ios == 3);
+  // The same six waits per I/O (no barriers to run ahead through), and
+  // the job's end.
+  CHECK(act::counts[act::VcpuThread] == 6 * 3 + 1);
+  CHECK(act::counts[act::VcpuStoreCommit] == 0);
+  // The main loop: its wake-up and the end of the dispatch.
+  CHECK(act::counts[act::HostThread] == 2 * 3);
+}
+
+TEST_CASE("activations: a latency backend's completions are its timer's runs", "[activations]") {
+  const RunResults r = simulate({{"iodepth", "1"}, {"number_ios", "4"}, {"nvme.dbbuf", "spec"},
+                                 {"nvme.backend", "latency"}});
+  REQUIRE(r.bringup_ok);
+  REQUIRE(r.ios == 4);
+  // iodepth 1: one command in service at a time, one timer run each.
+  CHECK(act::counts[act::BackendCompletion] == 4);
+}
+
+TEST_CASE("activations: --host-stats reports them per I/O, in JSON and text", "[activations]") {
+  const auto j = test::run_nvmesim("--nvme.dbbuf=spec --number_ios=5000 --host-stats --output-format=json");
+  REQUIRE(j.exit_code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  const auto& host = doc.at("host");
+  uint64_t total = 0;
+  for (const char* kind : act::kind_names) total += host.at("activations").at(kind).get<uint64_t>();
+  const double ios = doc.at("stats").at("vcpu0").at("ios").get<double>();
+  REQUIRE(ios == 5000);
+  CHECK(host.at("activations_per_io").get<double>() == Approx(double(total) / ios).margin(0.0005));
+  // iodepth 32: each publish's barrier still makes its shadow store land
+  // without a drain event.
+  CHECK(host.at("activations").at("vcpu_store_commit").get<uint64_t>() == 0);
+  const auto t = test::run_nvmesim("--nvme.dbbuf=spec --number_ios=5000 --host-stats");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("  model process activations per I/O: ") != std::string::npos);
+  CHECK(t.out.find("(vcpu_thread ") != std::string::npos);  // the kinds that ran, per I/O
+}
