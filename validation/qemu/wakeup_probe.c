@@ -29,6 +29,7 @@ static volatile uint64_t signalled_at;  // ns, written by spinner 0 before the e
 static unsigned samples, work_us, handler_us;
 static uint64_t* delays;
 static volatile unsigned taken;
+static volatile int pending;  // a signal the sleeper has not timed yet
 
 static uint64_t now_ns(void) {
   struct timespec t;
@@ -53,10 +54,12 @@ static void* spinner(void* arg) {
     rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;  // xorshift64
     const uint64_t interval = (uint64_t)work_us * 1000u / 2u + rng % ((uint64_t)work_us * 1000u);
     spin_for(interval);
+    if (pending) continue;  // one signal at a time, so each delay pairs with its own signal
     if (taken >= samples) {
       stop = 1;
       break;
     }
+    pending = 1;
     signalled_at = now_ns();
     const uint64_t one = 1;
     if (write(efd, &one, sizeof one) != sizeof one) abort();
@@ -74,6 +77,7 @@ static void* sleeper(void* arg) {
     uint64_t count;
     if (read(efd, &count, sizeof count) != sizeof count) abort();
     if (taken < samples) delays[taken] = woke - signalled_at, taken = taken + 1;
+    pending = 0;
     spin_for((uint64_t)handler_us * 1000u);
   }
   return NULL;
