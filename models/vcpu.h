@@ -152,9 +152,15 @@ class Vcpu : public sc_core::sc_module,
     TimeStat guest_time{*this, "guest_time", "guest work (exits apart)"};
     TimeStat idle_time{*this, "idle_time", "time halted, waiting for an interrupt"};
     sc_core::sc_time start, end;   // measured phase: first submission, last completion
+    sc_core::sc_time released;     // when the jobs it waits for had finished (0: it waits for none)
+    sc_core::sc_time done;         // when its job finished
     bool finished = false;
   };
   const Results& results() const { return results_; }
+  // fio's stonewall / wait_for: the job starts once these vCPUs' jobs have
+  // finished (set before the simulation starts).
+  void wait_for_jobs(std::vector<const Vcpu*> vcpus) { waits_for_ = std::move(vcpus); }
+  const sc_core::sc_event& finished_event() const { return finished_event_; }
   stats::Group& stats() { return results_; }
   // Its own present: global time plus its local offset (which can pass the
   // quantum by the last increment before it syncs).
@@ -166,7 +172,7 @@ class Vcpu : public sc_core::sc_module,
   // exit, an interrupt on its way, a store draining), as opposed to halting
   // for an interrupt nothing has sent or polling a CQ that stays empty.
   bool work_pending() const {
-    return !results_.finished && (!waits_on_device_ || store_head_ < store_buffer_.size());
+    return !results_.finished && !waiting_for_jobs_ && (!waits_on_device_ || store_head_ < store_buffer_.size());
   }
   const Params& params() const { return params_; }
   sc_core::sc_process_handle thread_handle() const { return thread_; }
@@ -221,6 +227,9 @@ class Vcpu : public sc_core::sc_module,
   unsigned admin_irqs_pending_ = 0;
   void take_admin_interrupts();
   bool irq_pending_ = false;
+  std::vector<const Vcpu*> waits_for_;
+  bool waiting_for_jobs_ = false;  // its job waits for others (not work of its own)
+  sc_core::sc_event finished_event_;
   bool waits_on_device_ = false;  // halted with no interrupt pending, or its last poll found nothing
   sc_core::sc_time irq_time_;
   sc_core::sc_event irq_event_;

@@ -45,10 +45,20 @@ void Vcpu::run() {
   } else if (!guest_.ready()) {
     wait(guest_.ready_event());
   }
+  if (guest_.bringup().ok && !waits_for_.empty()) {  // stonewall / wait_for: idle until they finish
+    sync_local();
+    waiting_for_jobs_ = true;
+    for (const Vcpu* v : waits_for_)
+      while (!v->results().finished) wait(v->finished_event());
+    waiting_for_jobs_ = false;
+    results_.released = sc_time_stamp();
+  }
   set_runnable(true);
   if (guest_.bringup().ok) run_job();
   set_runnable(false);
+  results_.done = now();
   results_.finished = true;
+  finished_event_.notify(SC_ZERO_TIME);
   guest_.vcpu_finished();
 }
 

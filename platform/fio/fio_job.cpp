@@ -243,6 +243,24 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
       const std::string option = platform::shown(o.name + (o.has_value ? "=" + o.value : ""));
       if (o.name == "group_reporting") out.group_reporting = true;
       if (o.name == "name" && o.has_value && !o.value.empty()) job.name = o.value;
+      // Job order (fio 3.33 HOWTO, stonewall and wait_for; init.c
+      // add_job): stonewall (alias wait_for_previous) waits for every job
+      // above, wait_for=NAME for that one; stonewall and new_group start a
+      // new reporting group.
+      if (o.name == "stonewall" || o.name == "wait_for_previous" || o.name == "new_group") {
+        bool on = true;
+        if (o.has_value && !parse_bool(o.value, on))
+          throw ConfigError(where + option + ": not a boolean (1/0, true/false)");
+        if (o.name == "new_group") job.new_group = on;
+        else job.stonewall = on;
+        return;
+      }
+      if (o.name == "wait_for") {
+        if (!o.has_value || trim(o.value).empty()) throw ConfigError(where + "wait_for: needs a job name");
+        job.wait_for = trim(o.value);
+        job.wait_for_where = where;
+        return;
+      }
       if (is_ignored(o.name)) {
         note_ignored(o.name);
         return;
@@ -331,8 +349,40 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
                                   "iodepth_batch_complete_min", "iodepth_batch_complete_max",
                                   "number_ios", "runtime", "size", "rwmixread", "seed", "verify"};
   uint32_t total = 0;
+  int group = 0;
   for (size_t j = 0; j < out.jobs.size(); ++j) {
-    for (uint32_t k = 0; k < out.jobs[j].numjobs; ++k) out.vcpu_job.push_back(unsigned(j));
+    FioJob& job = out.jobs[j];
+    // The vCPUs it waits for: every earlier job's (stonewall), and the named
+    // job's (wait_for: defined above it, its name unique, as fio requires).
+    std::vector<unsigned> waits;
+    if (job.stonewall && j > 0)
+      for (unsigned v = 0; v < total; ++v) waits.push_back(v);
+    if (!job.wait_for.empty()) {
+      int found = -1, named = 0;
+      for (size_t k = 0; k < out.jobs.size(); ++k)
+        if (out.jobs[k].name == job.wait_for) {
+          ++named;
+          if (k < j && found < 0) found = int(k);
+        }
+      if (found < 0 || named > 1)
+        throw ConfigError(job.wait_for_where + "wait_for=" + shown(job.wait_for) +
+                          (job.wait_for == job.name ? ": a job cannot wait for itself"
+                           : named == 0 ? ": no job has that name"
+                           : named > 1 ? ": more than one job has that name (fio needs it unique)"
+                                       : ": that job comes later in the file (fio waits only for jobs above)"));
+      unsigned first = 0;
+      for (int k = 0; k < found; ++k) first += out.jobs[size_t(k)].numjobs;
+      for (unsigned v = first; v < first + out.jobs[size_t(found)].numjobs; ++v)
+        if (std::find(waits.begin(), waits.end(), v) == waits.end()) waits.push_back(v);
+      std::sort(waits.begin(), waits.end());
+    }
+    if (j > 0 && (job.stonewall || job.new_group)) ++group;
+    job.group = group;
+    for (uint32_t k = 0; k < job.numjobs; ++k) {
+      out.vcpu_job.push_back(unsigned(j));
+      out.vcpu_waits_for.push_back(waits);
+    }
+    if (!waits.empty()) out.ordered = true;
     total += out.jobs[j].numjobs;
     for (const char* name : workload)
       if (out.jobs[j].config.text(name) != out.jobs[0].config.text(name))

@@ -113,13 +113,19 @@ void latency_shares(Json& job, const DirectionFigures& a, const DirectionFigures
 std::vector<FioJsonJob> fio_json_jobs(const RunResults& r, const Config& config, const FioJobs* fio) {
   std::vector<FioJsonJob> out;
   const unsigned vcpus = unsigned(r.vcpus.size());
-  if (fio && fio->group_reporting) {
-    FioJsonJob j;
-    j.name = fio->jobs[0].name;
-    j.options = fio->jobs[0].options;
-    j.iodepth = uint32_t(fio->jobs[0].config.integer("iodepth"));
-    for (unsigned v = 0; v < vcpus; ++v) j.vcpus.push_back(v);
-    out.push_back(std::move(j));
+  if (fio && fio->group_reporting) {  // one entry per reporting group, named after its first job
+    for (unsigned v = 0; v < vcpus; ++v) {
+      const FioJob& job = fio->jobs[v < fio->vcpu_job.size() ? fio->vcpu_job[v] : 0];
+      if (out.empty() || out.back().group != job.group) {
+        FioJsonJob j;
+        j.name = job.name;
+        j.options = job.options;
+        j.iodepth = uint32_t(job.config.integer("iodepth"));
+        j.group = job.group;
+        out.push_back(std::move(j));
+      }
+      out.back().vcpus.push_back(v);
+    }
     return out;
   }
   std::vector<std::pair<std::string, std::string>> flat;
@@ -134,6 +140,7 @@ std::vector<FioJsonJob> fio_json_jobs(const RunResults& r, const Config& config,
       j.name = job.name;
       j.options = job.options;
       j.iodepth = uint32_t(job.config.integer("iodepth"));
+      j.group = job.group;
     } else {
       j.name = "nvmesim";
       j.options = flat;
@@ -163,7 +170,7 @@ report::Json fio_json_plus_jobs(const RunResults& r, const Config& config, const
     const double span = runtime_ns * double(job.vcpus.size());
     Json j;
     j["jobname"] = job.name;
-    j["groupid"] = groupid;
+    j["groupid"] = groupid + job.group;
     j["error"] = r.io_errors ? 5 : 0;  // EIO, as fio reports a failed I/O
     if (!job.options.empty()) {
       Json& options = j["job options"] = Json::object();

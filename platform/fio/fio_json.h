@@ -47,6 +47,7 @@ struct FioJsonJob {
   std::vector<std::pair<std::string, std::string>> options;  // "job options"
   std::vector<unsigned> vcpus;
   uint32_t iodepth = 0;
+  int group = 0;  // fio's groupid (stonewall, new_group)
 };
 
 // The entries for a run: from the job file's sections (`fio`, may be null:
@@ -58,7 +59,8 @@ void write_fio_json_plus(const RunResults& r, const Config& config, const FioJob
                          std::ostream& out);
 
 // The pieces, for the default comparison (its runs are simulated in child
-// processes): a run's "jobs" entries with their "groupid" and options added
+// processes): a run's "jobs" entries with `groupid` added to their own group
+// and options added
 // to each entry's "job options"; the style fio writes; the document from
 // entries already written (at nesting level 2) and an "nvmesim" text (level 1).
 report::Json fio_json_plus_jobs(const RunResults& r, const Config& config, const FioJobs* fio,

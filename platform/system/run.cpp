@@ -24,6 +24,7 @@
 #include "platform/report/pending_file.h"
 #include "platform/report/json_out.h"
 #include "platform/report/results.h"
+#include "platform/report/job_sections.h"
 #include "platform/system/progress.h"
 #include "platform/system/system.h"
 #include "platform/config/user_text.h"
@@ -138,7 +139,7 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
   std::vector<const Config*> job_configs;
   if (fio && fio->per_vcpu_workloads)
     for (unsigned j : fio->vcpu_job) job_configs.push_back(&fio->jobs[j].config);
-  System system(config, job_configs);
+  System system(config, job_configs, fio ? fio->vcpu_waits_for : std::vector<std::vector<unsigned>>{});
   std::unique_ptr<Progress> progress;
   if (Progress::wanted()) {
     const uint64_t per_job = config.time_ns("runtime") > 0 ? 0 : uint64_t(config.integer("number_ios"));
@@ -171,6 +172,7 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
     r = system.run();
   }
   if (r.interrupted) r.interrupt_signal = interrupt::received();
+  if (fio) r.sections = job_sections(*fio);
   if (traces) {
     traces->end_ps = sc_core::sc_time_stamp().value();
     traces->tee.end(traces->end_ps);
@@ -359,7 +361,7 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
     request.fio = options.fio.get();
     // json+: each run is a group of fio jobs, as fio's new_group makes them.
     request.json_plus = json_plus;
-    request.groupid = k;
+    request.groupid = k * (options.fio ? options.fio->jobs.back().group + 1 : 1);  // after the off run's groups
     request.extra_job_options = {{"nvme.dbbuf", modes[k]}};
     std::string error;
     const int child = run_in_child(c, request, s[k], json[k], json_plus_jobs[k], error);

@@ -168,16 +168,16 @@ TEST_CASE("fio job: values nvmesim cannot simulate are one-line errors", "[fio]"
 }
 
 TEST_CASE("fio job: unknown options warn once per line, or fail with --strict", "[fio]") {
-  const std::string text = "[global]\nstonewall\nseed=3\ndirect=1\n[a]\ndirect=1\n[b]\n";
+  const std::string text = "[global]\nthinktime=10\nseed=3\ndirect=1\n[a]\ndirect=1\n[b]\n";
   const FioJobs jobs = resolve(text);
   CHECK(jobs.jobs.size() == 2);
   CHECK(jobs.warnings ==
         std::vector<std::string>{
-            "t.fio line 2: unknown fio option 'stonewall', not simulated (--strict makes it an error)",
+            "t.fio line 2: unknown fio option 'thinktime', not simulated (--strict makes it an error)",
             "t.fio line 3: unknown fio option 'seed' (fio's name is randseed), not simulated "
             "(--strict makes it an error)"});
   CHECK(jobs.ignored == std::vector<std::string>{"direct"});
-  CHECK(error_of(text, true) == "--job t.fio line 2: unknown fio option 'stonewall'");
+  CHECK(error_of(text, true) == "--job t.fio line 2: unknown fio option 'thinktime'");
 }
 
 TEST_CASE("fio job: through the binary: --strict exits 2 with one line, else warnings once",
