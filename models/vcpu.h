@@ -14,6 +14,7 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <functional>
 #include <vector>
 
 #include "firmware/driver.h"
@@ -161,6 +162,15 @@ class Vcpu : public sc_core::sc_module,
   // finished (set before the simulation starts).
   void wait_for_jobs(std::vector<const Vcpu*> vcpus) { waits_for_ = std::move(vcpus); }
   const sc_core::sc_event& finished_event() const { return finished_event_; }
+  // fio's per-I/O logs (write_lat_log, ...): called at each I/O's finish.
+  struct IoSample {
+    uint64_t elapsed_ps;  // from its job's start
+    uint64_t lat_ns;
+    bool write;
+    uint32_t bytes;
+    uint64_t offset;
+  };
+  void on_io(std::function<void(const IoSample&)> sink) { io_sink_ = std::move(sink); }
   stats::Group& stats() { return results_; }
   // Its own present: global time plus its local offset (which can pass the
   // quantum by the last increment before it syncs).
@@ -207,6 +217,8 @@ class Vcpu : public sc_core::sc_module,
 
   std::vector<sc_core::sc_time> start_time_;  // per tag
   std::vector<uint8_t> is_write_;             // per tag
+  std::vector<uint64_t> offset_;              // per tag: byte offset (fio's log_offset)
+  std::vector<uint32_t> bytes_;               // per tag
   std::vector<uint64_t> block_;               // per tag: block index (verify)
   std::vector<uint8_t> expect_pattern_;       // per tag: the block was written before this read
   std::vector<uint8_t> written_;              // per block: a write of it completed (verify)
@@ -228,6 +240,7 @@ class Vcpu : public sc_core::sc_module,
   void take_admin_interrupts();
   bool irq_pending_ = false;
   std::vector<const Vcpu*> waits_for_;
+  std::function<void(const IoSample&)> io_sink_;
   bool waiting_for_jobs_ = false;  // its job waits for others (not work of its own)
   sc_core::sc_event finished_event_;
   bool waits_on_device_ = false;  // halted with no interrupt pending, or its last poll found nothing

@@ -375,7 +375,10 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   // doorbell buffer, so another device runs once.
   options.default_experiment = !single_run && !r.config.is_set("nvme.dbbuf") &&
                                r.config.text("device") == "nvme";
-  // A trace follows one run; a comparison has two.
+  // A trace, and fio's logs, follow one run; a comparison has two.
+  if (options.default_experiment && options.fio && options.fio->logs)
+    return error("--job: fio's logs (write_lat_log, write_bw_log, write_iops_log) follow one run and nvme.dbbuf "
+                 "is not set, so two run (off and spec): set --nvme.dbbuf=off or spec, or give --single-run");
   if (options.default_experiment && tracing)
     return error(std::string(options.vcd_file.empty() ? "--timeline" : "--vcd") +
                  ": a trace follows one run and nvme.dbbuf is not set, so two run (off and spec):"

@@ -53,8 +53,7 @@ const char* const kIgnored[] = {
     "invalidate", "refill_buffers", "zero_buffers", "scramble_buffers", "verify_fatal",
     "verify_pattern", "name", "description", "thread", "clat_percentiles", "lat_percentiles",
     "slat_percentiles", "percentile_list", "disable_lat", "disable_clat", "disable_slat",
-    "disable_bw_measurement", "write_bw_log", "write_lat_log", "write_iops_log",
-    "write_hist_log", "log_avg_msec", "per_job_logs", "cpus_allowed", "cpus_allowed_policy",
+    "disable_bw_measurement", "write_hist_log", "per_job_logs", "cpus_allowed", "cpus_allowed_policy",
     "cpumask", "numa_cpu_nodes", "numa_mem_policy", "nice", "prio", "prioclass", "clocksource",
     "exitall", "allow_mounted_write", "overwrite", "unlink", "create_on_open", "fallocate",
     "iomem", "mem", "iomem_align", "lockmem", "exec_prerun", "exec_postrun",
@@ -255,6 +254,28 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         else job.stonewall = on;
         return;
       }
+      // fio's logs (platform/fio/fio_logs.h): a name, or the job's.
+      if (o.name == "write_lat_log" || o.name == "write_bw_log" || o.name == "write_iops_log") {
+        std::string& stem = o.name == "write_lat_log" ? job.log_names[0]
+                            : o.name == "write_bw_log" ? job.log_names[1] : job.log_names[2];
+        stem = o.has_value && !trim(o.value).empty() ? trim(o.value) : std::string("\1");  // \1: the job's name
+        return;
+      }
+      if (o.name == "log_avg_msec") {
+        const std::string value = trim(o.value);
+        char* end = nullptr;
+        const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
+        if (value.empty() || *end || value[0] == '-' || v > 3600000ull)
+          throw ConfigError(where + option + ": not a number of milliseconds (0..3600000)");
+        job.logs.avg_msec = v;
+        return;
+      }
+      if (o.name == "log_offset") {
+        bool on = true;
+        if (o.has_value && !parse_bool(o.value, on)) throw ConfigError(where + option + ": not a boolean (1/0, true/false)");
+        job.logs.offset = on;
+        return;
+      }
       if (o.name == "wait_for") {
         if (!o.has_value || trim(o.value).empty()) throw ConfigError(where + "wait_for: needs a job name");
         job.wait_for = trim(o.value);
@@ -340,6 +361,13 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
       throw ConfigError("--job " + shown(file.path) + " [" + shown(section.name) + "]: " + e.what());
     }
     job.numjobs = uint32_t(c.integer("numjobs"));
+    for (std::string* stem : {&job.log_names[0], &job.log_names[1], &job.log_names[2]})
+      if (*stem == "\1") *stem = job.name;
+    job.logs.lat = job.log_names[0];
+    job.logs.bw = job.log_names[1];
+    job.logs.iops = job.log_names[2];
+    job.logs.bs = uint32_t(c.size_bytes("bs"));
+    if (job.logs.any()) out.logs = true;
     out.jobs.push_back(std::move(job));
   }
 

@@ -15,7 +15,9 @@
 // runtime (timeout; a bare number is seconds, as fio), time_based,
 // number_ios, size, rwmixread, rwmixwrite, randseed (nvmesim's seed),
 // verify (pattern or 0); stonewall (wait_for_previous), wait_for and
-// new_group order the jobs and group them as fio does. Without time_based and without number_ios a job does
+// new_group order the jobs and group them as fio does; write_lat_log,
+// write_bw_log, write_iops_log, log_avg_msec and log_offset write fio's
+// logs (platform/fio/fio_logs.h). Without time_based and without number_ios a job does
 // `size` bytes of I/O, as fio does (number_ios = size / bs); with time_based
 // and a runtime it runs for the runtime. Options that cannot change the
 // simulation (direct, ioengine, filename, ...) are accepted and reported
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "platform/config/params.h"
+#include "platform/fio/fio_logs.h"
 
 namespace nvmesim::platform {
 
@@ -70,6 +73,8 @@ struct FioJob {
   std::string wait_for;     // wait_for=NAME: starts when that job (above it) has finished
   std::string wait_for_where;  // "--job FILE line N: ", for its error
   int group = 0;            // reporting group (fio's groupid): +1 at each stonewall or new_group
+  std::string log_names[3];  // write_lat_log, write_bw_log, write_iops_log as given ("\1": the job's name)
+  FioLogSpec logs;           // resolved (platform/fio/fio_logs.h)
 };
 
 struct FioJobs {
@@ -86,6 +91,7 @@ struct FioJobs {
   // (stonewall, wait_for); `ordered` when any has one.
   std::vector<std::vector<unsigned>> vcpu_waits_for;
   bool ordered = false;
+  bool logs = false;  // a job writes fio logs
   std::vector<std::pair<std::string, std::string>> global_options;  // fio's "global options"
   bool group_reporting = false;
   std::vector<std::string> ignored;   // option names, unique, in first-seen order

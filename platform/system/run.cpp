@@ -19,6 +19,8 @@
 
 #include "platform/fio/fio_job.h"
 #include "platform/fio/fio_json.h"
+#include "platform/fio/fio_logs.h"
+#include "models/vcpu.h"
 #include "platform/cli/interrupt.h"
 #include "platform/config/params.h"
 #include "platform/report/pending_file.h"
@@ -140,6 +142,18 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
   if (fio && fio->per_vcpu_workloads)
     for (unsigned j : fio->vcpu_job) job_configs.push_back(&fio->jobs[j].config);
   System system(config, job_configs, fio ? fio->vcpu_waits_for : std::vector<std::vector<unsigned>>{});
+  // fio's logs (write_lat_log, ...): one set per vCPU whose job asks.
+  std::vector<std::unique_ptr<FioLogs>> logs;
+  if (fio && fio->logs)
+    for (size_t v = 0; v < system.vcpus().size() && v < fio->vcpu_job.size(); ++v) {
+      const FioLogSpec& spec = fio->jobs[fio->vcpu_job[v]].logs;
+      if (!spec.any()) continue;
+      logs.push_back(std::make_unique<FioLogs>(spec, unsigned(v + 1)));  // fio's job number
+      FioLogs* log = logs.back().get();
+      system.vcpus()[v]->on_io([log](const models::Vcpu::IoSample& s) {
+        log->add(s.elapsed_ps, s.lat_ns, s.write, s.bytes, s.offset);
+      });
+    }
   std::unique_ptr<Progress> progress;
   if (Progress::wanted()) {
     const uint64_t per_job = config.time_ns("runtime") > 0 ? 0 : uint64_t(config.integer("number_ios"));
@@ -172,6 +186,8 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
     r = system.run();
   }
   if (r.interrupted) r.interrupt_signal = interrupt::received();
+  for (auto& log : logs)
+    if (const std::string e = log->write_files(); !e.empty()) throw std::runtime_error("--job: " + e);
   if (fio) r.sections = job_sections(*fio);
   if (traces) {
     traces->end_ps = sc_core::sc_time_stamp().value();
