@@ -228,7 +228,7 @@ TEST_CASE("cli: one subcommand table dispatches and is what --help lists", "[cli
   std::vector<std::string> known;
   for (const cli::Command& c : cli::commands()) known.push_back(c.name);
   CHECK(listed == known);
-  CHECK(known == std::vector<std::string>{"eventidx", "sweep", "scenario", "validate", "verify"});
+  CHECK(known == std::vector<std::string>{"eventidx", "sweep", "scenario", "validate", "verify", "timeline-html"});
   CHECK(cli::find_command("validate") != nullptr);
   CHECK(cli::find_command("run") == nullptr);
   // Each line points at the command's own help.
