@@ -24,6 +24,8 @@ Vcpu::Vcpu(sc_module_name name, const Params& params, Guest& guest)
   if (const auto* vc = guest_.virtio_config()) tags = std::max<uint32_t>(tags, vc->queue_size);
   start_time_.resize(tags);
   is_write_.resize(tags);
+  offset_.resize(tags);
+  bytes_.resize(tags);
   reaped_.resize(tags);
   block_.resize(tags);
   expect_pattern_.resize(tags);

@@ -14,6 +14,7 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <functional>
 #include <vector>
 
 #include "firmware/driver.h"
@@ -152,9 +153,24 @@ class Vcpu : public sc_core::sc_module,
     TimeStat guest_time{*this, "guest_time", "guest work (exits apart)"};
     TimeStat idle_time{*this, "idle_time", "time halted, waiting for an interrupt"};
     sc_core::sc_time start, end;   // measured phase: first submission, last completion
+    sc_core::sc_time released;     // when the jobs it waits for had finished (0: it waits for none)
+    sc_core::sc_time done;         // when its job finished
     bool finished = false;
   };
   const Results& results() const { return results_; }
+  // fio's stonewall / wait_for: the job starts once these vCPUs' jobs have
+  // finished (set before the simulation starts).
+  void wait_for_jobs(std::vector<const Vcpu*> vcpus) { waits_for_ = std::move(vcpus); }
+  const sc_core::sc_event& finished_event() const { return finished_event_; }
+  // fio's per-I/O logs (write_lat_log, ...): called at each I/O's finish.
+  struct IoSample {
+    uint64_t elapsed_ps;  // from its job's start
+    uint64_t lat_ns;
+    bool write;
+    uint32_t bytes;
+    uint64_t offset;
+  };
+  void on_io(std::function<void(const IoSample&)> sink) { io_sink_ = std::move(sink); }
   stats::Group& stats() { return results_; }
   // Its own present: global time plus its local offset (which can pass the
   // quantum by the last increment before it syncs).
@@ -166,7 +182,7 @@ class Vcpu : public sc_core::sc_module,
   // exit, an interrupt on its way, a store draining), as opposed to halting
   // for an interrupt nothing has sent or polling a CQ that stays empty.
   bool work_pending() const {
-    return !results_.finished && (!waits_on_device_ || store_head_ < store_buffer_.size());
+    return !results_.finished && !waiting_for_jobs_ && (!waits_on_device_ || store_head_ < store_buffer_.size());
   }
   const Params& params() const { return params_; }
   sc_core::sc_process_handle thread_handle() const { return thread_; }
@@ -204,6 +220,8 @@ class Vcpu : public sc_core::sc_module,
 
   std::vector<sc_core::sc_time> start_time_;  // per tag
   std::vector<uint8_t> is_write_;             // per tag
+  std::vector<uint64_t> offset_;              // per tag: byte offset (fio's log_offset)
+  std::vector<uint32_t> bytes_;               // per tag
   std::vector<uint64_t> block_;               // per tag: block index (verify)
   std::vector<uint8_t> expect_pattern_;       // per tag: the block was written before this read
   std::vector<uint8_t> written_;              // per block: a write of it completed (verify)
@@ -224,6 +242,10 @@ class Vcpu : public sc_core::sc_module,
   unsigned admin_irqs_pending_ = 0;
   void take_admin_interrupts();
   bool irq_pending_ = false;
+  std::vector<const Vcpu*> waits_for_;
+  std::function<void(const IoSample&)> io_sink_;
+  bool waiting_for_jobs_ = false;  // its job waits for others (not work of its own)
+  sc_core::sc_event finished_event_;
   bool waits_on_device_ = false;  // halted with no interrupt pending, or its last poll found nothing
   sc_core::sc_time irq_time_;
   sc_core::sc_event irq_event_;

@@ -47,10 +47,20 @@ void Vcpu::run() {
   } else if (!guest_.ready()) {
     activations::wait(guest_.ready_event());
   }
+  if (guest_.bringup().ok && !waits_for_.empty()) {  // stonewall / wait_for: idle until they finish
+    sync_local();
+    waiting_for_jobs_ = true;
+    for (const Vcpu* v : waits_for_)
+      while (!v->results().finished) wait(v->finished_event());
+    waiting_for_jobs_ = false;
+    results_.released = sc_time_stamp();
+  }
   set_runnable(true);
   if (guest_.bringup().ok) run_job();
   set_runnable(false);
+  results_.done = now();
   results_.finished = true;
+  finished_event_.notify(SC_ZERO_TIME);
   guest_.vcpu_finished();
 }
 
@@ -76,6 +86,8 @@ void Vcpu::submit_batch() {
     if (tag < 0) break;  // SQ full: publish what we have
     start_time_[tag] = started;
     is_write_[tag] = io.write;
+    offset_[tag] = io.offset;
+    bytes_[tag] = uint32_t(io.bytes);
     if (auto* t = traces::active()) t->io_start(params_.qid, uint32_t(tag), io.write, started.value());
     if (params_.verify) {
       const uint64_t block = io.offset / params_.job.bs;
@@ -140,6 +152,8 @@ void Vcpu::finish_io(const fw::Completion& c) {
   const uint64_t lat_ns = (end - start_time_[c.tag]).value() / 1000;
   latency_.add(lat_ns);
   latency_dir_[is_write_[c.tag] ? 1 : 0].add(lat_ns);
+  if (io_sink_)
+    io_sink_({(end - results_.start).value(), lat_ns, is_write_[c.tag] != 0, bytes_[c.tag], offset_[c.tag]});
   results_.lat_sum_sq[is_write_[c.tag] ? 1 : 0] += (long double)lat_ns * lat_ns;
   if (auto* t = traces::active())
     t->io(params_.qid, c.tag, is_write_[c.tag], start_time_[c.tag].value(), end.value());

@@ -86,7 +86,8 @@ po::options_description all_options(const ParamRegistry& registry) {
       ("trace-stop", po::value<std::string>(), "")
       ("trace-signals", po::value<std::string>(), "")
       ("job", po::value<std::string>(), "")
-      ("strict", "");
+      ("strict", "")
+      ("single-run", "");
   for (const ParamSpec& spec : registry.all()) {
     desc.add_options()(spec.name.c_str(), po::value<std::string>(), "");
     if (!spec.alias.empty()) desc.add_options()(spec.alias.c_str(), po::value<std::string>(), "");
@@ -138,8 +139,11 @@ std::string help_text() {
        "EventIdx hit rates and I/O latency.\n"
        "\n"
        "With no options, runs the default experiment: 4 KiB random reads, iodepth 32,\n"
-       "1 job, null backend, doorbell buffer off and on side by side.\n"
-       "With any parameter option or --config, runs the one experiment so configured.\n"
+       "1 job, null backend, doorbell buffer off and on side by side (with an on/off\n"
+       "ratio column). Other options keep the comparison, run with them, as long as\n"
+       "nvme.dbbuf is not set (by an option, --config, --preset) and the device is\n"
+       "emulated NVMe (not virtio-blk, not hv.passthrough); set nvme.dbbuf, or give\n"
+       "--single-run, for one run's full report.\n"
        "\n"
        "Generic options:\n"
        "  -h [ --help ]              print this help and exit\n"
@@ -160,8 +164,8 @@ std::string help_text() {
        "                             outstanding and no progress: the stall report)\n"
        "  --vcd FILE                 write a VCD waveform of the run (GTKWave; see\n"
        "                             traces/README.md)\n"
-       "  --timeline FILE            write a Chrome trace-event JSON timeline (Perfetto\n"
-       "                             UI, chrome://tracing)\n"
+       "  --timeline FILE            write a Chrome trace-event JSON timeline (offline:\n"
+       "                             nvmesim timeline-html FILE OUT.html; Perfetto UI)\n"
        "  --trace-start TIME         traces begin at this simulated time (default 0)\n"
        "  --trace-stop TIME          traces end at this simulated time (default: the end)\n"
        "  --trace-signals LIST       comma-separated name patterns (* and ?) of the\n"
@@ -169,6 +173,8 @@ std::string help_text() {
        "  --job FILE                 read the workload from a fio job file ([global] and\n"
        "                             job sections; command-line options override it)\n"
        "  --strict                   with --job: unknown fio options are an error\n"
+       "  --single-run               one run at nvme.dbbuf's value (default spec) even\n"
+       "                             when nvme.dbbuf is not set (no comparison)\n"
        "\n"
        "Workload options (fio's names):\n";
   for (const char* name : kFioNames) {
@@ -242,7 +248,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   std::string job_file;
   std::string trace_start, trace_stop, trace_signals;
   bool has_trace_start = false, has_trace_stop = false, has_trace_signals = false;
-  bool strict = false, has_job = false;
+  bool strict = false, has_job = false, single_run = false;
   RunOptions options;
   for (const po::option& opt : parsed) {
     const std::string& key = opt.string_key;
@@ -264,6 +270,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     else if (key == "trace-signals") trace_signals = value, has_trace_signals = true;
     else if (key == "job") job_file = value, has_job = true;
     else if (key == "strict") strict = true;
+    else if (key == "single-run") single_run = true;
     else params.emplace_back(key, value);
   }
 
@@ -327,7 +334,6 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   } catch (const ConfigError& e) {
     return error(e.what());
   }
-  // json+ describes one run, as fio's does.
   // Traces.
   for (const auto& [name, file] : {std::pair{"vcd", &options.vcd_file}, std::pair{"timeline", &options.timeline_file}})
     for (const po::option& opt : parsed)
@@ -366,9 +372,20 @@ CliResult parse_command_line(int argc, const char* const* argv) {
       options.trace_signals.push_back(item);
     }
   }
-  // A trace describes one run; json+ describes one run, as fio's does.
-  options.default_experiment = params.empty() && configs.empty() && !has_job &&
-                               options.output_format != "json+" && !tracing;
+  // The comparison runs unless the user chose the doorbell buffer's mode
+  // (option, --config, --preset) or asked for one run; it compares NVMe's
+  // doorbell buffer, so another device, or passthrough (a real SSD has no
+  // doorbell buffer to turn on), runs once.
+  options.default_experiment = !single_run && !r.config.is_set("nvme.dbbuf") &&
+                               r.config.text("device") == "nvme" && r.config.text("hv.passthrough") == "off";
+  // A trace, and fio's logs, follow one run; a comparison has two.
+  if (options.default_experiment && options.fio && options.fio->logs)
+    return error("--job: fio's logs (write_lat_log, write_bw_log, write_iops_log) follow one run and nvme.dbbuf "
+                 "is not set, so two run (off and spec): set --nvme.dbbuf=off or spec, or give --single-run");
+  if (options.default_experiment && tracing)
+    return error(std::string(options.vcd_file.empty() ? "--timeline" : "--vcd") +
+                 ": a trace follows one run and nvme.dbbuf is not set, so two run (off and spec):"
+                 " set --nvme.dbbuf=off or spec, or give --single-run");
   r.options = options;
   r.action = CliResult::Run;
   return r;

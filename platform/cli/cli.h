@@ -5,9 +5,9 @@
 //
 // Options: the generic ones (--help/-h, --version, --list-params,
 // --config FILE, --output-format normal|json|json+, --output FILE, --host-stats,
-// --job FILE, --strict; traces: --vcd FILE, --timeline FILE, --trace-start
-// TIME, --trace-stop TIME, --trace-signals LIST, see traces/README.md; a trace
-// makes it one run, not the default comparison) and one long option per registered parameter,
+// --job FILE, --strict, --single-run; traces: --vcd FILE, --timeline FILE,
+// --trace-start TIME, --trace-stop TIME, --trace-signals LIST, see
+// traces/README.md; a trace needs one run) and one long option per registered parameter,
 // `--name=value` or `--name value`. Config files are applied first, in the
 // order given, then a --job file (platform/fio/fio_job.h), then
 // the parameter options (so the command line overrides the files); a
@@ -31,7 +31,7 @@ struct CliResult {
   };
   Action action = Error;
   Config config;       // Run: validated (validate_all), defaults where not given
-  RunOptions options;  // Run: default_experiment when no parameter and no --config was given
+  RunOptions options;  // Run: default_experiment when nvme.dbbuf is not set, the device is NVMe and no --single-run
   std::string message;
   int exit_code = 0;   // 0, or 2 for Error
 };

@@ -6,6 +6,7 @@
 #include "platform/cli/eventidx_cli.h"
 #include "platform/scenario/scenarios.h"
 #include "platform/sweep/sweep_cli.h"
+#include "platform/timeline/timeline_html.h"
 #include "platform/validate/validate.h"
 #include "platform/verify/verify.h"
 
@@ -19,6 +20,8 @@ const std::vector<Command>& commands() {
       {"validate", "check the model against a real system's measured reference rows",
        run_validate_command},
       {"verify", "check every driver/device interleaving of the doorbell protocol", run_verify_command},
+      {"timeline-html", "a --timeline file as one self-contained HTML page (no network needed)",
+       run_timeline_html_command},
   };
   return table;
 }

@@ -53,8 +53,7 @@ const char* const kIgnored[] = {
     "invalidate", "refill_buffers", "zero_buffers", "scramble_buffers", "verify_fatal",
     "verify_pattern", "name", "description", "thread", "clat_percentiles", "lat_percentiles",
     "slat_percentiles", "percentile_list", "disable_lat", "disable_clat", "disable_slat",
-    "disable_bw_measurement", "write_bw_log", "write_lat_log", "write_iops_log",
-    "write_hist_log", "log_avg_msec", "per_job_logs", "cpus_allowed", "cpus_allowed_policy",
+    "disable_bw_measurement", "write_hist_log", "per_job_logs", "cpus_allowed", "cpus_allowed_policy",
     "cpumask", "numa_cpu_nodes", "numa_mem_policy", "nice", "prio", "prioclass", "clocksource",
     "exitall", "allow_mounted_write", "overwrite", "unlink", "create_on_open", "fallocate",
     "iomem", "mem", "iomem_align", "lockmem", "exec_prerun", "exec_postrun",
@@ -243,6 +242,46 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
       const std::string option = platform::shown(o.name + (o.has_value ? "=" + o.value : ""));
       if (o.name == "group_reporting") out.group_reporting = true;
       if (o.name == "name" && o.has_value && !o.value.empty()) job.name = o.value;
+      // Job order (fio 3.33 HOWTO, stonewall and wait_for; init.c
+      // add_job): stonewall (alias wait_for_previous) waits for every job
+      // above, wait_for=NAME for that one; stonewall and new_group start a
+      // new reporting group.
+      if (o.name == "stonewall" || o.name == "wait_for_previous" || o.name == "new_group") {
+        bool on = true;
+        if (o.has_value && !parse_bool(o.value, on))
+          throw ConfigError(where + option + ": not a boolean (1/0, true/false)");
+        if (o.name == "new_group") job.new_group = on;
+        else job.stonewall = on;
+        return;
+      }
+      // fio's logs (platform/fio/fio_logs.h): a name, or the job's.
+      if (o.name == "write_lat_log" || o.name == "write_bw_log" || o.name == "write_iops_log") {
+        std::string& stem = o.name == "write_lat_log" ? job.log_names[0]
+                            : o.name == "write_bw_log" ? job.log_names[1] : job.log_names[2];
+        stem = o.has_value && !trim(o.value).empty() ? trim(o.value) : std::string("\1");  // \1: the job's name
+        return;
+      }
+      if (o.name == "log_avg_msec") {
+        const std::string value = trim(o.value);
+        char* end = nullptr;
+        const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
+        if (value.empty() || *end || value[0] == '-' || v > 3600000ull)
+          throw ConfigError(where + option + ": not a number of milliseconds (0..3600000)");
+        job.logs.avg_msec = v;
+        return;
+      }
+      if (o.name == "log_offset") {
+        bool on = true;
+        if (o.has_value && !parse_bool(o.value, on)) throw ConfigError(where + option + ": not a boolean (1/0, true/false)");
+        job.logs.offset = on;
+        return;
+      }
+      if (o.name == "wait_for") {
+        if (!o.has_value || trim(o.value).empty()) throw ConfigError(where + "wait_for: needs a job name");
+        job.wait_for = trim(o.value);
+        job.wait_for_where = where;
+        return;
+      }
       if (is_ignored(o.name)) {
         note_ignored(o.name);
         return;
@@ -322,6 +361,13 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
       throw ConfigError("--job " + shown(file.path) + " [" + shown(section.name) + "]: " + e.what());
     }
     job.numjobs = uint32_t(c.integer("numjobs"));
+    for (std::string* stem : {&job.log_names[0], &job.log_names[1], &job.log_names[2]})
+      if (*stem == "\1") *stem = job.name;
+    job.logs.lat = job.log_names[0];
+    job.logs.bw = job.log_names[1];
+    job.logs.iops = job.log_names[2];
+    job.logs.bs = uint32_t(c.size_bytes("bs"));
+    if (job.logs.any()) out.logs = true;
     out.jobs.push_back(std::move(job));
   }
 
@@ -331,8 +377,40 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
                                   "iodepth_batch_complete_min", "iodepth_batch_complete_max",
                                   "number_ios", "runtime", "size", "rwmixread", "seed", "verify"};
   uint32_t total = 0;
+  int group = 0;
   for (size_t j = 0; j < out.jobs.size(); ++j) {
-    for (uint32_t k = 0; k < out.jobs[j].numjobs; ++k) out.vcpu_job.push_back(unsigned(j));
+    FioJob& job = out.jobs[j];
+    // The vCPUs it waits for: every earlier job's (stonewall), and the named
+    // job's (wait_for: defined above it, its name unique, as fio requires).
+    std::vector<unsigned> waits;
+    if (job.stonewall && j > 0)
+      for (unsigned v = 0; v < total; ++v) waits.push_back(v);
+    if (!job.wait_for.empty()) {
+      int found = -1, named = 0;
+      for (size_t k = 0; k < out.jobs.size(); ++k)
+        if (out.jobs[k].name == job.wait_for) {
+          ++named;
+          if (k < j && found < 0) found = int(k);
+        }
+      if (found < 0 || named > 1)
+        throw ConfigError(job.wait_for_where + "wait_for=" + shown(job.wait_for) +
+                          (job.wait_for == job.name ? ": a job cannot wait for itself"
+                           : named == 0 ? ": no job has that name"
+                           : named > 1 ? ": more than one job has that name (fio needs it unique)"
+                                       : ": that job comes later in the file (fio waits only for jobs above)"));
+      unsigned first = 0;
+      for (int k = 0; k < found; ++k) first += out.jobs[size_t(k)].numjobs;
+      for (unsigned v = first; v < first + out.jobs[size_t(found)].numjobs; ++v)
+        if (std::find(waits.begin(), waits.end(), v) == waits.end()) waits.push_back(v);
+      std::sort(waits.begin(), waits.end());
+    }
+    if (j > 0 && (job.stonewall || job.new_group)) ++group;
+    job.group = group;
+    for (uint32_t k = 0; k < job.numjobs; ++k) {
+      out.vcpu_job.push_back(unsigned(j));
+      out.vcpu_waits_for.push_back(waits);
+    }
+    if (!waits.empty()) out.ordered = true;
     total += out.jobs[j].numjobs;
     for (const char* name : workload)
       if (out.jobs[j].config.text(name) != out.jobs[0].config.text(name))

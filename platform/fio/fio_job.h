@@ -14,7 +14,10 @@
 // (blocksize), iodepth, iodepth_batch_submit (iodepth_batch), numjobs,
 // runtime (timeout; a bare number is seconds, as fio), time_based,
 // number_ios, size, rwmixread, rwmixwrite, randseed (nvmesim's seed),
-// verify (pattern or 0). Without time_based and without number_ios a job does
+// verify (pattern or 0); stonewall (wait_for_previous), wait_for and
+// new_group order the jobs and group them as fio does; write_lat_log,
+// write_bw_log, write_iops_log, log_avg_msec and log_offset write fio's
+// logs (platform/fio/fio_logs.h). Without time_based and without number_ios a job does
 // `size` bytes of I/O, as fio does (number_ios = size / bs); with time_based
 // and a runtime it runs for the runtime. Options that cannot change the
 // simulation (direct, ioengine, filename, ...) are accepted and reported
@@ -28,6 +31,7 @@
 #include <vector>
 
 #include "platform/config/params.h"
+#include "platform/fio/fio_logs.h"
 
 namespace nvmesim::platform {
 
@@ -64,6 +68,13 @@ struct FioJob {
   Config config;        // base + [global] + section + command line, validated
   uint32_t numjobs = 1;
   std::vector<std::pair<std::string, std::string>> options;  // the section's, as written (fio's "job options")
+  bool stonewall = false;   // stonewall / wait_for_previous: starts when every job above has finished
+  bool new_group = false;   // new_group: a new reporting group
+  std::string wait_for;     // wait_for=NAME: starts when that job (above it) has finished
+  std::string wait_for_where;  // "--job FILE line N: ", for its error
+  int group = 0;            // reporting group (fio's groupid): +1 at each stonewall or new_group
+  std::string log_names[3];  // write_lat_log, write_bw_log, write_iops_log as given ("\1": the job's name)
+  FioLogSpec logs;           // resolved (platform/fio/fio_logs.h)
 };
 
 struct FioJobs {
@@ -76,6 +87,11 @@ struct FioJobs {
   // jobs[vcpu_job[v]].config's workload. Always filled (one entry per vCPU).
   bool per_vcpu_workloads = false;
   std::vector<unsigned> vcpu_job;
+  // Per vCPU: the vCPUs whose jobs must finish before its job starts
+  // (stonewall, wait_for); `ordered` when any has one.
+  std::vector<std::vector<unsigned>> vcpu_waits_for;
+  bool ordered = false;
+  bool logs = false;  // a job writes fio logs
   std::vector<std::pair<std::string, std::string>> global_options;  // fio's "global options"
   bool group_reporting = false;
   std::vector<std::string> ignored;   // option names, unique, in first-seen order

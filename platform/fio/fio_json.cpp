@@ -113,13 +113,19 @@ void latency_shares(Json& job, const DirectionFigures& a, const DirectionFigures
 std::vector<FioJsonJob> fio_json_jobs(const RunResults& r, const Config& config, const FioJobs* fio) {
   std::vector<FioJsonJob> out;
   const unsigned vcpus = unsigned(r.vcpus.size());
-  if (fio && fio->group_reporting) {
-    FioJsonJob j;
-    j.name = fio->jobs[0].name;
-    j.options = fio->jobs[0].options;
-    j.iodepth = uint32_t(fio->jobs[0].config.integer("iodepth"));
-    for (unsigned v = 0; v < vcpus; ++v) j.vcpus.push_back(v);
-    out.push_back(std::move(j));
+  if (fio && fio->group_reporting) {  // one entry per reporting group, named after its first job
+    for (unsigned v = 0; v < vcpus; ++v) {
+      const FioJob& job = fio->jobs[v < fio->vcpu_job.size() ? fio->vcpu_job[v] : 0];
+      if (out.empty() || out.back().group != job.group) {
+        FioJsonJob j;
+        j.name = job.name;
+        j.options = job.options;
+        j.iodepth = uint32_t(job.config.integer("iodepth"));
+        j.group = job.group;
+        out.push_back(std::move(j));
+      }
+      out.back().vcpus.push_back(v);
+    }
     return out;
   }
   std::vector<std::pair<std::string, std::string>> flat;
@@ -134,6 +140,7 @@ std::vector<FioJsonJob> fio_json_jobs(const RunResults& r, const Config& config,
       j.name = job.name;
       j.options = job.options;
       j.iodepth = uint32_t(job.config.integer("iodepth"));
+      j.group = job.group;
     } else {
       j.name = "nvmesim";
       j.options = flat;
@@ -145,19 +152,11 @@ std::vector<FioJsonJob> fio_json_jobs(const RunResults& r, const Config& config,
   return out;
 }
 
-void write_fio_json_plus(const RunResults& r, const Config& config, const FioJobs* fio,
-                         std::ostream& o) {
-  Json doc;
-  doc["fio version"] = std::string("nvmesim-") + NVMESIM_VERSION;
-  doc["timestamp"] = 0;
-  doc["timestamp_ms"] = 0;
-  doc["time"] = "Thu Jan  1 00:00:00 1970";
-  if (fio && !fio->global_options.empty()) {
-    Json& global = doc["global options"] = Json::object();
-    for (const auto& [k, v] : fio->global_options) global[k] = v;
-  }
-  Json& jobs = doc["jobs"] = Json::array();
-  for (const FioJsonJob& job : fio_json_jobs(r, config, fio)) {
+report::Json fio_json_plus_jobs(const RunResults& r, const Config& config, const FioJobs* fio,
+                                int groupid, const std::vector<std::pair<std::string, std::string>>& extra_options) {
+  Json jobs = Json::array();
+  for (FioJsonJob job : fio_json_jobs(r, config, fio)) {
+    job.options.insert(job.options.end(), extra_options.begin(), extra_options.end());
     DirectionFigures rd, wr;
     double runtime_ns = 0, guest_ns = 0, exit_ns = 0;
     for (unsigned v : job.vcpus) {
@@ -171,7 +170,7 @@ void write_fio_json_plus(const RunResults& r, const Config& config, const FioJob
     const double span = runtime_ns * double(job.vcpus.size());
     Json j;
     j["jobname"] = job.name;
-    j["groupid"] = 0;
+    j["groupid"] = groupid + job.group;
     j["error"] = r.io_errors ? 5 : 0;  // EIO, as fio reports a failed I/O
     if (!job.options.empty()) {
       Json& options = j["job options"] = Json::object();
@@ -192,12 +191,40 @@ void write_fio_json_plus(const RunResults& r, const Config& config, const FioJob
     j["latency_window"] = 0;
     jobs.push_back(std::move(j));
   }
-  // nvmesim's own document, in its own layout, one level in.
-  doc["nvmesim"] = report::raw(report::dump(results_json(r), {}, 1));
+  return jobs;
+}
+
+report::JsonStyle fio_json_style() {
   report::JsonStyle fio_style;  // fio's layout: `"key" : value`, every value on its own line
   fio_style.key_separator = " : ";
   fio_style.inline_max = 0;
-  o << report::dump(doc, fio_style) << "\n";
+  return fio_style;
+}
+
+void write_fio_json_plus_doc(const FioJobs* fio, const std::vector<std::string>& job_texts,
+                             const std::string& nvmesim_text, std::ostream& o) {
+  Json doc;
+  doc["fio version"] = std::string("nvmesim-") + NVMESIM_VERSION;
+  doc["timestamp"] = 0;
+  doc["timestamp_ms"] = 0;
+  doc["time"] = "Thu Jan  1 00:00:00 1970";
+  if (fio && !fio->global_options.empty()) {
+    Json& global = doc["global options"] = Json::object();
+    for (const auto& [k, v] : fio->global_options) global[k] = v;
+  }
+  Json& jobs = doc["jobs"] = Json::array();
+  for (const std::string& text : job_texts) jobs.push_back(report::raw(text));
+  doc["nvmesim"] = report::raw(nvmesim_text);
+  o << report::dump(doc, fio_json_style()) << "\n";
+}
+
+void write_fio_json_plus(const RunResults& r, const Config& config, const FioJobs* fio,
+                         std::ostream& o) {
+  std::vector<std::string> texts;
+  for (const Json& job : fio_json_plus_jobs(r, config, fio, 0, {}))
+    texts.push_back(report::dump(job, fio_json_style(), 2));
+  // nvmesim's own document, in its own layout, one level in.
+  write_fio_json_plus_doc(fio, texts, report::dump(results_json(r), {}, 1), o);
 }
 
 }  // namespace nvmesim::platform

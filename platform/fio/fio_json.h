@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "platform/report/json_out.h"
 #include "platform/report/results.h"
 
 namespace nvmesim::platform {
@@ -46,6 +47,7 @@ struct FioJsonJob {
   std::vector<std::pair<std::string, std::string>> options;  // "job options"
   std::vector<unsigned> vcpus;
   uint32_t iodepth = 0;
+  int group = 0;  // fio's groupid (stonewall, new_group)
 };
 
 // The entries for a run: from the job file's sections (`fio`, may be null:
@@ -55,5 +57,16 @@ std::vector<FioJsonJob> fio_json_jobs(const RunResults& r, const Config& config,
 
 void write_fio_json_plus(const RunResults& r, const Config& config, const FioJobs* fio,
                          std::ostream& out);
+
+// The pieces, for the default comparison (its runs are simulated in child
+// processes): a run's "jobs" entries with `groupid` added to their own group
+// and options added
+// to each entry's "job options"; the style fio writes; the document from
+// entries already written (at nesting level 2) and an "nvmesim" text (level 1).
+report::Json fio_json_plus_jobs(const RunResults& r, const Config& config, const FioJobs* fio,
+                                int groupid, const std::vector<std::pair<std::string, std::string>>& extra_options);
+report::JsonStyle fio_json_style();
+void write_fio_json_plus_doc(const FioJobs* fio, const std::vector<std::string>& job_texts,
+                             const std::string& nvmesim_text, std::ostream& out);
 
 }  // namespace nvmesim::platform

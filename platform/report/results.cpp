@@ -1,4 +1,5 @@
 #include "platform/report/results.h"
+#include "platform/report/job_sections.h"
 
 #include <algorithm>
 #include <cmath>
@@ -127,6 +128,7 @@ report::Json results_json(const RunResults& r) {
   j["headline"] = run_headline(r);
   Json& config = j["config"] = Json::object();
   for (const auto& kv : r.config) config[kv.first] = kv.second;
+  if (!r.sections.empty()) j["jobs"] = job_sections_json(r);  // a job file's sections, each its own
   j["sim_time_ns"] = fixed(r.sim_time_ns, 3);
   j["ios"] = r.ios;
   j["read_ios"] = r.read_ios;
@@ -212,6 +214,7 @@ report::Json results_json(const RunResults& r) {
                   {"exits", bringup_exits}};
   j["stall"] = r.stalled ? Json(r.stall_report) : Json(nullptr);
   j["interrupted"] = r.interrupted ? Json(interrupt::signal_name(r.interrupt_signal)) : Json(nullptr);
+  if (!r.sections.empty()) j["job_results"] = job_results_json(r);
   if (r.has_host) {
     Json by_kind = Json::object();
     for (const auto& [kind, n] : r.activations) by_kind[kind] = n;
@@ -255,6 +258,7 @@ void write_normal(const RunResults& r, std::ostream& o) {
     o << ", dbbuf=" << cfg("nvme.dbbuf") << (r.dbbuf_active ? " (active)" : " (inactive)");
   if (!passthrough) o << ", notify=" << cfg("hv.notify");
   o << "\n";
+  write_job_sections(r, o);
   if (!r.bringup_ok) {
     o << "  bring-up failed: " << r.bringup_error << "\n";
     return;

@@ -40,7 +40,9 @@ struct VcpuFigures {
   double guest_ns = 0, exit_ns = 0, idle_ns = 0;
   uint64_t ios = 0, interrupts = 0;
   DirectionFigures read, write;
-  double sim_time_ns = 0;  // measured phase start to this vCPU's last completion
+  double sim_time_ns = 0;  // its job's start to its last completion
+  double start_ns = 0;     // its job's start (the jobs it waited for had finished), from the measured phase start
+  double done_ns = 0;      // when its job finished (after its last completion's doorbell), same origin
 };
 
 struct DeviceThreadFigures {
@@ -49,6 +51,16 @@ struct DeviceThreadFigures {
   double poll_ns = 0;
   uint64_t dispatches = 0;
   uint64_t sleep_wakeups = 0, poll_wakeups = 0;  // requests served after sleeping / while polling
+};
+
+// A job file's section (fio job), with several sections or an ordering
+// (stonewall, wait_for): what the report shows of each.
+struct JobSection {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> options;  // the section's own, as written
+  int group = 0;                       // fio's reporting group
+  std::vector<std::string> waits_for;  // the jobs that must finish before it starts
+  std::vector<unsigned> vcpus;         // the vCPUs running it (fio's numjobs clones)
 };
 
 struct RunResults {
@@ -70,6 +82,7 @@ struct RunResults {
   uint16_t dbbuf_status = 0;  // Status Field of Doorbell Buffer Config (0: success or not sent)
   models::ExitStats exits;  // all vCPUs, measured phase
   std::vector<VcpuFigures> vcpus;
+  std::vector<JobSection> sections;  // --job with several sections or an order; else empty
   std::vector<DeviceThreadFigures> device_threads;
   unsigned host_cores = 0;        // 0: one core per thread
   double overcommitted_ns = 0;    // time with more runnable threads than cores

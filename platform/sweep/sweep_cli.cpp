@@ -34,7 +34,8 @@ std::string sweep_help_text() {
          "\n"
          "Runs every point of the grid (all combinations of the --grid values; the\n"
          "first axis is the outermost loop) as its own nvmesim process with the fixed\n"
-         "options, --NAME=VALUE per axis, --output-format=json and the point's seed.\n"
+         "options, --NAME=VALUE per axis, --output-format=json, --single-run and the\n"
+         "point's seed.\n"
          "\n"
          "  --grid NAME=...      a parameter (see --list-params) and its values: a list,\n"
          "                       or START:STOP:STEP with one unit (2000cyc:10000cyc:2000cyc)\n"
@@ -147,7 +148,7 @@ Args parse(int argc, const char* const* argv) {
 
 // The fixed options must make a valid run on their own.
 void check_fixed(const std::vector<std::string>& fixed) {
-  std::vector<const char*> argv{"nvmesim"};
+  std::vector<const char*> argv{"nvmesim", "--single-run"};  // as every point runs
   for (const std::string& f : fixed) argv.push_back(f.c_str());
   const CliResult r = parse_command_line(int(argv.size()), argv.data());
   if (r.action == CliResult::Error) throw UsageError(r.message);
@@ -161,7 +162,7 @@ void check_fixed(const std::vector<std::string>& fixed) {
 // (as parse_command_line does; it is called per point only with --job,
 // whose sections each take the values). The first bad point is named.
 void check_points(const std::vector<std::string>& fixed, const std::vector<Point>& points) {
-  std::vector<const char*> argv{"nvmesim"};
+  std::vector<const char*> argv{"nvmesim", "--single-run"};
   for (const std::string& f : fixed) argv.push_back(f.c_str());
   const CliResult base = parse_command_line(int(argv.size()), argv.data());
   for (const Point& p : points) {

@@ -40,6 +40,7 @@ std::vector<std::string> point_argv(const std::string& exe, const std::vector<st
     seed_axis = seed_axis || name == "seed";
   }
   argv.push_back("--output-format=json");
+  argv.push_back("--single-run");  // a point is one run, whether or not it sets nvme.dbbuf
   if (!seed_axis) argv.push_back("--seed=" + std::to_string(point.seed));
   return argv;
 }

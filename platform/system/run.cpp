@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -18,11 +20,14 @@
 #include "models/activations.h"
 #include "platform/fio/fio_job.h"
 #include "platform/fio/fio_json.h"
+#include "platform/fio/fio_logs.h"
+#include "models/vcpu.h"
 #include "platform/cli/interrupt.h"
 #include "platform/config/params.h"
 #include "platform/report/pending_file.h"
 #include "platform/report/json_out.h"
 #include "platform/report/results.h"
+#include "platform/report/job_sections.h"
 #include "platform/system/progress.h"
 #include "platform/system/system.h"
 #include "platform/config/user_text.h"
@@ -137,7 +142,19 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
   std::vector<const Config*> job_configs;
   if (fio && fio->per_vcpu_workloads)
     for (unsigned j : fio->vcpu_job) job_configs.push_back(&fio->jobs[j].config);
-  System system(config, job_configs);
+  System system(config, job_configs, fio ? fio->vcpu_waits_for : std::vector<std::vector<unsigned>>{});
+  // fio's logs (write_lat_log, ...): one set per vCPU whose job asks.
+  std::vector<std::unique_ptr<FioLogs>> logs;
+  if (fio && fio->logs)
+    for (size_t v = 0; v < system.vcpus().size() && v < fio->vcpu_job.size(); ++v) {
+      const FioLogSpec& spec = fio->jobs[fio->vcpu_job[v]].logs;
+      if (!spec.any()) continue;
+      logs.push_back(std::make_unique<FioLogs>(spec, unsigned(v + 1)));  // fio's job number
+      FioLogs* log = logs.back().get();
+      system.vcpus()[v]->on_io([log](const models::Vcpu::IoSample& s) {
+        log->add(s.elapsed_ps, s.lat_ns, s.write, s.bytes, s.offset);
+      });
+    }
   std::unique_ptr<Progress> progress;
   if (Progress::wanted()) {
     const uint64_t per_job = config.time_ns("runtime") > 0 ? 0 : uint64_t(config.integer("number_ios"));
@@ -170,6 +187,9 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
     r = system.run();
   }
   if (r.interrupted) r.interrupt_signal = interrupt::received();
+  for (auto& log : logs)
+    if (const std::string e = log->write_files(); !e.empty()) throw std::runtime_error("--job: " + e);
+  if (fio) r.sections = job_sections(*fio);
   if (traces) {
     traces->end_ps = sc_core::sc_time_stamp().value();
     traces->tee.end(traces->end_ps);
@@ -224,31 +244,45 @@ bool write_all(int fd, const void* p, size_t n) {
 }  // namespace
 
 // SystemC elaborates once per process: each run of a comparison simulates
-// in a child process and sends its summary and JSON back through a pipe.
-bool run_in_child(const Config& config, bool host_stats, Summary& summary, std::string& json,
-                  std::string& error) {
+// in a child process and sends its summary and JSON back through a pipe:
+// the summary, the JSON's length, the JSON, then (json+) the "jobs" entries.
+int run_in_child(const Config& config, const ChildRun& request, Summary& summary, std::string& json,
+                 std::vector<std::string>& json_plus_jobs, std::string& error) {
   int fds[2];
   if (pipe(fds) != 0) {
     error = "pipe failed";
-    return false;
+    return 1;
   }
   std::cout.flush();
   std::cerr.flush();
   const pid_t pid = fork();
   if (pid < 0) {
     error = "fork failed";
-    return false;
+    return 1;
   }
   if (pid > 0) interrupt::add_child(pid);  // a signal to this process reaches the run
   if (pid == 0) {
     ::close(fds[0]);
     int code = 0;
     try {
-      const RunResults r = simulate(config, host_stats);
+      const RunResults r = simulate(config, request.host_stats, nullptr, request.fio);
       const Summary s = summarize(r);
       const std::string text = report::dump(results_json(r), {}, 2);  // at "runs"."off" / "spec"
       write_all(fds[1], &s, sizeof s);
+      const uint64_t length = text.size();
+      write_all(fds[1], &length, sizeof length);
       write_all(fds[1], text.data(), text.size());
+      if (request.json_plus)
+        for (const report::Json& job :
+             fio_json_plus_jobs(r, config, request.fio, request.groupid, request.extra_job_options)) {
+          const std::string t = report::dump(job, fio_json_style(), 2);  // at "jobs"[i]
+          const uint64_t n = t.size();
+          write_all(fds[1], &n, sizeof n);
+          write_all(fds[1], t.data(), t.size());
+        }
+    } catch (const ConfigError& e) {  // combinations only the assembled system can check
+      std::fprintf(stderr, "nvmesim: error: %s\n", e.what());
+      code = 2;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "nvmesim: error: %s\n", e.what());
       code = 1;
@@ -270,23 +304,40 @@ bool run_in_child(const Config& config, bool host_stats, Summary& summary, std::
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   interrupt::remove_child(pid);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || data.size() < sizeof(Summary)) {
+  // A length-prefixed piece at `at`, or false when the data ends early.
+  size_t at = sizeof(Summary);
+  auto piece = [&](std::string& out) {
+    uint64_t n = 0;
+    if (data.size() < at + sizeof n) return false;
+    std::memcpy(&n, data.data() + at, sizeof n);
+    at += sizeof n;
+    if (data.size() - at < n) return false;
+    out = data.substr(at, size_t(n));
+    at += size_t(n);
+    return true;
+  };
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 2) return 2;  // refused: the child said why
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || data.size() < sizeof(Summary) || !piece(json)) {
     error = "a simulation child process failed";
-    return false;
+    return 1;
   }
   std::memcpy(&summary, data.data(), sizeof summary);
-  json = data.substr(sizeof summary);
-  return true;
+  json_plus_jobs.clear();
+  for (std::string job; at < data.size() && piece(job);) json_plus_jobs.push_back(job);
+  return 0;
+}
+
+bool run_in_child(const Config& config, bool host_stats, Summary& summary, std::string& json,
+                  std::string& error) {
+  ChildRun request;
+  request.host_stats = host_stats;
+  std::vector<std::string> unused;
+  const int code = run_in_child(config, request, summary, json, unused, error);
+  if (code == 2) error = "the configuration was refused";
+  return code == 0;
 }
 
 namespace {
-
-std::string pct(double rate) {
-  if (rate < 0) return "n/a";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f%%", rate * 100);
-  return b;
-}
 
 // A run's outcome: its exit code, and whether its results were written
 // (only then are the output files renamed into place).
@@ -295,18 +346,47 @@ struct Outcome {
   bool written;
 };
 
+// spec / off, or -1 when there is none (off is 0 or n/a): the table shows
+// "-", the JSON null.
+double ratio(double spec, double off) { return off > 0 && spec >= 0 ? spec / off : -1; }
+
+// The parameters the user set that the comparison's header does not show.
+std::string other_settings(const Config& c) {
+  static const char* const shown_in_header[] = {"rw", "bs", "iodepth", "numjobs", "nvme.backend",
+                                                "number_ios", "hv.exit_mmio", "hv.cpu_ghz"};
+  std::string out;
+  for (const ParamSpec& spec : c.registry().all()) {
+    if (!c.is_set(spec.name) ||
+        std::find(std::begin(shown_in_header), std::end(shown_in_header), spec.name) != std::end(shown_in_header))
+      continue;
+    out += (out.empty() ? "" : " ") + spec.name + "=" + c.text(spec.name);
+  }
+  return out;
+}
+
 Outcome run_default_comparison(const Config& base, const RunOptions& options, std::ostream& out) {
   const char* modes[2] = {"off", "spec"};
   Summary s[2]{};
   std::string json[2];
+  std::vector<std::string> json_plus_jobs[2];
+  const bool json_plus = options.output_format == "json+";
   int ran = 0;  // a signal ends the comparison after the run it cut short
   for (int k = 0; k < 2 && !interrupt::received(); ++k, ++ran) {
     Config c = base;
     c.set("nvme.dbbuf", modes[k]);
     g_progress_label = std::string("dbbuf=") + modes[k];
+    ChildRun request;
+    request.host_stats = options.host_stats;
+    request.fio = options.fio.get();
+    // json+: each run is a group of fio jobs, as fio's new_group makes them.
+    request.json_plus = json_plus;
+    request.groupid = k * (options.fio ? options.fio->jobs.back().group + 1 : 1);  // after the off run's groups
+    request.extra_job_options = {{"nvme.dbbuf", modes[k]}};
     std::string error;
-    if (!run_in_child(c, options.host_stats, s[k], json[k], error)) {
+    const int child = run_in_child(c, request, s[k], json[k], json_plus_jobs[k], error);
+    if (child != 0) {
       if (interrupt::received()) break;  // the child died of it before it could answer
+      if (child == 2) return {2, false};  // refused; the child printed the one-line error
       std::cerr << "nvmesim: error: " << error << "\n";
       return {1, false};
     }
@@ -321,7 +401,29 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   for (int k = 0; k < ran; ++k)
     if (s[k].headline[0])
       headline += std::string(headline.empty() ? "" : "\n") + "dbbuf=" + modes[k] + ": " + s[k].headline;
-  if (options.output_format == "json") {
+  // The headline figures: JSON key (dotted, as in the runs' documents), row
+  // label, each run's value, printf format.
+  struct Figure {
+    const char *key, *label;
+    double v[2];
+    const char* format;
+  };
+  auto pair = [&](auto field) { return std::array<double, 2>{field(s[0]), field(s[1])}; };
+  std::vector<Figure> figures;
+  auto add = [&](const char* key, const char* label, std::array<double, 2> v, const char* format) {
+    figures.push_back({key, label, {v[0], v[1]}, format});
+  };
+  add("iops", "IOPS", pair([](const Summary& x) { return x.iops; }), "%.0f");
+  add("per_io.sq_mmio", "SQ doorbell exits per I/O", pair([](const Summary& x) { return x.sq_per_io; }), "%.3f");
+  add("per_io.cq_mmio", "CQ doorbell exits per I/O", pair([](const Summary& x) { return x.cq_per_io; }), "%.3f");
+  add("per_io.exits", "doorbell exits per I/O",
+      pair([](const Summary& x) { return x.sq_per_io + x.cq_per_io; }), "%.3f");
+  add("eventidx.sq_hit_rate", "SQ EventIdx hit rate", pair([](const Summary& x) { return x.sq_hit; }), "%");
+  add("eventidx.cq_hit_rate", "CQ EventIdx hit rate", pair([](const Summary& x) { return x.cq_hit; }), "%");
+  add("lat_ns.percentile.50.000000", "latency p50 (ns)", pair([](const Summary& x) { return double(x.p50); }), "%.0f");
+  add("lat_ns.percentile.99.000000", "latency p99 (ns)", pair([](const Summary& x) { return double(x.p99); }), "%.0f");
+  auto figure_ratio = [&](const Figure& f) { return ran > 1 ? ratio(f.v[1], f.v[0]) : -1; };
+  if (options.output_format != "normal") {
     const char* outcome = stalled ? "stalled" : failed ? "io_errors" : "ok";
     report::Json doc;
     doc["experiment"] = "default: doorbell buffer off vs spec";
@@ -330,7 +432,21 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
     // Each run's document as its child process wrote it.
     doc["runs"] = {{"off", ran > 0 ? report::raw(json[0]) : report::Json(nullptr)},
                    {"spec", ran > 1 ? report::raw(json[1]) : report::Json(nullptr)}};
-    out << report::dump(doc) << "\n";
+    // spec / off of the text table's figures; null when off is 0 or n/a.
+    report::Json& ratios = doc["ratio_spec_to_off"] = report::Json::object();
+    for (const Figure& f : figures) {
+      const double q = figure_ratio(f);
+      ratios[f.key] = q < 0 ? report::Json(nullptr) : report::fixed(q, 6);
+    }
+    if (!json_plus) {
+      out << report::dump(doc) << "\n";
+    } else {
+      // fio's json+ layout: both runs' jobs (groupid 0: off, 1: spec), and
+      // this document under "nvmesim".
+      std::vector<std::string> jobs;
+      for (int k = 0; k < ran; ++k) jobs.insert(jobs.end(), json_plus_jobs[k].begin(), json_plus_jobs[k].end());
+      write_fio_json_plus_doc(options.fio.get(), jobs, report::dump(doc, {}, 1), out);
+    }
     return {code, true};
   }
   if (sig)
@@ -341,32 +457,31 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
       << " iodepth=" << base.text("iodepth") << " numjobs=" << base.text("numjobs")
       << " backend=" << base.text("nvme.backend") << " number_ios=" << base.text("number_ios")
       << ", MMIO doorbell exit " << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz")
-      << " GHz\n\n";
+      << " GHz\n";
+  if (const std::string more = other_settings(base); !more.empty()) out << "also set: " << more << "\n";
+  out << "\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%-28s %14s %14s\n", "", "dbbuf=off", "dbbuf=spec");
+  std::snprintf(line, sizeof line, "%-28s %14s %14s %10s\n", "", "dbbuf=off", "dbbuf=spec", "spec/off");
   out << line;
-  auto row = [&](const char* name, const std::string& a, const std::string& b) {
-    std::snprintf(line, sizeof line, "%-28s %14s %14s\n", name, ran > 0 ? a.c_str() : "-",
-                  ran > 1 ? b.c_str() : "-");
-    out << line;
-  };
-  auto num = [](double v, const char* f) {
+  auto cell = [](double v, const char* format) {
     char b[32];
-    std::snprintf(b, sizeof b, f, v);
+    if (std::strcmp(format, "%") == 0) {
+      if (v < 0) return std::string("n/a");
+      std::snprintf(b, sizeof b, "%.1f%%", v * 100);
+    } else {
+      std::snprintf(b, sizeof b, format, v);
+    }
     return std::string(b);
   };
-  row("IOPS", num(s[0].iops, "%.0f"), num(s[1].iops, "%.0f"));
-  row("SQ doorbell exits per I/O", num(s[0].sq_per_io, "%.3f"), num(s[1].sq_per_io, "%.3f"));
-  row("CQ doorbell exits per I/O", num(s[0].cq_per_io, "%.3f"), num(s[1].cq_per_io, "%.3f"));
-  row("doorbell exits per I/O", num(s[0].sq_per_io + s[0].cq_per_io, "%.3f"),
-      num(s[1].sq_per_io + s[1].cq_per_io, "%.3f"));
-  row("SQ EventIdx hit rate", pct(s[0].sq_hit), pct(s[1].sq_hit));
-  row("CQ EventIdx hit rate", pct(s[0].cq_hit), pct(s[1].cq_hit));
-  row("latency p50 (ns)", num(double(s[0].p50), "%.0f"), num(double(s[1].p50), "%.0f"));
-  row("latency p99 (ns)", num(double(s[0].p99), "%.0f"), num(double(s[1].p99), "%.0f"));
+  for (const Figure& f : figures) {
+    const double q = figure_ratio(f);
+    std::snprintf(line, sizeof line, "%-28s %14s %14s %10s\n", f.label, ran > 0 ? cell(f.v[0], f.format).c_str() : "-",
+                  ran > 1 ? cell(f.v[1], f.format).c_str() : "-", q < 0 ? "-" : cell(q, "%.3f").c_str());
+    out << line;
+  }
   for (int k = 0; k < ran; ++k)
     if (s[k].stalled) out << "dbbuf=" << modes[k] << ": the run stalled (see --output-format=json)\n";
-  out << "\nRun one configuration with any option (e.g. --nvme.dbbuf=spec) for the full report.\n";
+  out << "\nSet --nvme.dbbuf (off or spec), or give --single-run, for one run's full report.\n";
   return {code, true};
 }
 

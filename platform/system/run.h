@@ -6,6 +6,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nvmesim::platform {
@@ -18,7 +19,7 @@ struct RunOptions {
   std::string output_file;               // empty: standard output
   bool host_stats = false;               // add wall time, peak RSS, I/Os per wall second
   bool fail_on_stall = false;            // a stalled run (the watchdog's report) exits with 3
-  bool default_experiment = false;       // no experiment options given: run the default comparison
+  bool default_experiment = false;       // nvme.dbbuf not set: run the comparison (off and spec)
   std::shared_ptr<const FioJobs> fio;    // --job: the job sections (names, per-vCPU workloads)
   std::vector<std::string> notices;      // printed to standard error before the run
   // Traces (traces/README.md): files, window, signal patterns.
@@ -43,6 +44,21 @@ struct RunSummary {
 // when the child failed.
 bool run_in_child(const Config& config, bool host_stats, RunSummary& summary, std::string& json,
                   std::string& error);
+
+// What else a child run takes and gives back: the job file's sections, and
+// (json+) the run's fio "jobs" entries with this groupid and these options
+// added to their "job options", each written at nesting level 2. Returns 0,
+// 2 when the assembled system refused the configuration (the child printed
+// the one-line error), 1 with `error` set when the child failed.
+struct ChildRun {
+  bool host_stats = false;
+  const FioJobs* fio = nullptr;
+  bool json_plus = false;
+  int groupid = 0;
+  std::vector<std::pair<std::string, std::string>> extra_job_options;
+};
+int run_in_child(const Config& config, const ChildRun& request, RunSummary& summary, std::string& json,
+                 std::vector<std::string>& json_plus_jobs, std::string& error);
 
 // Runs the configured experiment and writes its results to `out`, or to
 // options.output_file when one is given. Every output file (--output, --vcd,

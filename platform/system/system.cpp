@@ -55,7 +55,8 @@ struct System::Watchdog : sc_module {
   bool first = true;
 };
 
-System::System(const Config& c, std::vector<const Config*> job_configs)
+System::System(const Config& c, std::vector<const Config*> job_configs,
+               const std::vector<std::vector<unsigned>>& vcpu_waits_for)
     : config_(c), job_configs_(std::move(job_configs)) {
   // sc_stop() ends every run; SystemC's note about it is noise in results.
   sc_report_handler::set_actions(SC_INFO, SC_DO_NOTHING);
@@ -150,6 +151,13 @@ System::System(const Config& c, std::vector<const Config*> job_configs)
     vcpus_.push_back(std::make_unique<Vcpu>(("vcpu" + std::to_string(j)).c_str(), vp, *guest_));
     guest_->add_vcpu(*vcpus_.back());
     hypervisor_->attach_vcpu(j, *vcpus_.back());
+  }
+
+  for (size_t v = 0; v < vcpu_waits_for.size() && v < vcpus_.size(); ++v) {
+    std::vector<const Vcpu*> waits;
+    for (unsigned w : vcpu_waits_for[v])
+      if (w < vcpus_.size()) waits.push_back(vcpus_[w].get());
+    vcpus_[v]->wait_for_jobs(std::move(waits));
   }
 
   // Wiring: vCPU MMIO -> hypervisor -> root complex -> controller BARs;
@@ -397,6 +405,12 @@ RunResults System::run() {
     f.write.lat = v.latency(true);
     f.write.lat_sum_sq = vr.lat_sum_sq[1];
     f.sim_time_ns = interval_ns(vr.end);
+    // A job that waited (stonewall, wait_for) is measured from its release.
+    if (vr.released > start) {
+      f.start_ns = double((vr.released - start).value()) / 1000.0;
+      f.sim_time_ns = std::max(0.0, f.sim_time_ns - f.start_ns);
+    }
+    f.done_ns = double((std::max(vr.done, start) - start).value()) / 1000.0;
     r.read.merge(f.read);
     r.write.merge(f.write);
     r.vcpus.push_back(f);

@@ -37,9 +37,13 @@ class System {
   // `job_configs` (fio job files whose sections differ): vCPU j runs the
   // workload (rw, bs, iodepth, ...) of *job_configs[j], one vCPU per entry;
   // empty: numjobs vCPUs with the flat options of `config`.
-  explicit System(const Config& config, std::vector<const Config*> job_configs = {});
+  // vcpu_waits_for[v]: the vCPUs whose jobs must finish before vCPU v's
+  // starts (fio's stonewall / wait_for; empty: all start together).
+  explicit System(const Config& config, std::vector<const Config*> job_configs = {},
+                  const std::vector<std::vector<unsigned>>& vcpu_waits_for = {});
   // The system keeps a reference to its configuration: a temporary would dangle.
-  explicit System(const Config&& config, std::vector<const Config*> job_configs = {}) = delete;
+  explicit System(const Config&& config, std::vector<const Config*> job_configs = {},
+                  const std::vector<std::vector<unsigned>>& vcpu_waits_for = {}) = delete;
   ~System();
 
   // Simulates until every job is done (or a stall is detected) and returns

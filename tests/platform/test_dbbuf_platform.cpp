@@ -206,7 +206,7 @@ TEST_CASE("dbbuf platform: --fail-on-stall exits 3 on a stall, 0 otherwise", "[d
       "--guest.dbbuf_full_barrier=off --guest.store_visibility=5us --iodepth=2 "
       "--number_ios=200 --sim.stall_timeout=200us --hv.notify=deferred "
       "--hv.device_thread=mainloop --hv.dispatch_latency=2us --hv.dispatch_cost=500ns "
-      "--hv.exit_mmio=5100cyc --guest.submit_cost=1500ns --nvme.cmd_cost=1us";
+      "--hv.exit_mmio=5100cyc --guest.submit_cost=1500ns --nvme.cmd_cost=1us --single-run";
   auto r = test::run_nvmesim(stall + " --fail-on-stall");
   CHECK(r.exit_code == 3);
   CHECK(r.out.find("STALL: stall detected at") != std::string::npos);
@@ -280,7 +280,7 @@ TEST_CASE("dbbuf platform: each bad PRP is refused with Invalid Field, the JSON 
                            "--guest.dbbuf_fault=misaligned --nvme.dbbuf=vendor"}) {
     INFO(args);
     const auto r = test::run_nvmesim(std::string(args) +
-                                     " --iodepth=4 --number_ios=40 --output-format=json");
+                                     " --iodepth=4 --number_ios=40 --single-run --output-format=json");
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.find("\"sq_hit_rate\": null, \"cq_hit_rate\": null, \"dbbuf_active\": false") !=
           std::string::npos);

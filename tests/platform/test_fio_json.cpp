@@ -187,8 +187,8 @@ TEST_CASE("fio json+: one job with group_reporting has the json's iops, bw and p
   REQUIRE(shell("mkdir -p " + dir) == 0);
   std::ofstream(dir + "/g.fio") << "[global]\ngroup_reporting\nrw=randread\niodepth=8\n"
                                    "number_ios=1000\n[a]\nnumjobs=2\n";
-  const auto json = test::run_nvmesim("--job " + dir + "/g.fio --output-format=json");
-  const auto plus = test::run_nvmesim("--job " + dir + "/g.fio --output-format=json+");
+  const auto json = test::run_nvmesim("--job " + dir + "/g.fio --single-run --output-format=json");
+  const auto plus = test::run_nvmesim("--job " + dir + "/g.fio --single-run --output-format=json+");
   shell("rm -rf " + dir);
   REQUIRE(json.exit_code == 0);
   REQUIRE(plus.exit_code == 0);
@@ -222,7 +222,7 @@ TEST_CASE("fio json+: fio's fio_jsonplus_clat2csv reads it and its rows give nvm
 
   const std::string dir = "/tmp/nvmesim_clat2csv_" + std::to_string(getpid());
   REQUIRE(shell("mkdir -p " + dir) == 0);
-  const std::string args = "--rw=randrw --iodepth=6 --number_ios=2000 --seed=5";
+  const std::string args = "--rw=randrw --iodepth=6 --number_ios=2000 --seed=5 --single-run";
   const auto json = test::run_nvmesim(args + " --output-format=json");
   const auto plus = test::run_nvmesim(args + " --output-format=json+ --output " + dir + "/run.json");
   REQUIRE(json.exit_code == 0);

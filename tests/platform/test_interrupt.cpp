@@ -100,7 +100,7 @@ TEST_CASE("interrupt: SIGINT/SIGTERM stop a run, which reports what it measured"
   };
   for (const Case& c : {Case{SIGINT, 130, "SIGINT"}, Case{SIGTERM, 143, "SIGTERM"}}) {
     ScratchDir d;
-    const auto r = interrupt_run({kLong, "--output-format=json", "--output", d / "out.json", "--vcd",
+    const auto r = interrupt_run({kLong, "--single-run", "--output-format=json", "--output", d / "out.json", "--vcd",
                                   d / "t.vcd", "--timeline", d / "t.json"},
                                  c.sig, d);
     INFO(c.name << "\n" << r.err);

@@ -59,7 +59,7 @@ TEST_CASE("large transfers: bs above MDTS is refused naming nvme.mdts", "[e2e][p
 
 TEST_CASE("failed I/Os: the report's first line says FAILED, JSON outcome, exit 4", "[e2e]") {
   // Every PRP1 off dword alignment: PRP Offset Invalid for all 100 I/Os.
-  const std::string fault = "--guest.io_prp_fault=misaligned --number_ios=100";
+  const std::string fault = "--guest.io_prp_fault=misaligned --number_ios=100 --single-run";
   struct Row {
     const char* format;
     const char* first_line;  // text: the report's first line
@@ -82,7 +82,7 @@ TEST_CASE("failed I/Os: the report's first line says FAILED, JSON outcome, exit 
     }
   }
   // The same run without the fault: no headline, exit 0.
-  const auto ok = run_nvmesim("--number_ios=100");
+  const auto ok = run_nvmesim("--number_ios=100 --single-run");
   CHECK(ok.exit_code == 0);
   CHECK(ok.out.rfind("job: ", 0) == 0);
 }

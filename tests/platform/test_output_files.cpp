@@ -49,10 +49,10 @@ TEST_CASE("output files: a run refused after the options leaves existing files a
       {"--bs=1m --output {F}", "--bs: 1048576 exceeds the controller's MDTS (131072 bytes; raise nvme.mdts)"},
       {"--hv.notify=ioeventfd --hv.device_thread=vcpu --output {F}",
        "--hv.notify: ioeventfd needs a host thread (hv.device_thread mainloop or iothread, not vcpu)"},
-      {"--vcd {F} --trace-signals 'nosuch*'",
+      {"--single-run --vcd {F} --trace-signals 'nosuch*'",
        "--trace-signals: 'nosuch*' matches no signal (names such as q1.shadow_sq_tail, vcpu0.state, "
        "host0.state, msix.vector1; timeline: q1.io, vcpu0.exit, host0.burst)"},
-      {"--timeline {F} --bs=1m", "--bs: 1048576 exceeds the controller's MDTS (131072 bytes; raise nvme.mdts)"},
+      {"--single-run --timeline {F} --bs=1m", "--bs: 1048576 exceeds the controller's MDTS (131072 bytes; raise nvme.mdts)"},
   };
   for (const Case& c : table) {
     write(prev, "previous results\n");
@@ -97,7 +97,7 @@ TEST_CASE("output files: a finished run writes each file whole and leaves no tem
   ScratchDir d;
   write(d / "out.json", "old");
   write(d / "t.vcd", "old");
-  const auto r = run_nvmesim("--number_ios=50 --output-format=json --output " + (d / "out.json") + " --vcd " +
+  const auto r = run_nvmesim("--number_ios=50 --single-run --output-format=json --output " + (d / "out.json") + " --vcd " +
                              (d / "t.vcd") + " --timeline " + (d / "t.json"));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -112,7 +112,7 @@ TEST_CASE("output files: a finished run writes each file whole and leaves no tem
 
 TEST_CASE("output files: devices are written in place, a symbolic link stays a link", "[cli][output]") {
   ScratchDir d;
-  const auto null_run = run_nvmesim("--number_ios=20 --output /dev/null --vcd /dev/null --timeline " + (d / "t.json"));
+  const auto null_run = run_nvmesim("--number_ios=20 --single-run --output /dev/null --vcd /dev/null --timeline " + (d / "t.json"));
   CHECK(null_run.exit_code == 0);
   struct stat st {};
   REQUIRE(::stat("/dev/null", &st) == 0);

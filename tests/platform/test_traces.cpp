@@ -477,7 +477,7 @@ TEST_CASE("traces: bad trace options are one-line errors with exit code 2", "[tr
   };
   for (const auto& [args, message] : cases) {
     INFO(args);
-    const auto r = run_nvmesim("--number_ios=10 " + args);
+    const auto r = run_nvmesim("--number_ios=10 --single-run " + args);
     CHECK(r.exit_code == 2);
     CHECK(r.err.rfind("nvmesim: error: " + message, 0) == 0);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);

@@ -99,7 +99,7 @@ void check_same(const Stall& v, const Stall& w) {
 // The timed run: fio-like, one vCPU, `options` giving the ring and the bug;
 // a stall is reported after 200 us without progress.
 nvmesim::test::ProcessResult timed(const std::string& options) {
-  return run_nvmesim(options + " --number_ios=200 --sim.stall_timeout=200us");
+  return run_nvmesim(options + " --number_ios=200 --sim.stall_timeout=200us --single-run");
 }
 
 }  // namespace

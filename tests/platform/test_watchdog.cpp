@@ -62,7 +62,7 @@ TEST_CASE("watchdog: a real stall says STALLED first, in text and JSON", "[e2e][
       // its empty CQ: activity without progress is still a stall.
       {"polling vCPU, CQ EventIdx never",
        "--guest.io_cq_entries=4 --iodepth=16 --number_ios=500 --nvme.cq_eventidx=never "
-       "--guest.completion=poll --sim.stall_timeout=200us"},
+       "--guest.completion=poll --sim.stall_timeout=200us --single-run"},
   };
   for (const Row& row : rows) {
     INFO(row.what);

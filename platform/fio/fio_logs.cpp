@@ -1,0 +1,93 @@
+// fio's log files out (see fio_logs.h).
+#include "platform/fio/fio_logs.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+namespace nvmesim::platform {
+
+FioLogs::FioLogs(const FioLogSpec& spec, unsigned job_number) : spec_(spec), job_number_(job_number) {}
+
+std::vector<std::string> FioLogs::file_names() const {
+  std::vector<std::string> names;
+  const std::string n = "." + std::to_string(job_number_) + ".log";
+  if (!spec_.lat.empty()) {
+    names.push_back(spec_.lat + "_lat" + n);
+    names.push_back(spec_.lat + "_clat" + n);
+    names.push_back(spec_.lat + "_slat" + n);
+  }
+  if (!spec_.bw.empty()) names.push_back(spec_.bw + "_bw" + n);
+  if (!spec_.iops.empty()) names.push_back(spec_.iops + "_iops" + n);
+  return names;
+}
+
+// iolog.c flush_samples: "%lu, %" PRId64 ", %u, %llu[, %llu], %u\n".
+void FioLogs::row(std::string& log, uint64_t ms, uint64_t value, unsigned ddir, uint64_t bs, uint64_t offset) {
+  char b[128];
+  if (spec_.offset)
+    std::snprintf(b, sizeof b, "%" PRIu64 ", %" PRIu64 ", %u, %" PRIu64 ", %" PRIu64 ", 0\n", ms, value, ddir, bs, offset);
+  else
+    std::snprintf(b, sizeof b, "%" PRIu64 ", %" PRIu64 ", %u, %" PRIu64 ", 0\n", ms, value, ddir, bs);
+  log += b;
+}
+
+void FioLogs::add(uint64_t elapsed_ps, uint64_t lat_ns, bool write, uint32_t bytes, uint64_t offset) {
+  const uint64_t ms = elapsed_ps / 1000000000ull;  // fio's mtime_since: whole ms
+  const unsigned d = write ? 1 : 0;
+  if (spec_.avg_msec == 0) {
+    if (!spec_.lat.empty()) row(lat_, ms, lat_ns, d, bytes, offset);
+    // stat.c add_bw_sample: rate = bytes * 1000000 / spent (the latency in ns).
+    if (!spec_.bw.empty()) row(bw_, ms, lat_ns ? uint64_t(bytes) * 1000000ull / lat_ns : 0, d, bytes, offset);
+    if (!spec_.iops.empty()) row(iops_, ms, 1, d, bytes, offset);
+    return;
+  }
+  const uint64_t w = ms / spec_.avg_msec;
+  if (any_ && w != window_) flush_window((window_ + 1) * spec_.avg_msec);
+  window_ = w;
+  last_ms_ = ms;
+  any_ = true;
+  lat_sum_[d] += lat_ns;
+  ++ios_[d];
+  bytes_[d] += bytes;
+}
+
+// One row per data direction that had I/O in the window ending at end_ms.
+void FioLogs::flush_window(uint64_t end_ms) {
+  const uint64_t spent = end_ms > window_ * spec_.avg_msec ? end_ms - window_ * spec_.avg_msec : 0;
+  for (unsigned d = 0; d < 2; ++d) {
+    if (!ios_[d]) continue;
+    // stat.c __add_stat_to_log: the mean, rounded up at .5.
+    if (!spec_.lat.empty()) row(lat_, end_ms, uint64_t(lat_sum_[d] / ios_[d] + 0.5L), d, 0, 0);
+    // stat.c __add_samples: KiB/s and I/Os per second over the window.
+    if (!spec_.bw.empty()) row(bw_, end_ms, spent ? bytes_[d] * 1000 / spent / 1024 : 0, d, spec_.bs, 0);
+    if (!spec_.iops.empty()) row(iops_, end_ms, spent ? ios_[d] * 1000 / spent : 0, d, spec_.bs, 0);
+    lat_sum_[d] = 0;
+    ios_[d] = bytes_[d] = 0;
+  }
+}
+
+std::string FioLogs::write_files() {
+  if (spec_.avg_msec && any_) {
+    // The partial window ends at its last I/O (at least 1 ms in, so it has a rate).
+    flush_window(std::max(last_ms_, window_ * spec_.avg_msec + 1));
+    any_ = false;
+  }
+  const std::vector<std::string> names = file_names();
+  std::vector<const std::string*> texts;
+  static const std::string no_samples;
+  if (!spec_.lat.empty()) texts = {&lat_, &lat_, &no_samples};  // _lat and _clat: the same latency; _slat: none
+  if (!spec_.bw.empty()) texts.push_back(&bw_);
+  if (!spec_.iops.empty()) texts.push_back(&iops_);
+  for (size_t k = 0; k < names.size(); ++k) {
+    std::FILE* f = std::fopen(names[k].c_str(), "w");
+    if (!f) return "cannot write the fio log " + names[k] + " (" + std::strerror(errno) + ")";
+    const bool bad = std::fwrite(texts[k]->data(), 1, texts[k]->size(), f) != texts[k]->size();
+    if (std::fclose(f) != 0 || bad) return "error writing the fio log " + names[k];
+  }
+  return "";
+}
+
+}  // namespace nvmesim::platform

@@ -1,0 +1,244 @@
+// A --timeline file as a self-contained HTML page (see timeline_html.h).
+#include "platform/timeline/timeline_html.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "platform/report/pending_file.h"
+
+namespace nvmesim::platform {
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct Bar {
+  double start_us, end_us;
+  std::string name;
+  bool instant;
+};
+
+struct Row {
+  std::string label;
+  std::vector<Bar> bars;
+};
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '&') o += "&amp;";
+    else if (c == '<') o += "&lt;";
+    else if (c == '>') o += "&gt;";
+    else if (c == '"') o += "&quot;";
+    else o += c;
+  }
+  return o;
+}
+
+std::string num(double v, const char* f = "%.3f") {
+  char b[48];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// A fixed colour per event name, from a small palette (deterministic).
+const char* colour(const std::string& name) {
+  static const char* const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                        "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+  unsigned h = 2166136261u;
+  for (char c : name) h = (h ^ uint8_t(c)) * 16777619u;
+  return palette[h % 10];
+}
+
+}  // namespace
+
+std::string timeline_html(const std::string& trace_json, const std::string& title) {
+  Json doc;
+  try {
+    doc = Json::parse(trace_json);
+  } catch (const std::exception&) {
+    throw std::runtime_error("not JSON (a file written by --timeline is expected)");
+  }
+  const Json* events = doc.is_object() && doc.contains("traceEvents") ? &doc["traceEvents"] : doc.is_array() ? &doc : nullptr;
+  if (!events || !events->is_array()) throw std::runtime_error("no \"traceEvents\" array (a file written by --timeline is expected)");
+
+  // Tracks: names and sort order from the metadata.
+  std::map<int, std::string> names;
+  std::map<int, int> sort;
+  for (const Json& e : *events) {
+    if (e.value("ph", "") != "M") continue;
+    const int tid = e.value("tid", 0);
+    if (e.value("name", "") == "thread_name") names[tid] = e["args"].value("name", "");
+    if (e.value("name", "") == "thread_sort_index") sort[tid] = e["args"].value("sort_index", tid);
+  }
+  std::map<int, Row> track;                     // by tid: spans and instants
+  std::map<std::pair<int, int>, Row> io_rows;   // by (tid, tag): I/Os
+  std::map<std::string, std::pair<double, std::pair<int, int>>> open_io;  // async id -> start, (tid, tag)
+  std::map<std::string, std::string> open_io_name;
+  std::map<int, std::vector<std::pair<double, std::string>>> open_span;  // B/E stacks per tid
+  double t_end = 0;
+  size_t ios = 0;
+  for (const Json& e : *events) {
+    const std::string ph = e.value("ph", "");
+    if (ph == "M") continue;
+    const int tid = e.value("tid", 0);
+    const double ts = e.value("ts", 0.0);
+    const std::string name = e.value("name", "");
+    t_end = std::max(t_end, ts + e.value("dur", 0.0));
+    if (ph == "X") {
+      track[tid].bars.push_back({ts, ts + e.value("dur", 0.0), name, false});
+    } else if (ph == "B") {
+      open_span[tid].push_back({ts, name});
+    } else if (ph == "E" && !open_span[tid].empty()) {
+      track[tid].bars.push_back({open_span[tid].back().first, ts, open_span[tid].back().second, false});
+      open_span[tid].pop_back();
+    } else if (ph == "i" || ph == "I") {
+      track[tid].bars.push_back({ts, ts, name, true});
+    } else if (ph == "b") {
+      const int tag = e.contains("args") ? e["args"].value("tag", 0) : 0;
+      open_io[e.value("id", "")] = {ts, {tid, tag}};
+      open_io_name[e.value("id", "")] = name;
+    } else if (ph == "e") {
+      const auto it = open_io.find(e.value("id", ""));
+      if (it == open_io.end()) continue;
+      io_rows[it->second.second].bars.push_back({it->second.first, ts, open_io_name[it->first], false});
+      open_io.erase(it);
+      ++ios;
+    }
+  }
+  // Rows in the trace's order; each queue's tag rows after its own track.
+  std::vector<int> tids;
+  for (const auto& [tid, n] : names) tids.push_back(tid);
+  std::stable_sort(tids.begin(), tids.end(), [&](int a, int b) {
+    return (sort.count(a) ? sort[a] : a) < (sort.count(b) ? sort[b] : b);
+  });
+  std::vector<Row> rows;
+  for (int tid : tids) {
+    Row r = track[tid];
+    r.label = names[tid];
+    rows.push_back(r);
+    for (auto& [key, io] : io_rows)
+      if (key.first == tid) {
+        io.label = names[tid] + " tag " + std::to_string(key.second);
+        rows.push_back(io);
+      }
+  }
+
+  // Geometry: 1 px per `us_per_px` of simulated time; rows 14 px.
+  const double width_px = 1600, us_per_px = std::max(t_end, 1.0) / width_px;
+  const int label_px = 130, row_px = 14, axis_px = 24;
+  // A legend row per 6 event names (every name a bar or tick carries).
+  std::vector<std::string> legend;
+  for (const Row& r : rows)
+    for (const Bar& b : r.bars)
+      if (std::find(legend.begin(), legend.end(), b.name) == legend.end()) legend.push_back(b.name);
+  const int legend_top = axis_px + int(rows.size()) * row_px + 8;
+  const int height = legend_top + int((legend.size() + 5) / 6) * row_px + 4;
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"tl\" width=\"" << int(label_px + width_px + 10) << "\" height=\""
+      << height << "\" font-family=\"sans-serif\" font-size=\"10\">\n";
+  // Axis: 10 ticks in us.
+  for (int k = 0; k <= 10; ++k) {
+    const double x = label_px + width_px * k / 10;
+    svg << "<line x1=\"" << num(x, "%.1f") << "\" y1=\"" << axis_px - 6 << "\" x2=\"" << num(x, "%.1f") << "\" y2=\""
+        << height << "\" stroke=\"#ddd\"/><text x=\"" << num(k < 10 ? x + 2 : x - 2, "%.1f") << "\" y=\"12\""
+        << (k < 10 ? "" : " text-anchor=\"end\"") << ">"
+        << num(t_end * k / 10, "%.1f") << " us</text>\n";
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int y = axis_px + int(i) * row_px;
+    svg << "<g class=\"track\" data-name=\"" << esc(rows[i].label) << "\"><text x=\"2\" y=\"" << y + 10 << "\">"
+        << esc(rows[i].label) << "</text>\n";
+    for (const Bar& b : rows[i].bars) {
+      const double x = label_px + b.start_us / us_per_px;
+      const bool io = rows[i].label.find(" tag ") != std::string::npos;
+      if (b.instant) {
+        svg << "<rect class=\"tick\" x=\"" << num(x, "%.2f") << "\" y=\"" << y + 1 << "\" width=\"1\" height=\""
+            << row_px - 2 << "\" fill=\"" << colour(b.name) << "\"><title>" << esc(b.name) << " at "
+            << num(b.start_us) << " us</title></rect>\n";
+      } else {
+        svg << "<rect class=\"" << (io ? "io" : "span") << "\" x=\"" << num(x, "%.2f") << "\" y=\"" << y + 2
+            << "\" width=\"" << num(std::max(0.5, (b.end_us - b.start_us) / us_per_px), "%.2f") << "\" height=\""
+            << row_px - 4 << "\" fill=\"" << colour(b.name) << "\"><title>" << esc(b.name) << ": "
+            << num(b.start_us) << " us + " << num(b.end_us - b.start_us) << " us</title></rect>\n";
+      }
+    }
+    svg << "</g>\n";
+  }
+  for (size_t k = 0; k < legend.size(); ++k) {
+    const double x = label_px + double(k % 6) * width_px / 6;
+    const int y = legend_top + int(k / 6) * row_px;
+    svg << "<rect class=\"legend\" x=\"" << num(x, "%.1f") << "\" y=\"" << y << "\" width=\"10\" height=\"10\" fill=\""
+        << colour(legend[k]) << "\"/><text x=\"" << num(x + 14, "%.1f") << "\" y=\"" << y + 9 << "\">" << esc(legend[k])
+        << "</text>\n";
+  }
+  svg << "</svg>\n";
+
+  std::ostringstream html;
+  html << "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><meta charset=\"utf-8\"/><title>"
+       << esc(title) << "</title>\n"
+       << "<style>body{font-family:sans-serif;margin:8px}#view{overflow:auto;border:1px solid #ccc}</style></head>\n"
+       << "<body><h3>" << esc(title) << ": " << ios << " I/Os, " << num(t_end, "%.3f")
+       << " us simulated</h3>\n<p>Zoom: <button onclick=\"zoom(2)\">+</button> <button onclick=\"zoom(0.5)\">-</button> "
+          "(hover a bar for its name, start and duration)</p>\n<div id=\"view\">\n"
+       << svg.str() << "</div>\n"
+       << "<script>//<![CDATA[\n"
+          "var s=1,g=document.getElementById('tl'),w=g.getAttribute('width');"
+          "g.setAttribute('viewBox','0 0 '+w+' '+g.getAttribute('height'));"
+          "function zoom(f){s*=f;g.setAttribute('width',w*s);}\n"
+          "//]]></script>\n</body></html>\n";
+  return html.str();
+}
+
+int run_timeline_html_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  const std::string usage =
+      "Usage: nvmesim timeline-html IN.json OUT.html\n"
+      "Writes the timeline IN.json (from --timeline FILE) as one self-contained HTML\n"
+      "page (inline SVG, no network needed): vCPU, host-thread and queue tracks, each\n"
+      "queue's I/Os one row per command tag; hover a bar for its name and times.\n";
+  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    out << usage;
+    return 0;
+  }
+  if (argc != 3) {
+    err << "nvmesim timeline-html: error: needs IN.json and OUT.html (see 'nvmesim timeline-html --help')\n";
+    return 2;
+  }
+  std::ifstream in(argv[1]);
+  if (!in) {
+    err << "nvmesim timeline-html: error: cannot open '" << argv[1] << "'\n";
+    return 2;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string html;
+  try {
+    html = timeline_html(text.str(), std::string("nvmesim timeline ") + argv[1]);
+  } catch (const std::exception& e) {
+    err << "nvmesim timeline-html: error: " << argv[1] << ": " << e.what() << "\n";
+    return 2;
+  }
+  PendingFile pending;  // replaced only once written whole
+  std::string e = pending.create(argv[2]);
+  if (e.empty()) {
+    std::ofstream f(pending.temp_path());
+    f << html;
+    f.close();
+    if (!f) e = "write failed";
+  }
+  if (e.empty()) e = pending.commit();
+  if (!e.empty()) {
+    err << "nvmesim timeline-html: error: cannot write '" << argv[2] << "' (" << e << ")\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace nvmesim::platform

@@ -1,0 +1,21 @@
+// `nvmesim timeline-html IN.json OUT.html`: a --timeline file (Chrome
+// trace-event JSON) as one self-contained HTML page (inline SVG, a few lines
+// of inline script for zoom, no external resource), so a timeline opens in
+// any browser without a network. Tracks as the trace names them (vCPUs,
+// host threads, queues), in its sort order; each queue's I/Os one row per
+// command tag (the slot an I/O occupies, so concurrent I/Os never overlap);
+// spans (exits, host work) as bars, instants (doorbells, MSI-X) as ticks;
+// every element's <title> gives its name, start and duration.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+namespace nvmesim::platform {
+
+// Throws std::runtime_error (one line) when `trace_json` is not a trace.
+std::string timeline_html(const std::string& trace_json, const std::string& title);
+
+int run_timeline_html_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+}  // namespace nvmesim::platform
