@@ -48,13 +48,20 @@ std::string num(double v, const char* f = "%.3f") {
   return b;
 }
 
-// A fixed colour per event name, from a small palette (deterministic).
-const char* colour(const std::string& name) {
-  static const char* const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                                        "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
-  unsigned h = 2166136261u;
-  for (char c : name) h = (h ^ uint8_t(c)) * 16777619u;
-  return palette[h % 10];
+// A colour per event name: idle is a light grey (time nothing happens),
+// every other name the next of 19 distinct colours in the order the legend
+// lists them (so no two names of one page share a colour up to 19 names).
+const char* colour(const std::string& name, const std::vector<std::string>& legend) {
+  static const char* const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
+                                        "#ff9da7", "#9c755f", "#1f3b73", "#a0cbe8", "#ffbe7d", "#8cd17d", "#b6992d",
+                                        "#499894", "#86bcb6", "#d37295", "#fabfd2", "#79706e"};
+  if (name == "idle") return "#dcdcdc";
+  size_t k = 0;
+  for (const std::string& n : legend) {
+    if (n == name) break;
+    if (n != "idle") ++k;
+  }
+  return palette[k % (sizeof palette / sizeof *palette)];
 }
 
 }  // namespace
@@ -161,12 +168,12 @@ std::string timeline_html(const std::string& trace_json, const std::string& titl
       const bool io = rows[i].label.find(" tag ") != std::string::npos;
       if (b.instant) {
         svg << "<rect class=\"tick\" x=\"" << num(x, "%.2f") << "\" y=\"" << y + 1 << "\" width=\"1\" height=\""
-            << row_px - 2 << "\" fill=\"" << colour(b.name) << "\"><title>" << esc(b.name) << " at "
+            << row_px - 2 << "\" fill=\"" << colour(b.name, legend) << "\"><title>" << esc(b.name) << " at "
             << num(b.start_us) << " us</title></rect>\n";
       } else {
         svg << "<rect class=\"" << (io ? "io" : "span") << "\" x=\"" << num(x, "%.2f") << "\" y=\"" << y + 2
             << "\" width=\"" << num(std::max(0.5, (b.end_us - b.start_us) / us_per_px), "%.2f") << "\" height=\""
-            << row_px - 4 << "\" fill=\"" << colour(b.name) << "\"><title>" << esc(b.name) << ": "
+            << row_px - 4 << "\" fill=\"" << colour(b.name, legend) << "\"><title>" << esc(b.name) << ": "
             << num(b.start_us) << " us + " << num(b.end_us - b.start_us) << " us</title></rect>\n";
       }
     }
@@ -176,7 +183,7 @@ std::string timeline_html(const std::string& trace_json, const std::string& titl
     const double x = label_px + double(k % 6) * width_px / 6;
     const int y = legend_top + int(k / 6) * row_px;
     svg << "<rect class=\"legend\" x=\"" << num(x, "%.1f") << "\" y=\"" << y << "\" width=\"10\" height=\"10\" fill=\""
-        << colour(legend[k]) << "\"/><text x=\"" << num(x + 14, "%.1f") << "\" y=\"" << y + 9 << "\">" << esc(legend[k])
+        << colour(legend[k], legend) << "\"/><text x=\"" << num(x + 14, "%.1f") << "\" y=\"" << y + 9 << "\">" << esc(legend[k])
         << "</text>\n";
   }
   svg << "</svg>\n";

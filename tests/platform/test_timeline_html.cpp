@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <set>
 #include <string>
 #include <unistd.h>
 
@@ -58,6 +59,19 @@ TEST_CASE("timeline-html: every track and I/O of the timeline in one self-contai
   CHECK(page.find("href") == std::string::npos);
   CHECK(page.find("url(") == std::string::npos);
   CHECK(count(page, "http") == 2);
+  // Each name of the legend has a colour of its own (a shared colour made
+  // idle and a doorbell write look alike), idle a light grey.
+  std::set<std::string> fills;
+  size_t legend_names = 0;
+  for (size_t at = page.find("<rect class=\"legend\""); at != std::string::npos;
+       at = page.find("<rect class=\"legend\"", at + 1)) {
+    const size_t f = page.find("fill=\"", at) + 6;
+    fills.insert(page.substr(f, page.find('"', f) - f));
+    ++legend_names;
+  }
+  CHECK(legend_names >= 10);
+  CHECK(fills.size() == legend_names);
+  CHECK(fills.count("#dcdcdc") == 1);
   // Deterministic: the same timeline gives the same page.
   REQUIRE(run_nvmesim("timeline-html " + json + " " + html + "2").exit_code == 0);
   CHECK(slurp(html + "2") == page);
