@@ -1,6 +1,7 @@
 // QEMU's global mutex (the "BQL"): the main loop holds it while it runs
 // device emulation, and a vCPU whose MMIO exit is handled in QEMU holds it
-// for the handler. One excludes the other, so heavy MMIO traffic steals
+// for the handler (under TCG also to take an interrupt and for its EOI:
+// hv.bql_interrupts). One excludes the other, so heavy MMIO traffic steals
 // main-loop time and a busy main loop lengthens exits. ioeventfd exits and
 // iothreads do not take it.
 #pragma once
@@ -42,6 +43,7 @@ class BigLock : public stats::Group {
     const sc_core::sc_time at = reserved_until_ > now ? reserved_until_ : now;
     reserved_until_ = at + hold;
     contended_ += at - start;
+    ++vcpu_holds_;
     return at - now;
   }
   sc_core::sc_time vcpu_wait_time() const { return contended_; }
@@ -51,7 +53,11 @@ class BigLock : public stats::Group {
   bool mainloop_waiting_ = false;
   sc_core::sc_time reserved_until_;
   sc_core::sc_event released_;
-  TimeStat contended_{*this, "vcpu_wait", "time vCPUs' MMIO handlers waited for the lock, all vCPUs"};
+  TimeStat contended_{*this, "vcpu_wait",
+                      "time vCPUs waited for the lock (MMIO handlers; interrupts with hv.bql_interrupts), all vCPUs"};
+  stats::Scalar vcpu_holds_{*this, "vcpu_holds", stats::Unit::Count,
+                            "times a vCPU took the lock: MMIO handled in QEMU, and with hv.bql_interrupts each "
+                            "interrupt's delivery and EOI"};
 };
 
 }  // namespace nvmesim::models

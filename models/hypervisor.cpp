@@ -102,6 +102,14 @@ sc_time Hypervisor::interrupt_exit(unsigned vcpu) {
   return t;
 }
 
+sc_time Hypervisor::interrupt_lock(unsigned vcpu) {
+  if (!interrupts_take_lock()) return SC_ZERO_TIME;
+  const sc_time asked = sc_time_stamp();
+  const sc_time ahead = params_.bql->hold_for_handler(params_.bql_hold);
+  exits_.at(vcpu).bql_wait += (sc_time_stamp() - asked) + ahead;
+  return ahead;
+}
+
 sc_time Hypervisor::eoi_exit(unsigned vcpu) {
   if (params_.virtual_eoi) return SC_ZERO_TIME;
   const sc_time t = cost(params_.exit_eoi);

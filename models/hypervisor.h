@@ -46,6 +46,10 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
     sc_core::sc_time exit_pio_ioeventfd;
     BigLock* bql = nullptr;            // MMIO handled in QEMU takes its global lock...
     sc_core::sc_time bql_hold;         // ...for this long
+    // Under TCG the vCPU takes the lock to take an interrupt and again for
+    // the xAPIC EOI write (QEMU 7.2 accel/tcg/cpu-exec.c cpu_handle_interrupt;
+    // hw/intc/apic.c apic_mem_write), each for bql_hold.
+    bool bql_interrupts{};
     // The device is passed through (VFIO): the guest's accesses reach its
     // BARs without an exit, except those to trapped host pages.
     bool passthrough{};
@@ -85,6 +89,11 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
 
   // Exits the vCPU takes around an interrupt; return the time it loses.
   sc_core::sc_time interrupt_exit(unsigned vcpu);
+  // hv.bql_interrupts: vCPU `vcpu` takes the global lock for an interrupt's
+  // delivery or EOI; returns the part of its wait still ahead. Its local
+  // time must be synchronised. SC_ZERO_TIME without the lock.
+  sc_core::sc_time interrupt_lock(unsigned vcpu);
+  bool interrupts_take_lock() const { return params_.bql && params_.bql_interrupts; }
   sc_core::sc_time eoi_exit(unsigned vcpu);
   void record_halt(unsigned vcpu, const sc_core::sc_time& idle);
 

@@ -207,6 +207,7 @@ class Vcpu : public sc_core::sc_module,
   void trace_update(bool sq, const fw::DoorbellUpdate& u);
   sc_core::sc_time now() const;
   void sync_local();
+  void take_interrupt_lock();  // hv.bql_interrupts
 
   Params params_;
   Guest& guest_;

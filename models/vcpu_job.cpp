@@ -123,6 +123,7 @@ void Vcpu::handle_completions(bool from_interrupt) {
       if (exit != SC_ZERO_TIME) t->vm_exit(params_.index, "interrupt", now().value(), (now() + exit).value());
     }
     qk_.inc(exit);
+    take_interrupt_lock();  // hv.bql_interrupts: delivery under the global lock
     ++results_.interrupts;
     guest_work(params_.irq_entry);
   }
@@ -143,7 +144,15 @@ void Vcpu::handle_completions(bool from_interrupt) {
     if (eoi != SC_ZERO_TIME)
       if (auto* t = traces::active()) t->vm_exit(params_.index, "eoi", now().value(), (now() + eoi).value());
     qk_.inc(eoi);
+    take_interrupt_lock();  // ...and the xAPIC EOI write
   }
+}
+
+void Vcpu::take_interrupt_lock() {
+  Hypervisor& hv = guest_.hypervisor();
+  if (!hv.interrupts_take_lock()) return;
+  sync_local();
+  qk_.inc(hv.interrupt_lock(params_.index));
 }
 
 void Vcpu::finish_io(const fw::Completion& c) {

@@ -62,7 +62,7 @@ struct VcpuExitCounters : stats::Group {
   stats::Vector time{*this, "exit_time", stats::Unit::Time,
                      "time in VM exits by kind (hlt: time halted, waiting for an interrupt)", kind_names()};
   TimeStat bql_wait{*this, "bql_wait",
-                    "time this vCPU's MMIO handlers waited for QEMU's global lock (hv.bql)"};
+                    "time this vCPU's MMIO handlers (and, with hv.bql_interrupts, its interrupts) waited for QEMU's global lock (hv.bql)"};
   void add(ExitKind kind, const sc_core::sc_time& t) {
     ++count[unsigned(kind)];
     time[unsigned(kind)] += t.value();

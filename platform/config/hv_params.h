@@ -72,6 +72,9 @@ struct HvParams {
     v.flag(bql, "bql", "off", "QEMU's global lock: the main loop and MMIO handlers in QEMU exclude each other");
     v.time(exits.bql_hold, "bql_hold", "1us", 0, 1 * MS,
            "hv.bql: how long an MMIO handler in QEMU holds the global lock");
+    v.flag(exits.bql_interrupts, "bql_interrupts", "off",
+           "hv.bql: the vCPU takes the global lock to take an interrupt and for its EOI, each for "
+           "hv.bql_hold (QEMU TCG: cpu_handle_interrupt, the xAPIC's MMIO EOI)");
     v.time(threads.dispatch_latency, "dispatch_latency", "2us", 0, 10 * MS,
            "host thread wake-up to start of processing");
     v.time(threads.dispatch_jitter, "dispatch_jitter", "0ns", 0, 100 * MS,

@@ -253,6 +253,12 @@ std::string format_time_ns(double ns) {
   return short6(ns) + "ns";
 }
 
+std::string time_value_text(double ns) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.1fns", ns);
+  return b;
+}
+
 std::string format_size(uint64_t bytes) {
   static const char* suffix[] = {"t", "g", "m", "k"};
   static const int shift[] = {40, 30, 20, 10};

@@ -198,6 +198,9 @@ void fit_namespace_to_size(std::vector<Config*> configs);
 // exact binary suffix ("512", "4k", "1g"), and a ParamSpec's range or choices
 // ("1ns..1ms", "512..1m", "1..4095", "read|write", "on|off", "-").
 std::string format_time_ns(double ns);
+// A time in ns as a parameter value that keeps it to 0.1 ns ("209937.6ns"),
+// for values a program sets (calibrated or measured), not for people.
+std::string time_value_text(double ns);
 std::string format_size(uint64_t bytes);
 std::string format_range(const ParamSpec& spec);
 

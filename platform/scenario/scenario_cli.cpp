@@ -73,12 +73,6 @@ bool simulate(const Scenario& s, const Settings& what_if, const Settings& extra,
   return true;
 }
 
-std::string ns_text(double ns) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.1fns", ns);
-  return b;
-}
-
 // The metric falls as the calibrated cost rises: bisect on a log scale.
 bool calibrate(const Scenario& s, const Settings& what_if, uint64_t number_ios, double& value_ns,
                double& achieved, bool& stalled, std::string& error) {
@@ -87,7 +81,7 @@ bool calibrate(const Scenario& s, const Settings& what_if, uint64_t number_ios, 
   for (int i = 0; i < 14; ++i) {
     const double mid = std::sqrt(lo * hi);
     double m = 0;
-    if (!simulate(s, what_if, s.runs.front().settings, ns_text(mid), number_ios, m, error))
+    if (!simulate(s, what_if, s.runs.front().settings, time_value_text(mid), number_ios, m, error))
       return false;
     if (m > target)
       lo = mid;
@@ -95,7 +89,7 @@ bool calibrate(const Scenario& s, const Settings& what_if, uint64_t number_ios, 
       hi = mid;
   }
   value_ns = std::sqrt(lo * hi);
-  return simulate(s, what_if, s.runs.front().settings, ns_text(value_ns), number_ios, achieved,
+  return simulate(s, what_if, s.runs.front().settings, time_value_text(value_ns), number_ios, achieved,
                   error, &stalled);
 }
 
@@ -239,7 +233,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   // clock for cycles, its sizes), with every run's settings on top.
   for (const ScenarioRun& run : sc->runs) {
     try {
-      layered(*sc, what_if, run.settings, ns_text(sc->calibrate_lo_ns), number_ios);
+      layered(*sc, what_if, run.settings, time_value_text(sc->calibrate_lo_ns), number_ios);
     } catch (const ConfigError& e) {
       err << "nvmesim scenario: error: --set: " << e.what() << "\n";
       return 2;
@@ -255,7 +249,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   }
   if (baseline_stalled || baseline <= 0) {
     err << "nvmesim scenario: error: scenario " << sc->name << ": the baseline run stalls at "
-        << sc->calibrated << " = " << ns_text(calibrated_ns)
+        << sc->calibrated << " = " << time_value_text(calibrated_ns)
         << ", so there is no ratio to predict (run it alone to see the watchdog's report)\n";
     return 1;
   }
@@ -266,7 +260,7 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
     const ScenarioRun& run = sc->runs[i];
     double m = baseline;
     bool stalled = false;
-    if (i && !simulate(*sc, what_if, run.settings, ns_text(calibrated_ns), number_ios, m, error,
+    if (i && !simulate(*sc, what_if, run.settings, time_value_text(calibrated_ns), number_ios, m, error,
                        &stalled)) {
       err << "nvmesim scenario: error: " << error << "\n";
       return interrupt::received() ? interrupt::exit_code() : 1;

@@ -10,7 +10,7 @@ namespace nvmesim::platform {
 std::vector<TimingRow> read_timing_csv(const std::string& path) {
   std::vector<TimingRow> rows;
   read_csv_table(path, {"numjobs", "dbbuf", "iodepth", "stall_share", "stall_max_ns"},
-                 {"wakeups", "reaction_p50_ns"}, [&](const CsvCells& cells) {
+                 {"wakeups", "reaction_p50_ns", "command_p50_ns", "post_p50_ns"}, [&](const CsvCells& cells) {
                    TimingRow t;
                    t.line = cells.line;
                    if (cells.number("iodepth", true) != 1)
@@ -27,6 +27,10 @@ std::vector<TimingRow> read_timing_csv(const std::string& path) {
                      cells.fail("stall_max_ns", "is 0 while stall_share is not");
                    t.wakeups = cells.number("wakeups", false);
                    t.reaction_p50_ns = cells.number("reaction_p50_ns", false);
+                   t.command_p50_ns = cells.number("command_p50_ns", false);
+                   t.post_p50_ns = cells.number("post_p50_ns", false);
+                   for (const char* column : {"command_p50_ns", "post_p50_ns"})
+                     if (cells.number(column, false) > 1e6) cells.fail(column, "must be 0..1000000 (1 ms)");
                    for (const TimingRow& r : rows)
                      if (r.numjobs == t.numjobs && r.dbbuf == t.dbbuf)
                        cells.fail_line("numjobs=" + std::to_string(t.numjobs) + " dbbuf=" +
@@ -35,6 +39,18 @@ std::vector<TimingRow> read_timing_csv(const std::string& path) {
                    rows.push_back(t);
                  });
   return rows;
+}
+
+std::string MeasuredParam::config_text() const {
+  return is_time ? time_value_text(value) : std::to_string(value);
+}
+
+std::vector<MeasuredParam> measured_params(const TimingRow& t) {
+  std::vector<MeasuredParam> p = {{"hv.dispatch_stall_share", t.stall_share, false},
+                                  {"hv.dispatch_stall_max", t.stall_max_ns, true}};
+  if (!std::isnan(t.command_p50_ns)) p.push_back({"nvme.cmd_cost", t.command_p50_ns, true});
+  if (!std::isnan(t.post_p50_ns)) p.push_back({"nvme.cqe_cost", t.post_p50_ns, true});
+  return p;
 }
 
 const TimingRow* timing_for(const std::vector<TimingRow>& timing, const ReferenceRow& row) {

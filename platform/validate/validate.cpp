@@ -24,12 +24,6 @@ bool iops_ratio_in_band(double model_ratio, double reference_ratio) {
 
 namespace {
 
-std::string ns_text(double ns) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.1fns", ns);
-  return b;
-}
-
 // The row a row's IOPS ratio is taken to: same everything, iodepth 1.
 const ReferenceRow* qd1_row_of(const ReferenceRow& row, const std::vector<ReferenceRow>& rows) {
   for (const ReferenceRow& r : rows)
@@ -138,10 +132,8 @@ Config row_config(const ValidateSetup& setup, const ReferenceRow& row) {
   for (const std::string& p : setup.presets) apply_preset(p, c);
   c.set("sim.stall_timeout", "1s");  // a slow calibration probe is not a stall
   for (const auto& [k, v] : setup.what_if) c.set(k, v);
-  if (const TimingRow* t = timing_for(setup.timing, row)) {
-    c.set("hv.dispatch_stall_share", std::to_string(t->stall_share));
-    c.set("hv.dispatch_stall_max", ns_text(t->stall_max_ns));
-  }
+  if (const TimingRow* t = timing_for(setup.timing, row))
+    for (const MeasuredParam& m : measured_params(*t)) c.set(m.name, m.config_text());
   c.set("rw", row.rw);
   c.set("bs", std::to_string(row.bs));
   c.set("iodepth", std::to_string(row.iodepth));
@@ -150,7 +142,7 @@ Config row_config(const ValidateSetup& setup, const ReferenceRow& row) {
   // ioeventfd=off keeps the presets' (or the default) notification path.
   if (row.ioeventfd) c.set("hv.notify", "ioeventfd");
   for (const Calibration& cal : setup.calibrations)
-    if (cal.value_ns > 0) c.set(cal.param, ns_text(cal.value_ns));
+    if (cal.value_ns > 0) c.set(cal.param, time_value_text(cal.value_ns));
   c.set("runtime", "0s");
   c.set("number_ios", std::to_string(setup.number_ios));
   c.validate_all();
@@ -184,8 +176,10 @@ void check_setup(const ValidateSetup& setup, const std::vector<ReferenceRow>& ro
       if (k == row_key)
         throw ConfigError("--set: " + k + " is set by each row of the reference (or --number_ios)");
   for (const auto& [k, v] : setup.what_if)
-    if (!setup.timing.empty() && (k == "hv.dispatch_stall_share" || k == "hv.dispatch_stall_max"))
-      throw ConfigError("--set: " + k + " is measured (--timing " + setup.timing_file + "); it cannot be set");
+    for (const TimingRow& t : setup.timing)
+      for (const MeasuredParam& m : measured_params(t))
+        if (k == m.name)
+          throw ConfigError("--set: " + k + " is measured (--timing " + setup.timing_file + "); it cannot be set");
   for (const ReferenceRow& r : rows) {
     if (!setup.timing.empty() && !timing_for(setup.timing, r))
       throw ConfigError("--timing: " + setup.timing_file + " has no line for numjobs=" + std::to_string(r.numjobs) +

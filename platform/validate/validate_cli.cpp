@@ -39,10 +39,11 @@ const char* kHelp =
     "                            ioeventfd); at most two; default: the presets' own choice\n"
     "  --no-calibrate            fit nothing\n"
     "  --set PARAM=VALUE         a what-if for every row (after the presets)\n"
-    "  --timing FILE             the device thread's wake-up stalls measured in the real\n"
-    "                            system at iodepth 1 (validation/qemu/trace_timing.py --csv):\n"
-    "                            each row gets hv.dispatch_stall_share and\n"
-    "                            hv.dispatch_stall_max from the line of its numjobs and dbbuf\n"
+    "  --timing FILE             the device thread's timing measured in the real system at\n"
+    "                            iodepth 1 (validation/qemu/trace_timing.py --csv): each row\n"
+    "                            gets hv.dispatch_stall_share, hv.dispatch_stall_max and,\n"
+    "                            when the file has them, nvme.cmd_cost and nvme.cqe_cost\n"
+    "                            from the line of its numjobs and dbbuf\n"
     "  --number_ios N            I/Os per job in each model run (default 10000)\n"
     "  --output-format F         normal (default) or json\n"
     "Exit status: 0 the runs completed (whatever the share), 1 a model run failed,\n"
@@ -83,11 +84,12 @@ void write_json(const ValidateSetup& setup, const ValidateResult& result, std::o
   root["calibration"] = cal;
   if (!setup.timing.empty()) {
     J timing = J::array();
-    for (const TimingRow& t : setup.timing)
-      timing.push_back({{"numjobs", t.numjobs},
-                        {"dbbuf", t.dbbuf ? "on" : "off"},
-                        {"hv.dispatch_stall_share", round_to(t.stall_share, 4)},
-                        {"hv.dispatch_stall_max_ns", round_to(t.stall_max_ns, 0)}});
+    for (const TimingRow& t : setup.timing) {
+      J line = {{"numjobs", t.numjobs}, {"dbbuf", t.dbbuf ? "on" : "off"}};
+      for (const MeasuredParam& m : measured_params(t))
+        line[m.is_time ? m.name + "_ns" : m.name] = round_to(m.value, m.is_time ? 0 : 4);
+      timing.push_back(line);
+    }
     root["measured"] = {{"file", setup.timing_file}, {"iodepth", 1}, {"lines", timing}};
   }
   J rows = J::array();
@@ -141,13 +143,14 @@ void write_text(const std::string& file, const ValidateSetup& setup, const Valid
         << (c.target == Calibration::Target::Iops ? " IOPS, model " : " ns latency p99 - p50, model ")
         << fixed(c.model_iops, 0) << (c.converged ? ")" : "; NOT converged)") << "\n";
   for (const TimingRow& t : setup.timing) {
-    char m[200];
-    std::snprintf(m, sizeof m,
-                  "measured at iodepth=1 (%s line %u), numjobs=%u dbbuf=%s: hv.dispatch_stall_share = %.4f, "
-                  "hv.dispatch_stall_max = %.0f us\n",
-                  setup.timing_file.c_str(), t.line, t.numjobs, t.dbbuf ? "on" : "off", t.stall_share,
-                  t.stall_max_ns / 1000);
-    out << m;
+    out << "measured at iodepth=1 (" << setup.timing_file << " line " << t.line << "), numjobs=" << t.numjobs
+        << " dbbuf=" << (t.dbbuf ? "on" : "off") << ":";
+    const char* sep = " ";
+    for (const MeasuredParam& m : measured_params(t)) {
+      out << sep << m.name << " = " << (m.is_time ? format_time_ns(m.value) : fixed(m.value, 4));
+      sep = ", ";
+    }
+    out << "\n";
   }
   out << "band: doorbell writes per I/O within +-0.15 or the row's min..max; IOPS ratio to the\n"
          "row's iodepth=1 row within +-25%; * marks a figure out of band\n\n";

@@ -54,9 +54,9 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 94 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 95 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 94);
+  REQUIRE(reg.all().size() == 95);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, then the device choice and virtio.*.
   CHECK(reg.all().front().name == "rw");
@@ -65,13 +65,13 @@ TEST_CASE("visitors: the registry holds the 94 parameters with their specs", "[p
   CHECK(reg.all()[32].name == "nvme.mqes");
   CHECK(reg.all()[50].name == "pcie.mode");
   CHECK(reg.all()[59].name == "hv.cpu_ghz");
-  CHECK(reg.all()[84].name == "host.cores");
-  CHECK(reg.all()[85].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all()[86].name == "hv.device_thread");
-  CHECK(reg.all()[87].name == "hv.passthrough");
-  CHECK(reg.all()[88].name == "hv.msix_bar_mmap");
-  CHECK(reg.all()[89].name == "hv.page_size");
-  CHECK(reg.all()[90].name == "device");
+  CHECK(reg.all()[85].name == "host.cores");
+  CHECK(reg.all()[86].name == "host.wakeup_wait");  // added by its Params field and visit line only
+  CHECK(reg.all()[87].name == "hv.device_thread");
+  CHECK(reg.all()[88].name == "hv.passthrough");
+  CHECK(reg.all()[89].name == "hv.msix_bar_mmap");
+  CHECK(reg.all()[90].name == "hv.page_size");
+  CHECK(reg.all()[91].name == "device");
   CHECK(reg.all().back().name == "virtio.queues");
 
   const ParamSpec* mmio = reg.find("hv.exit_mmio");

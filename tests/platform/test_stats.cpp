@@ -109,6 +109,34 @@ TEST_CASE("stats: with hv.bql the lock wait is reported and is the sum over the 
   CHECK(r.stats.at("vcpu1.bql_wait") > 0);
 }
 
+// Under TCG a vCPU takes the lock for each MMIO access handled in QEMU and,
+// with hv.bql_interrupts, for each interrupt's delivery and for its EOI.
+// Returns holds - MMIO writes, in units of interrupts (one System per process).
+namespace {
+double lock_holds_beyond_mmio_per_interrupt(const char* interrupts) {
+  const Config c = config_of({{"hv.bql", "on"}, {"hv.bql_interrupts", interrupts}, {"nvme.dbbuf", "spec"},
+                              {"iodepth", "8"}, {"numjobs", "2"}, {"number_ios", "500"}});
+  System s(c);
+  const RunResults r = s.run();
+  REQUIRE(r.ios == 1000);
+  const uint64_t mmio = r.stats.at("vcpu0.exits.mmio_doorbell") + r.stats.at("vcpu1.exits.mmio_doorbell") +
+                        r.stats.at("vcpu0.exits.mmio_other") + r.stats.at("vcpu1.exits.mmio_other");
+  const uint64_t irqs = r.stats.at("vcpu0.interrupts") + r.stats.at("vcpu1.interrupts");
+  CHECK(mmio == r.stats.at("driver.sq1.mmio") + r.stats.at("driver.cq1.mmio") + r.stats.at("driver.sq2.mmio") +
+                    r.stats.at("driver.cq2.mmio"));
+  REQUIRE(irqs > 0);
+  return double(r.stats.at("bql.vcpu_holds") - mmio) / double(irqs);
+}
+}  // namespace
+
+TEST_CASE("stats: without hv.bql_interrupts a vCPU takes the lock once per MMIO write", "[stats]") {
+  CHECK(lock_holds_beyond_mmio_per_interrupt("off") == 0.0);
+}
+
+TEST_CASE("stats: with hv.bql_interrupts a vCPU also takes the lock twice per interrupt", "[stats]") {
+  CHECK(lock_holds_beyond_mmio_per_interrupt("on") == 2.0);
+}
+
 TEST_CASE("stats: without hv.bql there is no lock group and no wait", "[stats]") {
   const Config c = config_of({{"number_ios", "50"}});
   System s(c);

@@ -242,6 +242,55 @@ TEST_CASE("validate: measured wake-up stalls reach each row from the line of its
   CHECK(j["measured"]["lines"][1]["hv.dispatch_stall_max_ns"] == 1000000.0);
 }
 
+// The main loop's CPU time per command and per completion posted, measured
+// at iodepth 1 (trace_timing.py's command_p50_ns and post_p50_ns), reach
+// the rows as nvme.cmd_cost and nvme.cqe_cost; a file without them sets
+// neither (the case above).
+TEST_CASE("validate: measured main-loop costs reach each row as nvme.cmd_cost and nvme.cqe_cost") {
+  TempFile timing(
+      "numjobs,dbbuf,ioeventfd,iodepth,runs,wakeups,reaction_p50_ns,stall_share,stall_max_ns,command_p50_ns,"
+      "post_p50_ns\n"
+      "1,off,off,1,3,6000,33000,0.01,700000,20000,8000\n"
+      "1,on,off,1,3,6000,36000,0.02,800000,27000,10500\n");
+  const std::vector<TimingRow> t = read_timing_csv(timing.path);
+  REQUIRE(t.size() == 2);
+  CHECK(t[1].command_p50_ns == 27000);
+  CHECK(t[1].post_p50_ns == 10500);
+  const std::vector<MeasuredParam> m = measured_params(t[1]);
+  REQUIRE(m.size() == 4);
+  CHECK(m[2].name == "nvme.cmd_cost");
+  CHECK(m[3].name == "nvme.cqe_cost");
+
+  TempFile ref(kHeader + row("randread", 1, "off", 20000, 1, 1) + row("randread", 1, "on", 20000, 1, 1));
+  const std::vector<ReferenceRow> rows = read_reference_csv(ref.path);
+  ValidateSetup setup;
+  setup.timing_file = timing.path;
+  setup.timing = t;
+  const Config off = row_config(setup, rows[0]), on = row_config(setup, rows[1]);
+  CHECK(off.time_ns("nvme.cmd_cost") == 20000);
+  CHECK(off.time_ns("nvme.cqe_cost") == 8000);
+  CHECK(on.time_ns("nvme.cmd_cost") == 27000);
+  CHECK(on.time_ns("nvme.cqe_cost") == 10500);
+  CHECK(row_config(ValidateSetup{}, rows[0]).time_ns("nvme.cmd_cost") == 1000);  // the platform's default
+
+  const auto r = run_nvmesim("validate " + ref.path + " --timing " + timing.path +
+                             " --no-calibrate --number_ios=200 --output-format=json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["measured"]["lines"][1]["nvme.cmd_cost_ns"] == 27000.0);
+  CHECK(j["measured"]["lines"][1]["nvme.cqe_cost_ns"] == 10500.0);
+  const auto text = run_nvmesim("validate " + ref.path + " --timing " + timing.path + " --no-calibrate --number_ios=200");
+  CHECK(text.out.find("numjobs=1 dbbuf=on: hv.dispatch_stall_share = 0.0200, hv.dispatch_stall_max = 800us, "
+                      "nvme.cmd_cost = 27us, nvme.cqe_cost = 10.5us\n") != std::string::npos);
+  check_refused("validate " + ref.path + " --timing " + timing.path + " --set nvme.cqe_cost=1us",
+                "nvmesim validate: error: --set: nvme.cqe_cost is measured (--timing " + timing.path +
+                    "); it cannot be set");
+  TempFile slow("numjobs,dbbuf,ioeventfd,iodepth,runs,wakeups,reaction_p50_ns,stall_share,stall_max_ns,command_p50_ns\n"
+                "1,off,off,1,3,6000,33000,0.01,700000,2000000\n");
+  check_refused("validate " + ref.path + " --timing " + slow.path,
+                "nvmesim validate: error: " + slow.path + " line 2: column command_p50_ns: must be 0..1000000 (1 ms)");
+}
+
 TEST_CASE("validate: a bad wake-up timing file is refused by line and column") {
   const std::string head = "numjobs,dbbuf,ioeventfd,iodepth,runs,wakeups,reaction_p50_ns,stall_share,stall_max_ns\n";
   TempFile ref(kHeader + row("randread", 1, "off", 20000, 1, 1) + row("randread", 1, "on", 20000, 1, 1));

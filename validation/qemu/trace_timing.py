@@ -8,7 +8,12 @@ the serial logs that name each fio run, and prints per run the distribution
   reaction   an SQ doorbell MMIO write -> QEMU's main loop fetching the first
              command of that queue after it (pci_nvme_io_cmd): the wake-up
              and scheduling delay of the thread that runs the device
-  device     pci_nvme_io_cmd -> the MSI-X raised for it
+  device     pci_nvme_io_cmd -> the MSI-X raised for it, split into
+   command   pci_nvme_io_cmd -> its completion queued
+             (pci_nvme_enqueue_req_completion, same cid), and
+   post      a completion queued -> the MSI-X raised on its vector
+             (the main loop works through both without sleeping: its CPU
+             time per command and per completion posted)
   irq->cqdb  MSI-X raised -> the guest's CQ doorbell MMIO write on that queue
              (interrupt delivery + the guest's nvme_irq reaping, under TCG)
   cqdb->sqdb a CQ doorbell MMIO write -> the next SQ doorbell MMIO write on the
@@ -79,7 +84,13 @@ def number(args, key):
 
 
 def analyse(events):
+    """Per-run lists (microseconds): reaction, device, irq->cqdb, cqdb->sqdb,
+    SQEs per pass, and the device time split into command (fetch -> its
+    completion queued) and post (completion queued -> the MSI-X raised)."""
     reaction, device, irq_cqdb, cqdb_sqdb, batch = [], [], [], [], []
+    command, post = [], []
+    fetched = {}         # cid -> time of its pci_nvme_io_cmd
+    queued = {}          # cqid -> time of the oldest completion not yet signalled
     pending_sqdb = {}    # sqid -> time of the oldest doorbell not yet followed by a fetch
     last_cmd = {}        # sqid -> time of the last fetch (for the device figure)
     last_irq = {}        # vector -> time
@@ -99,14 +110,24 @@ def analyse(events):
             if q in pending_sqdb:
                 reaction.append(t - pending_sqdb.pop(q))
             last_cmd[q] = t
+            cid = number(args, "cid")
+            if cid is not None:
+                fetched[cid] = t
             if run_q == q:
                 run_len += 1
             else:
                 if run_q is not None:
                     batch.append(run_len)
                 run_q, run_len = q, 1
+        elif name == "pci_nvme_enqueue_req_completion":
+            cid, cq = number(args, "cid"), number(args, "cqid")
+            if cid in fetched:
+                command.append(t - fetched.pop(cid))
+            queued.setdefault(cq, t)
         elif name == "pci_nvme_irq_msix":
             v = number(args, "vector")
+            if v in queued:
+                post.append(t - queued.pop(v))
             last_irq[v] = t
             if v in last_cmd:
                 device.append(t - last_cmd.pop(v))
@@ -117,7 +138,7 @@ def analyse(events):
             last_cqdb[q] = t
     if run_q is not None:
         batch.append(run_len)
-    return reaction, device, irq_cqdb, cqdb_sqdb, batch
+    return reaction, device, irq_cqdb, cqdb_sqdb, batch, command, post
 
 
 STALL_US = 200
@@ -148,17 +169,21 @@ def main():
             sys.exit("trace_timing.py: tag '%s' is not jJOBS-dbDBBUF-evIOEVENTFD (e.g. j1-db0-evoff)" % tag)
         names = runs_of("%s/serial-%s.log" % (workdir, tag))
         runs = events_by_run("%s/trace-%s.log" % (workdir, tag))
-        qd1 = {"reaction": [], "irq_cqdb": [], "cqdb_sqdb": [], "runs": 0}
+        qd1 = {"reaction": [], "irq_cqdb": [], "cqdb_sqdb": [], "command": [], "post": [], "runs": 0}
         for i, events in enumerate(runs):
-            reaction, device, irq_cqdb, cqdb_sqdb, batch = analyse(events)
+            reaction, device, irq_cqdb, cqdb_sqdb, batch, command, post = analyse(events)
             if i < len(names) and " qd=1 " in names[i] + " ":
                 qd1["reaction"] += reaction
                 qd1["irq_cqdb"] += irq_cqdb
                 qd1["cqdb_sqdb"] += cqdb_sqdb
+                qd1["command"] += command
+                qd1["post"] += post
                 qd1["runs"] += 1
             print("%s %s" % (tag, names[i] if i < len(names) else "run %d" % i))
             print("  reaction   " + quantiles(reaction))
             print("  device     " + quantiles(device))
+            print("   command   " + quantiles(command))
+            print("   post      " + quantiles(post))
             print("  irq->cqdb  " + quantiles(irq_cqdb))
             print("  cqdb->sqdb " + quantiles(cqdb_sqdb))
             print("  SQEs/pass  " + quantiles(batch))
@@ -169,15 +194,17 @@ def main():
             median, share, stall_max = stall_figures(qd1["reaction"])
             print("%s iodepth=1, %d runs: reaction median %.0f us, stalled (> %d us) %.4f, stall_max %.0f us"
                   % (tag, qd1["runs"], median, STALL_US, share, stall_max))
-            lines.append("%s,%s,%s,1,%d,%d,%.0f,%.4f,%.0f,%.0f,%.0f" % (
+            lines.append("%s,%s,%s,1,%d,%d,%.0f,%.4f,%.0f,%.0f,%.0f,%.0f,%.0f" % (
                 m.group(1), "on" if m.group(2) == "1" else "off", m.group(3), qd1["runs"],
                 len(qd1["reaction"]), median * 1000, share, stall_max * 1000,
                 statistics.median(qd1["irq_cqdb"]) * 1000 if qd1["irq_cqdb"] else 0,
-                statistics.median(qd1["cqdb_sqdb"]) * 1000 if qd1["cqdb_sqdb"] else 0))
+                statistics.median(qd1["cqdb_sqdb"]) * 1000 if qd1["cqdb_sqdb"] else 0,
+                statistics.median(qd1["command"]) * 1000 if qd1["command"] else 0,
+                statistics.median(qd1["post"]) * 1000 if qd1["post"] else 0))
     if csv_out:
         with open(csv_out, "w") as f:
             f.write("numjobs,dbbuf,ioeventfd,iodepth,runs,wakeups,reaction_p50_ns,stall_share,stall_max_ns,"
-                    "irq_to_cq_doorbell_p50_ns,cq_to_sq_doorbell_p50_ns\n")
+                    "irq_to_cq_doorbell_p50_ns,cq_to_sq_doorbell_p50_ns,command_p50_ns,post_p50_ns\n")
             for line in lines:
                 f.write(line + "\n")
 
