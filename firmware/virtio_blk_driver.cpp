@@ -168,12 +168,41 @@ int32_t VirtioBlkDriver::submit(uint16_t q, const IoSpec& io) {
     else in[in_n++] = {data_buffer(q, tag), uint32_t(bytes)};
   }
   in[in_n++] = {hdr + 16, 1};
-  if (Q.vq.add(out, out_n, in, in_n, tag) < 0) return -1;  // -ENOSPC: blk-mq retries later
+  const int head = Q.vq.add(out, out_n, in, in_n, tag);
+  if (head < 0) return -1;  // -ENOSPC: blk-mq retries later
+  if (q == 0 && config_.ring_fault != VirtioRingFault::None && queue0_requests_++ == config_.ring_fault_after)
+    inject_ring_fault(q, uint16_t(head));
   Q.free_tags.pop_back();
   Q.tag_busy[tag] = 1;
   Q.tag_opcode[tag] = io.opcode;
   ++Q.outstanding;
   return int32_t(tag);
+}
+
+void VirtioBlkDriver::inject_ring_fault(uint16_t q, uint16_t head) {
+  VirtqueueDriver& vq = queues_[q].vq;
+  const SplitRing& r = vq.ring();
+  VirtioDriverEnv& c = cpu(q);
+  uint8_t* first = c.guest_memory(r.desc_at(head), 16);
+  switch (config_.ring_fault) {
+    case VirtioRingFault::None: break;
+    case VirtioRingFault::DescLoop: {
+      // Walk the chain as published; its last (writable) descriptor points at itself.
+      uint16_t last = head;
+      for (uint8_t* d = first; ld16(d + 12) & DESC_F_NEXT; d = c.guest_memory(r.desc_at(last), 16))
+        last = ld16(d + 14);
+      uint8_t* d = c.guest_memory(r.desc_at(last), 16);
+      st16(d + 12, uint16_t(ld16(d + 12) | DESC_F_NEXT));
+      st16(d + 14, last);
+      break;
+    }
+    case VirtioRingFault::HeadOutOfRange:
+      st16(c.guest_memory(r.avail_ring(r.slot(uint16_t(vq.avail_idx_shadow() - 1))), 2), uint16_t(r.num));
+      break;
+    case VirtioRingFault::NextOutOfRange: st16(first + 14, uint16_t(r.num)); break;
+    case VirtioRingFault::BufferOutsideMemory: st64(first, kOutsideGuestMemory); break;
+    case VirtioRingFault::ZeroLength: st32(first + 8, 0); break;
+  }
 }
 
 DoorbellUpdate VirtioBlkDriver::kick(uint16_t q) {

@@ -12,9 +12,31 @@
 #include <vector>
 
 #include "firmware/driver.h"
+#include "firmware/enum_table.h"
 #include "firmware/virtqueue_driver.h"
 
 namespace nvmesim::fw {
+
+// Fault injection: one request the guest publishes malformed, each form
+// caught by one of QEMU's checks in hw/virtio/virtio.c virtqueue_split_pop
+// (its virtio_error() message in brackets).
+enum class VirtioRingFault : uint8_t {
+  None,
+  DescLoop,             // the status descriptor chains to itself ("Looped descriptor")
+  HeadOutOfRange,       // the avail ring names descriptor num ("Guest says index %u is available")
+  NextOutOfRange,       // the header's next is num ("Desc next is %u")
+  BufferOutsideMemory,  // the header's address is past guest memory ("virtio: bogus descriptor ...")
+  ZeroLength,           // the header's length is 0 ("virtio: zero sized buffers are not allowed")
+};
+inline constexpr EnumEntry<VirtioRingFault> virtio_ring_faults[] = {
+    {VirtioRingFault::None, "none"},
+    {VirtioRingFault::DescLoop, "desc_loop"},
+    {VirtioRingFault::HeadOutOfRange, "head_out_of_range"},
+    {VirtioRingFault::NextOutOfRange, "next_out_of_range"},
+    {VirtioRingFault::BufferOutsideMemory, "buffer_outside_memory"},
+    {VirtioRingFault::ZeroLength, "zero_length"}};
+// A guest-physical address no guest memory reaches (BufferOutsideMemory).
+constexpr uint64_t kOutsideGuestMemory = uint64_t(1) << 52;
 
 struct VirtioBlkDriverConfig {
   uint16_t queues = 1;            // virtqueues wished (one per vCPU)
@@ -24,6 +46,8 @@ struct VirtioBlkDriverConfig {
   uint64_t memory_base = 0;       // guest memory for rings, headers and data buffers
   uint64_t memory_bytes = 0;
   uint32_t msix_vector_base = 1;  // queue q uses vector base + q; the config change vector 0
+  VirtioRingFault ring_fault = VirtioRingFault::None;
+  uint64_t ring_fault_after = 0;  // requests on queue 0 published well before the malformed one
 };
 
 // One virtqueue's kicks, in the doorbell counters' terms (docs/metrics.md):
@@ -95,6 +119,8 @@ class VirtioBlkDriver {
     std::unique_ptr<VirtqueueDriverCounters> counters = std::make_unique<VirtqueueDriverCounters>();
   };
   VirtioBlkBringUp fail(std::string message);
+  // Damages the chain at `head` just published on queue q (before any kick).
+  void inject_ring_fault(uint16_t q, uint16_t head);
   uint32_t common_read(uint32_t off, unsigned size);
   void common_write(uint32_t off, unsigned size, uint32_t value);
 
@@ -106,6 +132,7 @@ class VirtioBlkDriver {
   stats::Group stats_;  // "virtio_driver": vqN per queue
   std::vector<Queue> queues_;
   VirtioBlkBringUp result_;
+  uint64_t queue0_requests_ = 0;  // requests published on queue 0 (ring_fault_after)
 };
 
 }  // namespace nvmesim::fw

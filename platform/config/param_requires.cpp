@@ -30,6 +30,8 @@ const std::vector<ParamRequirement>& param_requirements() {
       {"virtio.event_idx", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
       {"virtio.queue_size", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
       {"virtio.queues", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
+      {"guest.virtio_fault", "none", "device", {"virtio-blk"}, true, "the fault is in a virtqueue"},
+      {"guest.virtio_fault_after", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
       {"nvme.dbbuf", nullptr, "device", {"nvme"}, false, "virtio-blk uses VIRTIO_RING_F_EVENT_IDX (virtio.event_idx)"},
       {"nvme.sq_eventidx", nullptr, "device", {"nvme"}, false, "virtio-blk writes avail_event as QEMU does"},
       {"nvme.cq_eventidx", nullptr, "device", {"nvme"}, false, "virtio-blk has no CQ doorbell"},

@@ -75,6 +75,8 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   vd.max_transfer_bytes = p.bs;
   vd.memory_base = dc.memory_base;
   vd.memory_bytes = dc.memory_bytes;
+  vd.ring_fault = p.guest.virtio_fault;
+  vd.ring_fault_after = p.guest.virtio_fault_after;
   return p;
 }
 

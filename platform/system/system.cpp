@@ -356,6 +356,18 @@ RunResults System::run() {
   r.dbbuf_status = guest_->bringup().dbbuf_status;
   r.stalled = stall_;
   r.stall_report = stall_report_;
+  for (const auto& v : vcpus_) r.unfinished_ios += v->outstanding();
+  if (virtio_) {
+    // A broken device (virtio_error) ends the run the way a stall does, but
+    // nothing in the model stalled: the guest's requests wait on a device
+    // that must be reset.
+    const fw::VirtioBlkDevice& dev = virtio_->firmware();
+    r.virtio = true;
+    r.virtio_status = dev.status();
+    r.device_needs_reset = (dev.status() & fw::virtio::STATUS_DEVICE_NEEDS_RESET) != 0;
+    r.device_error = dev.error();
+    if (r.device_needs_reset) r.stalled = false;
+  }
   r.interrupted = interrupted;
 
   const sc_time start = guest_->measure_start();
