@@ -27,6 +27,8 @@ enum class VirtioRingFault : uint8_t {
   NextOutOfRange,       // the header's next is num ("Desc next is %u")
   BufferOutsideMemory,  // the header's address is past guest memory ("virtio: bogus descriptor ...")
   ZeroLength,           // the header's length is 0 ("virtio: zero sized buffers are not allowed")
+  IndirectBadLength,    // the indirect table's length is 40 ("Invalid size for indirect buffer table")
+  IndirectNested,       // the table's data entry names a table ("Nested indirect descriptor")
 };
 inline constexpr EnumEntry<VirtioRingFault> virtio_ring_faults[] = {
     {VirtioRingFault::None, "none"},
@@ -34,7 +36,9 @@ inline constexpr EnumEntry<VirtioRingFault> virtio_ring_faults[] = {
     {VirtioRingFault::HeadOutOfRange, "head_out_of_range"},
     {VirtioRingFault::NextOutOfRange, "next_out_of_range"},
     {VirtioRingFault::BufferOutsideMemory, "buffer_outside_memory"},
-    {VirtioRingFault::ZeroLength, "zero_length"}};
+    {VirtioRingFault::ZeroLength, "zero_length"},
+    {VirtioRingFault::IndirectBadLength, "indirect_bad_length"},
+    {VirtioRingFault::IndirectNested, "indirect_nested"}};
 // A guest-physical address no guest memory reaches (BufferOutsideMemory).
 constexpr uint64_t kOutsideGuestMemory = uint64_t(1) << 52;
 
@@ -42,6 +46,11 @@ struct VirtioBlkDriverConfig {
   uint16_t queues = 1;            // virtqueues wished (one per vCPU)
   uint16_t queue_size = 256;      // entries wished per virtqueue (the device may offer fewer)
   bool event_idx = true;          // accept VIRTIO_RING_F_EVENT_IDX when offered
+  bool indirect_desc = true;      // accept VIRTIO_RING_F_INDIRECT_DESC when offered
+  // Requests a queue can have in flight at most (0: its depth): the tags
+  // that get a header, data buffer and indirect table (Linux's request
+  // buffers are the application's; the model keeps one per tag it can use).
+  uint32_t max_outstanding = 0;
   uint32_t max_transfer_bytes = 131072;
   uint64_t memory_base = 0;       // guest memory for rings, headers and data buffers
   uint64_t memory_bytes = 0;
@@ -72,7 +81,7 @@ struct VirtioBlkBringUp {
   uint64_t features = 0;  // negotiated
   uint16_t queues = 0;
   uint32_t queue_size = 0;
-  uint32_t queue_depth = 0;  // requests per queue (Linux: num_free / 2 without indirect descriptors)
+  uint32_t queue_depth = 0;  // requests per queue (virtblk_probe: num_free, halved without indirect descriptors)
   uint64_t capacity_sectors = 0;
   uint32_t blk_size = 512;
 };
@@ -97,11 +106,13 @@ class VirtioBlkDriver {
 
   const VirtioBlkBringUp& last_bring_up() const { return result_; }
   bool event_idx() const { return (result_.features & virtio::bit(virtio::F_RING_EVENT_IDX)) != 0; }
+  bool indirect_desc() const { return (result_.features & virtio::bit(virtio::F_RING_INDIRECT_DESC)) != 0; }
   VirtqueueDriver& vq(uint16_t q) { return queues_[q].vq; }
   const VirtqueueDriverCounters& counters(uint16_t q) const { return *queues_[q].counters; }
   uint32_t outstanding(uint16_t q) const { return queues_[q].outstanding; }
   uint64_t data_buffer(uint16_t q, uint32_t tag) const;
   uint64_t header_addr(uint16_t q, uint32_t tag) const;
+  uint64_t indirect_table(uint16_t q, uint32_t tag) const;  // the tag's indirect descriptor table
   stats::Group& stats() { return stats_; }
   // Guest memory bring_up() carves for `config`.
   static uint64_t memory_needed(const VirtioBlkDriverConfig& config);
@@ -112,6 +123,7 @@ class VirtioBlkDriver {
     VirtqueueDriver vq;
     uint16_t notify_off = 0;
     uint64_t headers = 0, data = 0;  // per tag: 16-byte header + status (32 bytes), data buffer
+    uint64_t tables = 0;             // per tag: an indirect table of up to 4 descriptors (64 bytes)
     std::vector<uint32_t> free_tags;
     std::vector<uint8_t> tag_busy;
     std::vector<uint8_t> tag_opcode;

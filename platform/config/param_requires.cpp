@@ -28,6 +28,7 @@ const std::vector<ParamRequirement>& param_requirements() {
       // Each device reads its own settings: virtio.* the virtio-blk function,
       // the doorbell buffer and its EventIdx the NVMe controller and driver.
       {"virtio.event_idx", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
+      {"virtio.indirect_desc", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
       {"virtio.queue_size", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
       {"virtio.queues", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
       {"guest.virtio_fault", "none", "device", {"virtio-blk"}, true, "the fault is in a virtqueue"},

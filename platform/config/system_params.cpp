@@ -71,7 +71,9 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   fw::VirtioBlkDriverConfig& vd = p.virtio_driver;
   vd.queues = uint16_t(p.numjobs());
   vd.queue_size = vc.queue_size_max;
-  vd.event_idx = true;  // Linux accepts VIRTIO_RING_F_EVENT_IDX whenever it is offered
+  vd.event_idx = true;      // Linux accepts VIRTIO_RING_F_EVENT_IDX whenever it is offered,
+  vd.indirect_desc = true;  // and VIRTIO_RING_F_INDIRECT_DESC (virtio_blk keeps both)
+  vd.max_outstanding = p.iodepth;
   vd.max_transfer_bytes = p.bs;
   vd.memory_base = dc.memory_base;
   vd.memory_bytes = dc.memory_bytes;
@@ -121,11 +123,19 @@ static void check_virtio_params(const SystemParams& p, const Config& c) {
     throw ConfigError("--virtio.queues: " + std::to_string(p.virtio.queues) + " is fewer than numjobs (" +
                       std::to_string(p.numjobs()) + "; allowed 0 = one per job, or " +
                       std::to_string(p.numjobs()) + "..64)");
-  // Without indirect descriptors a request takes three: header, data, status.
-  if (p.iodepth > size / 3)
+  // Without indirect descriptors a request takes three: header, data,
+  // status; with them one (its table).
+  const bool indirect = p.virtio.firmware.indirect_desc;
+  const uint32_t fit = indirect ? size : size / 3;
+  if (p.iodepth > fit)
     throw ConfigError("--iodepth: " + std::to_string(p.iodepth) + " does not fit a virtqueue of " +
-                      std::to_string(size) + " descriptors, 3 per request (allowed 1.." +
-                      std::to_string(size / 3) + "; raise virtio.queue_size)");
+                      std::to_string(size) + " descriptors, " + (indirect ? "1" : "3") + " per request (allowed 1.." +
+                      std::to_string(fit) + "; raise virtio.queue_size" + (indirect ? "" : " or set virtio.indirect_desc=on") + ")");
+  if (!indirect && (p.guest.virtio_fault == fw::VirtioRingFault::IndirectBadLength ||
+                    p.guest.virtio_fault == fw::VirtioRingFault::IndirectNested))
+    throw ConfigError("--guest.virtio_fault: " + c.text("guest.virtio_fault") +
+                      " needs virtio.indirect_desc=on (allowed with it off: none, desc_loop, head_out_of_range, "
+                      "next_out_of_range, buffer_outside_memory, zero_length)");
   if (!p.guest.driver.interrupts)
     throw ConfigError("--guest.completion: poll is not modelled for device virtio-blk (allowed irq)");
   const uint64_t need = p.virtio_driver.memory_base + fw::VirtioBlkDriver::memory_needed(p.virtio_driver);

@@ -35,9 +35,10 @@ RunResults run(const Settings& settings) {
 }
 
 // iodepth 1, the 11th request malformed: exactly 10 complete, 1 never does.
-void check_fault(const char* fault, const std::string& error) {
-  const RunResults r =
-      run({{"iodepth", "1"}, {"number_ios", "100"}, {"guest.virtio_fault", fault}, {"guest.virtio_fault_after", "10"}});
+// indirect: virtio.indirect_desc (the request's descriptors in a table or in the ring).
+void check_fault(const char* fault, const std::string& error, const char* indirect = "on") {
+  const RunResults r = run({{"iodepth", "1"}, {"number_ios", "100"}, {"guest.virtio_fault", fault},
+                            {"guest.virtio_fault_after", "10"}, {"virtio.indirect_desc", indirect}});
   REQUIRE(r.bringup_ok);
   CHECK(r.virtio);
   CHECK(r.device_needs_reset);
@@ -61,20 +62,48 @@ TEST_CASE("virtio hostile run: a looped descriptor chain breaks the device, 10 o
   check_fault("desc_loop", "Looped descriptor");
 }
 
+TEST_CASE("virtio hostile run: desc_loop with the chain in the ring (virtio.indirect_desc=off)") {
+  check_fault("desc_loop", "Looped descriptor", "off");
+}
+
 TEST_CASE("virtio hostile run: an avail ring head out of range breaks the device") {
   check_fault("head_out_of_range", "Guest says index 256 is available");
 }
 
+TEST_CASE("virtio hostile run: head_out_of_range with the chain in the ring (virtio.indirect_desc=off)") {
+  check_fault("head_out_of_range", "Guest says index 256 is available", "off");
+}
+
 TEST_CASE("virtio hostile run: a next index out of range breaks the device") {
-  check_fault("next_out_of_range", "Desc next is 256");
+  check_fault("next_out_of_range", "Desc next is 3");  // past the 3-entry indirect table
+}
+
+TEST_CASE("virtio hostile run: next_out_of_range with the chain in the ring (virtio.indirect_desc=off)") {
+  check_fault("next_out_of_range", "Desc next is 256", "off");
 }
 
 TEST_CASE("virtio hostile run: a buffer outside guest memory breaks the device") {
   check_fault("buffer_outside_memory", "virtio: bogus descriptor or out of resources");
 }
 
+TEST_CASE("virtio hostile run: buffer_outside_memory with the chain in the ring (virtio.indirect_desc=off)") {
+  check_fault("buffer_outside_memory", "virtio: bogus descriptor or out of resources", "off");
+}
+
 TEST_CASE("virtio hostile run: a zero-length buffer breaks the device") {
   check_fault("zero_length", "virtio: zero sized buffers are not allowed");
+}
+
+TEST_CASE("virtio hostile run: zero_length with the chain in the ring (virtio.indirect_desc=off)") {
+  check_fault("zero_length", "virtio: zero sized buffers are not allowed", "off");
+}
+
+TEST_CASE("virtio hostile run: an indirect table of 40 bytes breaks the device") {
+  check_fault("indirect_bad_length", "Invalid size for indirect buffer table");
+}
+
+TEST_CASE("virtio hostile run: a table inside an indirect table breaks the device") {
+  check_fault("indirect_nested", "Nested indirect descriptor");
 }
 
 TEST_CASE("virtio hostile run: the broken device stops every queue, each job's I/Os in flight are counted") {
@@ -110,7 +139,8 @@ TEST_CASE("virtio hostile run: the binary exits 0, reports needs_reset in JSON, 
 TEST_CASE("virtio hostile run: bad guest.virtio_fault values are refused naming the field") {
   test::check_refused("--device=virtio-blk --guest.virtio_fault=bogus",
                       "nvmesim: error: --guest.virtio_fault: 'bogus' is not one of none, desc_loop, "
-                      "head_out_of_range, next_out_of_range, buffer_outside_memory, zero_length");
+                      "head_out_of_range, next_out_of_range, buffer_outside_memory, zero_length, indirect_bad_length, "
+                      "indirect_nested");
   test::check_refused("--guest.virtio_fault=desc_loop",
                       "nvmesim: error: --guest.virtio_fault: desc_loop needs device virtio-blk (it is nvme: the fault is in "
                       "a virtqueue)");
