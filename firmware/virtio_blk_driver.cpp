@@ -143,6 +143,7 @@ VirtioBlkBringUp VirtioBlkDriver::bring_up() {
     for (uint32_t t = tags; t-- > 0;) Q.free_tags.push_back(t);
     Q.tag_busy.assign(tags, 0);
     Q.tag_opcode.assign(tags, 0);
+    Q.tag_cpu.assign(tags, nullptr);
     Q.outstanding = 0;
     stats_.add_group("vq" + std::to_string(q), *Q.counters);
     result_.queue_size = num;
@@ -166,9 +167,10 @@ uint64_t VirtioBlkDriver::data_buffer(uint16_t q, uint32_t tag) const {
   return queues_[q].data + data_stride(config_) * tag;
 }
 
-int32_t VirtioBlkDriver::submit(uint16_t q, const IoSpec& io) {
+int32_t VirtioBlkDriver::submit(uint16_t q, const IoSpec& io, VirtioDriverEnv* on) {
   if (q >= queues_.size()) return -1;
   Queue& Q = queues_[q];
+  VirtioDriverEnv& c = running(q, on);
   const bool flush = io.opcode == nvme::io::FLUSH;
   const bool write = io.opcode == nvme::io::WRITE;
   if (!flush && !write && io.opcode != nvme::io::READ) return -1;
@@ -177,7 +179,7 @@ int32_t VirtioBlkDriver::submit(uint16_t q, const IoSpec& io) {
   if (Q.free_tags.empty()) return -1;
   const uint32_t tag = Q.free_tags.back();
   const uint64_t hdr = header_addr(q, tag);
-  uint8_t* h = cpu(q).guest_memory(hdr, HEADER_STRIDE);
+  uint8_t* h = c.guest_memory(hdr, HEADER_STRIDE);
   st32(h, flush ? BLK_T_FLUSH : write ? BLK_T_OUT : BLK_T_IN);
   st32(h + 4, 0);
   st64(h + 8, flush ? 0 : io.slba * (result_.blk_size / BLK_SECTOR_BYTES));
@@ -193,18 +195,18 @@ int32_t VirtioBlkDriver::submit(uint16_t q, const IoSpec& io) {
   const int head = Q.vq.add(out, out_n, in, in_n, tag, indirect_table(q, tag));
   if (head < 0) return -1;  // -ENOSPC: blk-mq retries later
   if (q == 0 && config_.ring_fault != VirtioRingFault::None && queue0_requests_++ == config_.ring_fault_after)
-    inject_ring_fault(q, uint16_t(head));
+    inject_ring_fault(c, q, uint16_t(head));
   Q.free_tags.pop_back();
   Q.tag_busy[tag] = 1;
   Q.tag_opcode[tag] = io.opcode;
+  Q.tag_cpu[tag] = &c;
   ++Q.outstanding;
   return int32_t(tag);
 }
 
-void VirtioBlkDriver::inject_ring_fault(uint16_t q, uint16_t head) {
+void VirtioBlkDriver::inject_ring_fault(VirtioDriverEnv& c, uint16_t q, uint16_t head) {
   VirtqueueDriver& vq = queues_[q].vq;
   const SplitRing& r = vq.ring();
-  VirtioDriverEnv& c = cpu(q);
   uint8_t* ring_desc = c.guest_memory(r.desc_at(head), 16);
   // The request's own descriptors: its indirect table's entries, or the ring's chain.
   const bool indirect = (ld16(ring_desc + 12) & DESC_F_INDIRECT) != 0;
@@ -242,9 +244,10 @@ void VirtioBlkDriver::inject_ring_fault(uint16_t q, uint16_t head) {
   }
 }
 
-DoorbellUpdate VirtioBlkDriver::kick(uint16_t q) {
+DoorbellUpdate VirtioBlkDriver::kick(uint16_t q, VirtioDriverEnv* on) {
   DoorbellUpdate u;
   Queue& Q = queues_[q];
+  VirtioDriverEnv& c = running(q, on);
   const KickDecision k = Q.vq.kick_prepare();
   if (!k.updated) return u;
   u.updated = true;
@@ -256,7 +259,7 @@ DoorbellUpdate VirtioBlkDriver::kick(uint16_t q) {
   if (k.event_idx) ++Q.counters->updates_with_dbbuf;
   if (k.needs_kick) {
     // virtqueue_notify: vp_notify writes the queue index to its notify address.
-    cpu(q).mmio_write(VirtioBlkDevice::NOTIFY_OFFSET + Q.notify_off * VirtioBlkDevice::NOTIFY_OFF_MULTIPLIER,
+    c.mmio_write(VirtioBlkDevice::NOTIFY_OFFSET + Q.notify_off * VirtioBlkDevice::NOTIFY_OFF_MULTIPLIER,
                     2, q);
     u.mmio = true;
     ++Q.counters->mmio;
@@ -267,9 +270,10 @@ DoorbellUpdate VirtioBlkDriver::kick(uint16_t q) {
   return u;
 }
 
-std::vector<Completion> VirtioBlkDriver::interrupt(uint16_t q) {
+std::vector<Completion> VirtioBlkDriver::interrupt(uint16_t q, VirtioDriverEnv* on) {
   std::vector<Completion> done;
   Queue& Q = queues_[q];
+  VirtioDriverEnv& c = running(q, on);
   if (!Q.vq.interrupt_has_work()) {
     ++Q.counters->spurious_interrupts;
     return done;
@@ -284,7 +288,7 @@ std::vector<Completion> VirtioBlkDriver::interrupt(uint16_t q) {
       Q.free_tags.push_back(tag);
       --Q.outstanding;
       ++Q.counters->completions;
-      done.push_back(Completion{tag, cpu(q).guest_memory(header_addr(q, tag) + 16, 1)[0], q});
+      done.push_back(Completion{tag, c.guest_memory(header_addr(q, tag) + 16, 1)[0], q});
     }
     if (Q.vq.broken()) break;
   } while (!Q.vq.enable_cb());

@@ -1,6 +1,7 @@
 // The guest's virtio-blk driver (Linux drivers/block/virtio_blk.c over
 // drivers/virtio/virtio_pci_modern.c and virtio_ring.c), with no notion of
-// time: bring-up through the common config, one virtqueue per vCPU, a
+// time: bring-up through the common config, one virtqueue per vCPU (or
+// fewer, each CPU on queue cpu % queues as blk_mq_map_queues maps them), a
 // request as header + data + status descriptors, one kick per batch
 // (virtio_queue_rq: kick_prepare on the batch's last request), and
 // virtblk_done's completion loop with callbacks suppressed through used_event.
@@ -90,19 +91,27 @@ class VirtioBlkDriver {
  public:
   // Bring-up and every queue on `env` (one CPU, or a harness).
   VirtioBlkDriver(const VirtioBlkDriverConfig& config, VirtioDriverEnv& env);
-  // Queue q's work (add, kick, interrupt) runs on `cpu`, one queue per vCPU
-  // as virtio_blk's blk-mq mapping does.
+  // Queue q's work (add, kick, interrupt) runs on `cpu` unless a call names
+  // the CPU it runs on: queue q's interrupt goes to CPU q, the first CPU
+  // blk_mq_map_queues maps to it.
   void attach_cpu(uint16_t q, VirtioDriverEnv& cpu);
+  // Linux 6.1 block/blk-mq-cpumap.c blk_mq_map_queues without SMT siblings
+  // (blk_mq_virtio_map_queues falls back to it when the vectors carry no
+  // affinity): CPU c submits on queue c % queues.
+  static uint16_t queue_of_cpu(unsigned cpu, uint16_t queues) { return uint16_t(cpu % queues); }
 
   VirtioBlkBringUp bring_up();
   // Builds the request on queue q (virtblk_add_req); no kick. Returns the
   // tag, or -1 when the queue has no free tag or too few descriptors.
-  int32_t submit(uint16_t q, const IoSpec& io);
+  // `on`: the CPU running it (nullptr: the queue's attached CPU).
+  int32_t submit(uint16_t q, const IoSpec& io, VirtioDriverEnv* on = nullptr);
   // virtqueue_kick_prepare, then the notify write when it says so.
-  DoorbellUpdate kick(uint16_t q);
+  DoorbellUpdate kick(uint16_t q, VirtioDriverEnv* on = nullptr);
   // The queue's interrupt (vring_interrupt + virtblk_done): consumes every
   // used entry, callbacks off while it does, on again (re-checked) after.
-  std::vector<Completion> interrupt(uint16_t q);
+  std::vector<Completion> interrupt(uint16_t q, VirtioDriverEnv* on = nullptr);
+  // The CPU that submitted the request with this tag (its owner).
+  VirtioDriverEnv* submitter(uint16_t q, uint32_t tag) const { return queues_[q].tag_cpu[tag]; }
 
   const VirtioBlkBringUp& last_bring_up() const { return result_; }
   bool event_idx() const { return (result_.features & virtio::bit(virtio::F_RING_EVENT_IDX)) != 0; }
@@ -127,17 +136,24 @@ class VirtioBlkDriver {
     std::vector<uint32_t> free_tags;
     std::vector<uint8_t> tag_busy;
     std::vector<uint8_t> tag_opcode;
+    std::vector<VirtioDriverEnv*> tag_cpu;  // who submitted each tag
     uint32_t outstanding = 0;
     std::unique_ptr<VirtqueueDriverCounters> counters = std::make_unique<VirtqueueDriverCounters>();
   };
   VirtioBlkBringUp fail(std::string message);
   // Damages the chain at `head` just published on queue q (before any kick).
-  void inject_ring_fault(uint16_t q, uint16_t head);
+  void inject_ring_fault(VirtioDriverEnv& c, uint16_t q, uint16_t head);
   uint32_t common_read(uint32_t off, unsigned size);
   void common_write(uint32_t off, unsigned size, uint32_t value);
 
   VirtioBlkDriverConfig config_;
   VirtioDriverEnv& cpu(uint16_t q) const { return q < cpus_.size() && cpus_[q] ? *cpus_[q] : env_; }
+  // The CPU a call runs on; the queue's ring accesses go through it.
+  VirtioDriverEnv& running(uint16_t q, VirtioDriverEnv* on) {
+    VirtioDriverEnv& c = on ? *on : cpu(q);
+    queues_[q].vq.set_env(c);
+    return c;
+  }
 
   VirtioDriverEnv& env_;
   std::vector<VirtioDriverEnv*> cpus_;  // by queue

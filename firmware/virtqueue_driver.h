@@ -54,6 +54,9 @@ class VirtqueueDriver {
   int add(const VirtqBuffer* out, unsigned out_n, const VirtqBuffer* in, unsigned in_n,
           uint32_t token, uint64_t indirect_table = 0);
   KickDecision kick_prepare();
+  // The CPU that runs the next calls (a queue shared by several CPUs is used
+  // by whichever holds its lock, as virtio_blk's vq lock serialises them).
+  void set_env(VirtioDriverEnv& env) { env_ = &env; }
   // virtqueue_get_buf: the token of the next used entry (false when none, or
   // when the device returned an id that is not a head: the ring is broken).
   bool get_buf(uint32_t& token, uint32_t& len);
