@@ -11,6 +11,7 @@ VirtioBlkDevice::VirtioBlkDevice(const VirtioBlkDeviceConfig& config, VirtioDevi
   host_features_ = bit(F_VERSION_1) | bit(BLK_F_SEG_MAX) | bit(BLK_F_BLK_SIZE) | bit(BLK_F_FLUSH) |
                    bit(BLK_F_MQ);
   if (config_.event_idx) host_features_ |= bit(F_RING_EVENT_IDX);
+  if (config_.indirect_desc) host_features_ |= bit(F_RING_INDIRECT_DESC);
   queues_.resize(config_.num_queues);
   for (auto& q : queues_) q.vq = std::make_unique<VirtqueueDevice>(env_, *this);
   reset();
@@ -128,7 +129,7 @@ void VirtioBlkDevice::common_write(uint32_t off, uint32_t value) {
         ring.desc = q->desc;
         ring.avail = q->driver;
         ring.used = q->device;
-        q->vq->enable(ring, event_idx());
+        q->vq->enable(ring, event_idx(), indirect_desc());
         q->enabled = true;
       }
       break;

@@ -19,6 +19,7 @@ struct VirtioBlkDeviceConfig {
   uint16_t num_queues = 1;        // offered with VIRTIO_BLK_F_MQ
   uint16_t queue_size_max = 256;  // QUEUE_SIZE before the driver writes it (QEMU's queue-size)
   bool event_idx = true;          // offer VIRTIO_RING_F_EVENT_IDX
+  bool indirect_desc = true;      // offer VIRTIO_RING_F_INDIRECT_DESC (QEMU's indirect_desc, on by default)
   uint64_t capacity_sectors = 0;  // in 512-byte sectors
   uint32_t blk_size = 512;
   uint32_t seg_max = 126;         // QEMU: queue size - 2 (capped)
@@ -86,6 +87,7 @@ class VirtioBlkDevice : public VirtioErrorSink {
   uint64_t host_features() const { return host_features_; }
   uint64_t guest_features() const { return guest_features_; }
   bool event_idx() const { return (guest_features_ & virtio::bit(virtio::F_RING_EVENT_IDX)) != 0; }
+  bool indirect_desc() const { return (guest_features_ & virtio::bit(virtio::F_RING_INDIRECT_DESC)) != 0; }
   uint16_t num_queues() const { return config_.num_queues; }
   VirtqueueDevice& queue(uint16_t q) { return *queues_[q].vq; }
   uint16_t queue_vector(uint16_t q) const { return queues_[q].vector; }

@@ -11,13 +11,24 @@ using namespace virtio;
 namespace {
 constexpr uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 constexpr uint32_t HEADER_STRIDE = 32;  // 16-byte virtio_blk_outhdr, status byte at +16
+constexpr uint32_t TABLE_STRIDE = 64;   // header + data + status descriptors, 16 bytes each, rounded up
 uint64_t data_stride(const VirtioBlkDriverConfig& c) { return align_up(c.max_transfer_bytes, 4096); }
-// Bytes of one queue's rings, headers and data buffers for `num` entries.
+// virtblk_probe's queue depth: the ring's free descriptors, halved without
+// indirect descriptors ("without indirect descs, we use 2 descs per req").
+uint32_t queue_depth(uint32_t num, bool indirect) { return indirect ? num : std::max<uint32_t>(num / 2, 1); }
+// Tags given buffers: the depth, or fewer when no more can be in flight.
+uint32_t buffered_tags(const VirtioBlkDriverConfig& c, uint32_t depth) {
+  return c.max_outstanding ? std::min(depth, c.max_outstanding) : depth;
+}
+// Bytes of one queue's rings, headers, data buffers and indirect tables for
+// `num` entries (sized for the depth the driver would have if the device
+// offers indirect descriptors).
 uint64_t queue_bytes(const VirtioBlkDriverConfig& c, uint32_t num) {
   const uint64_t rings = align_up(SplitRing::desc_bytes(num) + SplitRing::avail_bytes(num), 4096) +
                          align_up(SplitRing::used_bytes(num), 4096);
-  const uint32_t depth = std::max<uint32_t>(num / 2, 1);
-  return rings + align_up(uint64_t(HEADER_STRIDE) * depth, 4096) + data_stride(c) * depth;
+  const uint32_t tags = buffered_tags(c, queue_depth(num, c.indirect_desc));
+  const uint64_t tables = c.indirect_desc ? align_up(uint64_t(TABLE_STRIDE) * tags, 4096) : 0;
+  return rings + align_up(uint64_t(HEADER_STRIDE) * tags, 4096) + data_stride(c) * tags + tables;
 }
 }  // namespace
 
@@ -67,6 +78,7 @@ VirtioBlkBringUp VirtioBlkDriver::bring_up() {
   uint64_t wanted = bit(F_VERSION_1) | bit(BLK_F_SEG_MAX) | bit(BLK_F_BLK_SIZE) | bit(BLK_F_FLUSH) |
                     bit(BLK_F_MQ);
   if (config_.event_idx) wanted |= bit(F_RING_EVENT_IDX);
+  if (config_.indirect_desc) wanted |= bit(F_RING_INDIRECT_DESC);
   const uint64_t features = device_features & wanted;
   if (!(features & bit(F_VERSION_1))) return fail("virtio-blk: device does not offer VIRTIO_F_VERSION_1");
   common_write(DRIVER_FEATURE_SELECT, 4, 0);
@@ -78,6 +90,7 @@ VirtioBlkBringUp VirtioBlkDriver::bring_up() {
     return fail("virtio: device refuses features");
   result_.features = features;
   const bool event = (features & bit(F_RING_EVENT_IDX)) != 0;
+  const bool indirect = (features & bit(F_RING_INDIRECT_DESC)) != 0;
 
   // virtblk_probe: queues from the device config (VIRTIO_BLK_F_MQ), one per vCPU wished.
   const uint32_t dev = VirtioBlkDevice::DEVICE_OFFSET;
@@ -103,11 +116,17 @@ VirtioBlkBringUp VirtioBlkDriver::bring_up() {
     ring.desc = at;
     ring.avail = at + SplitRing::desc_bytes(num);
     ring.used = align_up(ring.avail + SplitRing::avail_bytes(num), PAGE);
-    const uint32_t depth = std::max<uint32_t>(num / 2, 1);
+    const uint32_t depth = queue_depth(num, indirect);
+    const uint32_t tags = buffered_tags(config_, depth);
     Q.headers = align_up(ring.used + SplitRing::used_bytes(num), PAGE);
-    Q.data = align_up(Q.headers + uint64_t(HEADER_STRIDE) * depth, PAGE);
-    at = Q.data + data_stride(config_) * depth;
-    Q.vq.init(cpu(q), ring, event);
+    Q.data = align_up(Q.headers + uint64_t(HEADER_STRIDE) * tags, PAGE);
+    at = Q.data + data_stride(config_) * tags;
+    Q.tables = 0;
+    if (indirect) {
+      Q.tables = at;
+      at = align_up(at + uint64_t(TABLE_STRIDE) * tags, PAGE);
+    }
+    Q.vq.init(cpu(q), ring, event, indirect);
     common_write(QUEUE_DESC, 4, uint32_t(ring.desc));
     common_write(QUEUE_DESC + 4, 4, uint32_t(ring.desc >> 32));
     common_write(QUEUE_DRIVER, 4, uint32_t(ring.avail));
@@ -119,11 +138,12 @@ VirtioBlkBringUp VirtioBlkDriver::bring_up() {
     if (common_read(QUEUE_MSIX_VECTOR, 2) != vector) return fail("virtio-blk: MSI-X vector refused");
     Q.notify_off = uint16_t(common_read(QUEUE_NOTIFY_OFF, 2));
     common_write(QUEUE_ENABLE, 2, 1);
-    // blk-mq tags: without indirect descriptors Linux sizes the queue depth to num_free / 2.
+    // blk-mq tags (those that can be in flight at once), lowest first.
     Q.free_tags.clear();
-    for (uint32_t t = depth; t-- > 0;) Q.free_tags.push_back(t);
-    Q.tag_busy.assign(depth, 0);
-    Q.tag_opcode.assign(depth, 0);
+    for (uint32_t t = tags; t-- > 0;) Q.free_tags.push_back(t);
+    Q.tag_busy.assign(tags, 0);
+    Q.tag_opcode.assign(tags, 0);
+    Q.tag_cpu.assign(tags, nullptr);
     Q.outstanding = 0;
     stats_.add_group("vq" + std::to_string(q), *Q.counters);
     result_.queue_size = num;
@@ -140,13 +160,17 @@ VirtioBlkBringUp VirtioBlkDriver::bring_up() {
 uint64_t VirtioBlkDriver::header_addr(uint16_t q, uint32_t tag) const {
   return queues_[q].headers + uint64_t(HEADER_STRIDE) * tag;
 }
+uint64_t VirtioBlkDriver::indirect_table(uint16_t q, uint32_t tag) const {
+  return queues_[q].tables ? queues_[q].tables + uint64_t(TABLE_STRIDE) * tag : 0;
+}
 uint64_t VirtioBlkDriver::data_buffer(uint16_t q, uint32_t tag) const {
   return queues_[q].data + data_stride(config_) * tag;
 }
 
-int32_t VirtioBlkDriver::submit(uint16_t q, const IoSpec& io) {
+int32_t VirtioBlkDriver::submit(uint16_t q, const IoSpec& io, VirtioDriverEnv* on) {
   if (q >= queues_.size()) return -1;
   Queue& Q = queues_[q];
+  VirtioDriverEnv& c = running(q, on);
   const bool flush = io.opcode == nvme::io::FLUSH;
   const bool write = io.opcode == nvme::io::WRITE;
   if (!flush && !write && io.opcode != nvme::io::READ) return -1;
@@ -155,7 +179,7 @@ int32_t VirtioBlkDriver::submit(uint16_t q, const IoSpec& io) {
   if (Q.free_tags.empty()) return -1;
   const uint32_t tag = Q.free_tags.back();
   const uint64_t hdr = header_addr(q, tag);
-  uint8_t* h = cpu(q).guest_memory(hdr, HEADER_STRIDE);
+  uint8_t* h = c.guest_memory(hdr, HEADER_STRIDE);
   st32(h, flush ? BLK_T_FLUSH : write ? BLK_T_OUT : BLK_T_IN);
   st32(h + 4, 0);
   st64(h + 8, flush ? 0 : io.slba * (result_.blk_size / BLK_SECTOR_BYTES));
@@ -168,17 +192,62 @@ int32_t VirtioBlkDriver::submit(uint16_t q, const IoSpec& io) {
     else in[in_n++] = {data_buffer(q, tag), uint32_t(bytes)};
   }
   in[in_n++] = {hdr + 16, 1};
-  if (Q.vq.add(out, out_n, in, in_n, tag) < 0) return -1;  // -ENOSPC: blk-mq retries later
+  const int head = Q.vq.add(out, out_n, in, in_n, tag, indirect_table(q, tag));
+  if (head < 0) return -1;  // -ENOSPC: blk-mq retries later
+  if (q == 0 && config_.ring_fault != VirtioRingFault::None && queue0_requests_++ == config_.ring_fault_after)
+    inject_ring_fault(c, q, uint16_t(head));
   Q.free_tags.pop_back();
   Q.tag_busy[tag] = 1;
   Q.tag_opcode[tag] = io.opcode;
+  Q.tag_cpu[tag] = &c;
   ++Q.outstanding;
   return int32_t(tag);
 }
 
-DoorbellUpdate VirtioBlkDriver::kick(uint16_t q) {
+void VirtioBlkDriver::inject_ring_fault(VirtioDriverEnv& c, uint16_t q, uint16_t head) {
+  VirtqueueDriver& vq = queues_[q].vq;
+  const SplitRing& r = vq.ring();
+  uint8_t* ring_desc = c.guest_memory(r.desc_at(head), 16);
+  // The request's own descriptors: its indirect table's entries, or the ring's chain.
+  const bool indirect = (ld16(ring_desc + 12) & DESC_F_INDIRECT) != 0;
+  const uint64_t table = indirect ? ld64(ring_desc) : 0;
+  auto desc = [&](uint16_t i) { return c.guest_memory(indirect ? table + 16ull * i : r.desc_at(i), 16); };
+  const uint16_t first_index = indirect ? 0 : head;
+  uint8_t* first = desc(first_index);
+  switch (config_.ring_fault) {
+    case VirtioRingFault::None: break;
+    case VirtioRingFault::DescLoop: {
+      // Walk the chain as published; its last (writable) descriptor points at itself.
+      uint16_t last = first_index;
+      while (ld16(desc(last) + 12) & DESC_F_NEXT) last = ld16(desc(last) + 14);
+      uint8_t* d = desc(last);
+      st16(d + 12, uint16_t(ld16(d + 12) | DESC_F_NEXT));
+      st16(d + 14, last);
+      break;
+    }
+    case VirtioRingFault::HeadOutOfRange:
+      st16(c.guest_memory(r.avail_ring(r.slot(uint16_t(vq.avail_idx_shadow() - 1))), 2), uint16_t(r.num));
+      break;
+    case VirtioRingFault::NextOutOfRange:
+      // Past the ring (num), or past the table (its entry count).
+      st16(first + 14, uint16_t(indirect ? ld32(ring_desc + 8) / 16 : r.num));
+      break;
+    case VirtioRingFault::BufferOutsideMemory: st64(first, kOutsideGuestMemory); break;
+    case VirtioRingFault::ZeroLength: st32(first + 8, 0); break;
+    case VirtioRingFault::IndirectBadLength: st32(ring_desc + 8, 40); break;
+    case VirtioRingFault::IndirectNested: {
+      // The table's entry 1 (the data) becomes a table itself.
+      uint8_t* entry = desc(1);
+      st16(entry + 12, uint16_t(ld16(entry + 12) | DESC_F_INDIRECT));
+      break;
+    }
+  }
+}
+
+DoorbellUpdate VirtioBlkDriver::kick(uint16_t q, VirtioDriverEnv* on) {
   DoorbellUpdate u;
   Queue& Q = queues_[q];
+  VirtioDriverEnv& c = running(q, on);
   const KickDecision k = Q.vq.kick_prepare();
   if (!k.updated) return u;
   u.updated = true;
@@ -190,7 +259,7 @@ DoorbellUpdate VirtioBlkDriver::kick(uint16_t q) {
   if (k.event_idx) ++Q.counters->updates_with_dbbuf;
   if (k.needs_kick) {
     // virtqueue_notify: vp_notify writes the queue index to its notify address.
-    cpu(q).mmio_write(VirtioBlkDevice::NOTIFY_OFFSET + Q.notify_off * VirtioBlkDevice::NOTIFY_OFF_MULTIPLIER,
+    c.mmio_write(VirtioBlkDevice::NOTIFY_OFFSET + Q.notify_off * VirtioBlkDevice::NOTIFY_OFF_MULTIPLIER,
                     2, q);
     u.mmio = true;
     ++Q.counters->mmio;
@@ -201,9 +270,10 @@ DoorbellUpdate VirtioBlkDriver::kick(uint16_t q) {
   return u;
 }
 
-std::vector<Completion> VirtioBlkDriver::interrupt(uint16_t q) {
+std::vector<Completion> VirtioBlkDriver::interrupt(uint16_t q, VirtioDriverEnv* on) {
   std::vector<Completion> done;
   Queue& Q = queues_[q];
+  VirtioDriverEnv& c = running(q, on);
   if (!Q.vq.interrupt_has_work()) {
     ++Q.counters->spurious_interrupts;
     return done;
@@ -218,7 +288,7 @@ std::vector<Completion> VirtioBlkDriver::interrupt(uint16_t q) {
       Q.free_tags.push_back(tag);
       --Q.outstanding;
       ++Q.counters->completions;
-      done.push_back(Completion{tag, cpu(q).guest_memory(header_addr(q, tag) + 16, 1)[0], q});
+      done.push_back(Completion{tag, c.guest_memory(header_addr(q, tag) + 16, 1)[0], q});
     }
     if (Q.vq.broken()) break;
   } while (!Q.vq.enable_cb());

@@ -6,10 +6,11 @@ namespace nvmesim::fw {
 
 using namespace virtio;
 
-void VirtqueueDevice::enable(const SplitRing& ring, bool event_idx) {
+void VirtqueueDevice::enable(const SplitRing& ring, bool event_idx, bool indirect) {
   reset();
   ring_ = ring;
   event_idx_ = event_idx;
+  indirect_ = indirect;
   enabled_ = true;
 }
 
@@ -51,6 +52,16 @@ bool VirtqueueDevice::read_desc(uint32_t i, Desc& d) {
   return true;
 }
 
+bool VirtqueueDevice::read_table_desc(uint64_t table, uint32_t i, Desc& d) {
+  uint8_t b[16];
+  if (!env_->dma_read(table + 16ull * i, b, 16)) {
+    device_->virtio_error("Cannot map indirect buffer");
+    return false;
+  }
+  d = load_desc(b);
+  return true;
+}
+
 void VirtqueueDevice::set_avail_event(uint16_t v) {
   if (write16(ring_.avail_event(), v, "used ring")) ++avail_event_writes_;
 }
@@ -86,16 +97,44 @@ VirtqueueDevice::PopResult VirtqueueDevice::pop(VirtqElement& out) {
   out.head = head;
   out.out.clear();
   out.in.clear();
-  const uint32_t max = ring_.num;
+  uint32_t max = ring_.num;
   uint32_t i = head;
+  uint64_t table = 0;  // the indirect table being walked (0: the ring's)
   Desc d;
   if (!read_desc(i, d)) return PopResult::Error;
+  if ((d.flags & DESC_F_INDIRECT) && indirect_) {
+    // The head names an indirect table (section 2.7.5.3; QEMU's
+    // virtqueue_split_pop): a nonzero multiple of 16 bytes, all of it
+    // guest memory (address_space_cache_init mapped less: "Cannot map").
+    if (d.len == 0 || d.len % sizeof(Desc)) {
+      device_->virtio_error("Invalid size for indirect buffer table");
+      return PopResult::Error;
+    }
+    uint8_t probe;
+    if (d.addr + d.len < d.addr || !env_->dma_read(d.addr, &probe, 1) ||
+        !env_->dma_read(d.addr + d.len - 1, &probe, 1)) {
+      device_->virtio_error("Cannot map indirect buffer");
+      return PopResult::Error;
+    }
+    table = d.addr;
+    max = d.len / uint32_t(sizeof(Desc));
+    i = 0;
+    if (!read_table_desc(table, i, d)) return PopResult::Error;
+  }
   for (;;) {
     if (d.flags & DESC_F_INDIRECT) {
-      // VIRTIO_RING_F_INDIRECT_DESC is not offered (section 2.7.5.3.1: the
-      // driver must not set the flag then).
-      device_->virtio_error("Indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC");
-      return PopResult::Error;
+      // Section 2.7.5.3.1: a driver MUST NOT set INDIRECT without the
+      // feature, nor inside an indirect table (Linux's vhost get_indirect
+      // refuses a "Nested indirect descriptor" the same way).
+      if (table) {
+        device_->virtio_error("Nested indirect descriptor");
+        return PopResult::Error;
+      }
+      if (!indirect_) {
+        device_->virtio_error("Indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC");
+        return PopResult::Error;
+      }
+      // Negotiated, but past the head: QEMU maps it as a plain buffer.
     }
     // virtqueue_map_desc
     if (d.len == 0) {
@@ -129,7 +168,7 @@ VirtqueueDevice::PopResult VirtqueueDevice::pop(VirtqElement& out) {
       device_->virtio_error("Desc next is " + std::to_string(i));
       return PopResult::Error;
     }
-    if (!read_desc(i, d)) return PopResult::Error;
+    if (table ? !read_table_desc(table, i, d) : !read_desc(i, d)) return PopResult::Error;
   }
   ++inuse_;
   return PopResult::Element;

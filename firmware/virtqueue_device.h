@@ -55,8 +55,9 @@ class VirtqueueDevice {
  public:
   VirtqueueDevice(VirtioDeviceEnv& env, VirtioErrorSink& device) : env_(&env), device_(&device) {}
 
-  // queue_enable with the driver's addresses; event_idx: VIRTIO_RING_F_EVENT_IDX negotiated.
-  void enable(const virtio::SplitRing& ring, bool event_idx);
+  // queue_enable with the driver's addresses; event_idx: VIRTIO_RING_F_EVENT_IDX
+  // negotiated, indirect: VIRTIO_RING_F_INDIRECT_DESC negotiated.
+  void enable(const virtio::SplitRing& ring, bool event_idx, bool indirect = false);
   void reset();
   bool enabled() const { return enabled_; }
 
@@ -86,6 +87,8 @@ class VirtqueueDevice {
   bool read16(uint64_t addr, uint16_t& v, const char* what);
   bool write16(uint64_t addr, uint16_t v, const char* what);
   bool read_desc(uint32_t i, virtio::Desc& d);
+  // Entry i of the indirect table at `table` (mapped as a whole before).
+  bool read_table_desc(uint64_t table, uint32_t i, virtio::Desc& d);
   void set_avail_event(uint16_t v);
 
   VirtioDeviceEnv* env_;
@@ -93,6 +96,7 @@ class VirtqueueDevice {
   virtio::SplitRing ring_;
   bool enabled_ = false;
   bool event_idx_ = false;
+  bool indirect_ = false;
   uint16_t last_avail_idx_ = 0;
   uint16_t shadow_avail_idx_ = 0;
   uint16_t used_idx_ = 0;

@@ -8,10 +8,11 @@ namespace nvmesim::fw {
 
 using namespace virtio;
 
-void VirtqueueDriver::init(VirtioDriverEnv& env, const SplitRing& ring, bool event_idx) {
+void VirtqueueDriver::init(VirtioDriverEnv& env, const SplitRing& ring, bool event_idx, bool indirect) {
   env_ = &env;
   ring_ = ring;
   event_ = event_idx;
+  indirect_ = indirect;
   std::memset(env.guest_memory(ring.desc, uint32_t(SplitRing::desc_bytes(ring.num))), 0,
               SplitRing::desc_bytes(ring.num));
   std::memset(env.guest_memory(ring.avail, uint32_t(SplitRing::avail_bytes(ring.num))), 0,
@@ -30,25 +31,44 @@ void VirtqueueDriver::init(VirtioDriverEnv& env, const SplitRing& ring, bool eve
 }
 
 int VirtqueueDriver::add(const VirtqBuffer* out, unsigned out_n, const VirtqBuffer* in,
-                         unsigned in_n, uint32_t token) {
+                         unsigned in_n, uint32_t token, uint64_t indirect_table) {
   const unsigned total = out_n + in_n;
-  if (broken_ || total == 0 || num_free_ < total) return -1;  // -ENOSPC
+  if (broken_ || total == 0) return -1;
+  // virtqueue_use_indirect: negotiated, more than one sg entry, a free descriptor.
+  const bool indirect = indirect_ && indirect_table && total > 1 && num_free_ > 0;
+  const unsigned descs_used = indirect ? 1 : total;
+  if (num_free_ < descs_used) return -1;  // -ENOSPC
   const uint16_t head = free_head_;
-  uint16_t i = head, prev = head;
-  for (unsigned n = 0; n < total; ++n) {
-    const bool is_out = n < out_n;
-    const VirtqBuffer& b = is_out ? out[n] : in[n - out_n];
-    Desc d{b.addr, b.len, uint16_t(DESC_F_NEXT | (is_out ? 0 : DESC_F_WRITE)), next_[i]};
-    store_desc(env_->guest_memory(ring_.desc_at(i), 16), d);
-    prev = i;
-    i = next_[i];
+  if (indirect) {
+    // alloc_indirect_split links entry i to i + 1 (the last one too, its NEXT
+    // flag cleared); the ring descriptor names the table, flags INDIRECT.
+    uint8_t* table = env_->guest_memory(indirect_table, 16 * total);
+    for (unsigned n = 0; n < total; ++n) {
+      const bool is_out = n < out_n;
+      const VirtqBuffer& b = is_out ? out[n] : in[n - out_n];
+      const uint16_t flags = uint16_t((n + 1 < total ? DESC_F_NEXT : 0) | (is_out ? 0 : DESC_F_WRITE));
+      store_desc(table + 16 * n, Desc{b.addr, b.len, flags, uint16_t(n + 1)});
+    }
+    store_desc(env_->guest_memory(ring_.desc_at(head), 16),
+               Desc{indirect_table, 16 * total, DESC_F_INDIRECT, next_[head]});
+    free_head_ = next_[head];
+  } else {
+    uint16_t i = head, prev = head;
+    for (unsigned n = 0; n < total; ++n) {
+      const bool is_out = n < out_n;
+      const VirtqBuffer& b = is_out ? out[n] : in[n - out_n];
+      Desc d{b.addr, b.len, uint16_t(DESC_F_NEXT | (is_out ? 0 : DESC_F_WRITE)), next_[i]};
+      store_desc(env_->guest_memory(ring_.desc_at(i), 16), d);
+      prev = i;
+      i = next_[i];
+    }
+    // The last descriptor ends the chain.
+    uint8_t* last = env_->guest_memory(ring_.desc_at(prev), 16);
+    st16(last + 12, uint16_t(ld16(last + 12) & ~DESC_F_NEXT));
+    free_head_ = i;
   }
-  // The last descriptor ends the chain.
-  uint8_t* last = env_->guest_memory(ring_.desc_at(prev), 16);
-  st16(last + 12, uint16_t(ld16(last + 12) & ~DESC_F_NEXT));
-  num_free_ -= total;
-  free_head_ = i;
-  chain_len_[head] = uint16_t(total);
+  num_free_ -= descs_used;
+  chain_len_[head] = uint16_t(descs_used);
   token_[head] = token;
   is_head_[head] = 1;
   // Put the head in the next avail slot, then expose it through avail->idx.

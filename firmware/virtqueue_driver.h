@@ -42,14 +42,21 @@ struct KickDecision {
 class VirtqueueDriver {
  public:
   // vring_init + the free list 0 -> 1 -> ... -> num-1; zeroes the rings.
-  void init(VirtioDriverEnv& env, const virtio::SplitRing& ring, bool event_idx);
+  // indirect: VIRTIO_RING_F_INDIRECT_DESC negotiated.
+  void init(VirtioDriverEnv& env, const virtio::SplitRing& ring, bool event_idx, bool indirect = false);
 
   // virtqueue_add_split: out buffers (device reads) then in buffers (device
-  // writes), chained; publishes avail->idx. Returns the head, or -1 when
-  // fewer than out+in descriptors are free (-ENOSPC).
+  // writes), chained; publishes avail->idx. With indirect descriptors, more
+  // than one buffer and a free descriptor (virtqueue_use_indirect), the chain
+  // goes to the table at `indirect_table` (16 bytes per buffer; Linux
+  // kmallocs it in alloc_indirect_split) and takes one ring descriptor.
+  // Returns the head, or -1 when too few descriptors are free (-ENOSPC).
   int add(const VirtqBuffer* out, unsigned out_n, const VirtqBuffer* in, unsigned in_n,
-          uint32_t token);
+          uint32_t token, uint64_t indirect_table = 0);
   KickDecision kick_prepare();
+  // The CPU that runs the next calls (a queue shared by several CPUs is used
+  // by whichever holds its lock, as virtio_blk's vq lock serialises them).
+  void set_env(VirtioDriverEnv& env) { env_ = &env; }
   // virtqueue_get_buf: the token of the next used entry (false when none, or
   // when the device returned an id that is not a head: the ring is broken).
   bool get_buf(uint32_t& token, uint32_t& len);
@@ -61,6 +68,7 @@ class VirtqueueDriver {
   bool interrupt_has_work();
 
   uint32_t num_free() const { return num_free_; }
+  bool indirect() const { return indirect_; }
   bool broken() const { return broken_; }
   const virtio::SplitRing& ring() const { return ring_; }
   uint16_t avail_idx_shadow() const { return avail_idx_shadow_; }
@@ -78,6 +86,7 @@ class VirtqueueDriver {
   VirtioDriverEnv* env_ = nullptr;
   virtio::SplitRing ring_;
   bool event_ = false;
+  bool indirect_ = false;
   bool event_triggered_ = false;
   bool broken_ = false;
   uint16_t free_head_ = 0;

@@ -28,6 +28,8 @@ struct GuestParams {
   fw::DriverConfig driver;
   GuestCpuCosts cpu;
   double irq_coalescing_time_ns{};  // Set Features 0x08 TIME, a multiple of 100 us
+  fw::VirtioRingFault virtio_fault = fw::VirtioRingFault::None;  // device=virtio-blk
+  uint64_t virtio_fault_after = 0;
 
   static constexpr const char* param_prefix = "guest";
   static constexpr EnumEntry<bool> prp_faults[] = {{false, "none"}, {true, "misaligned"}};
@@ -44,6 +46,11 @@ struct GuestParams {
              "fault injection: every I/O's PRP1 off dword alignment (PRP Offset Invalid; the run fails)");
     v.choice(driver.dbbuf_config_fault, "dbbuf_fault", "none", fw::dbbuf_config_faults, "",
              "fault injection: Doorbell Buffer Config with a bad PRP1/PRP2 (refused; MMIO fallback)");
+    v.choice(virtio_fault, "virtio_fault", "none", fw::virtio_ring_faults, "",
+             "fault injection (device=virtio-blk): one request on virtqueue 0 published malformed; the device "
+             "breaks (DEVICE_NEEDS_RESET) as QEMU's virtqueue_split_pop does");
+    v.integer(virtio_fault_after, "virtio_fault_after", "0", "requests", 0, 1e12,
+              "requests on virtqueue 0 published well before guest.virtio_fault's malformed one");
     v.integer(driver.io_cq_entries, "io_cq_entries", "0", "entries", 0, 65536,
               "entries of each I/O completion queue (0 = as the SQ; else 2..65536)");
     v.choice(driver.interrupts, "completion", "irq", completion_paths, "",
@@ -105,6 +112,7 @@ class Guest : public sc_core::sc_module {
   // Traces: a store to the shadow doorbell buffer became visible now.
   void trace_shadow_store(uint64_t gpa, uint32_t value, const sc_core::sc_time& at);
   unsigned vcpus_running() const { return running_; }
+  size_t vcpu_count() const { return vcpus_.size(); }
 
  private:
   // Linux's pci_alloc_irq_vectors with managed affinity: vector 0 (the

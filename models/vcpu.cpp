@@ -321,20 +321,27 @@ void Vcpu::raise_interrupt(uint32_t vector, const sc_time& delay) {
   irq_event_.notify(delay);
 }
 
-void Vcpu::wait_for_interrupt() {
+bool Vcpu::wait_for_interrupt() {
   sync_local();
   const sc_time t0 = sc_time_stamp();
+  auto irq_due = [&] { return irq_pending_ && irq_time_ <= sc_time_stamp(); };
+  auto woken = [&] { return woken_ && wake_time_ <= sc_time_stamp(); };
   // Reported as it starts, so trace writers need not hold events back.
-  const bool idles = !irq_pending_ || irq_time_ > t0;
+  const bool idles = !irq_due() && !woken();
   if (idles) {
     set_runnable(false);  // HLT gives the core back
     if (auto* t = traces::active()) t->vcpu_state(params_.index, t0.value(), traces::VcpuState::Idle);
   }
-  while (!irq_pending_ || irq_time_ > sc_time_stamp()) {
+  while (!irq_due() && !woken()) {
     take_admin_interrupts();
-    waits_on_device_ = !irq_pending_;
-    if (irq_pending_)
-      activations::wait(irq_time_ - sc_time_stamp(), irq_event_);
+    waits_on_device_ = !irq_pending_ && !woken_;
+    // The earlier of the interrupt and the wake-up (a later notify of the
+    // same event would not replace an earlier one).
+    const bool timed = irq_pending_ || woken_;
+    sc_time until = irq_pending_ ? irq_time_ : wake_time_;
+    if (irq_pending_ && woken_ && wake_time_ < until) until = wake_time_;
+    if (timed)
+      activations::wait(until - sc_time_stamp(), irq_event_);
     else
       activations::wait(irq_event_);
   }
@@ -347,7 +354,10 @@ void Vcpu::wait_for_interrupt() {
     results_.idle_time += idle;
     guest_.hypervisor().record_halt(params_.index, idle);
   }
+  woken_ = false;
+  if (!irq_due()) return false;
   irq_pending_ = false;
+  return true;
 }
 
 // ---------------------------------------------------------------- stall reports

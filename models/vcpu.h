@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "firmware/driver.h"
+#include "firmware/virtio_blk_driver.h"
 #include "firmware/virtqueue_driver.h"
 #include "firmware/statistics.h"
 #include "models/hypervisor.h"
@@ -178,6 +179,13 @@ class Vcpu : public sc_core::sc_module,
   const LatencyHistogram& latency() const { return latency_; }
   const LatencyHistogram& latency(bool write) const { return latency_dir_[write ? 1 : 0]; }
   uint32_t outstanding() const { return outstanding_; }
+  // The virtqueue this job submits on (blk_mq_map_queues: vCPU % queues).
+  uint16_t virtqueue() const;
+  // Another vCPU's virtblk_done completed this job's I/O at `at` (a virtqueue
+  // shared by several vCPUs interrupts one of them): blk_mq_complete_request
+  // ran there, the job's io_getevents sleeper is woken (the wake-up IPI's
+  // own exits are not modelled).
+  void complete_remote(const fw::Completion& c, const sc_core::sc_time& at);
   // The vCPU has something of its own to do as time passes (guest work, an
   // exit, an interrupt on its way, a store draining), as opposed to halting
   // for an interrupt nothing has sent or polling a CQ that stays empty.
@@ -190,14 +198,21 @@ class Vcpu : public sc_core::sc_module,
  private:
   void run();
   void run_job();
-  bool can_issue() const;
+  bool can_issue(uint32_t pending = 0) const;  // pending: I/Os of this batch not yet issued
   void submit_batch();
-  void wait_for_interrupt();
+  void submit_batch_shared(fw::VirtioBlkDriver& vb);
+  bool virtqueue_shared() const;  // virtio.queues < numjobs: other jobs use this job's queue
+  bool issue(const NextIo& io, const sc_core::sc_time& started);
+  // Halts until the I/O interrupt is due (true) or another vCPU completed
+  // one of this job's I/Os (false: a shared virtqueue's interrupt ran there).
+  bool wait_for_interrupt();
   void reap();
   bool io_interrupt_due() const;
   void take_io_interrupt();
   void handle_completions(bool from_interrupt);
   void finish_io(const fw::Completion& c);
+  // The I/O ended at `end`: latency, results, into the job's aio ring.
+  void record_completion(const fw::Completion& c, const sc_core::sc_time& end);
   void guest_work(const sc_core::sc_time& t);
   void mmio(tlm::tlm_command cmd, uint32_t offset, void* data, unsigned len);
   void commit_stores();
@@ -250,6 +265,13 @@ class Vcpu : public sc_core::sc_module,
   bool waits_on_device_ = false;  // halted with no interrupt pending, or its last poll found nothing
   sc_core::sc_time irq_time_;
   sc_core::sc_event irq_event_;
+  struct PendingIo {
+    NextIo io;
+    sc_core::sc_time started;
+  };
+  std::vector<PendingIo> shared_batch_;  // submit_batch_shared's batch (kept: no allocation once grown)
+  bool woken_ = false;  // complete_remote: a wake-up at wake_time_
+  sc_core::sc_time wake_time_;
 
   // Store buffer for shadow-doorbell stores: in order, drained at its time
   // or by a full barrier.

@@ -64,55 +64,89 @@ void Vcpu::run() {
   guest_.vcpu_finished();
 }
 
-bool Vcpu::can_issue() const {
-  if (inflight_ >= params_.iodepth) return false;  // fio's queue is full until it reaps
-  if (params_.number_ios && results_.issued >= params_.number_ios) return false;
+bool Vcpu::can_issue(uint32_t pending) const {
+  if (inflight_ + pending >= params_.iodepth) return false;  // fio's queue is full until it reaps
+  if (params_.number_ios && results_.issued + pending >= params_.number_ios) return false;
   if (params_.runtime != SC_ZERO_TIME && now() >= results_.start + params_.runtime) return false;
   return true;
 }
 
 void Vcpu::submit_batch() {
+  fw::VirtioBlkDriver* vb = guest_.virtio();
+  if (vb && virtqueue_shared()) {
+    submit_batch_shared(*vb);
+    return;
+  }
   unsigned n = 0;
   while (n < params_.batch_submit && can_issue()) {
     const NextIo io = workload_.next();
     const sc_time started = now();
-    const uint32_t lba = guest_.bringup().lba_bytes;
-    fw::IoSpec spec;
-    spec.opcode = io.write ? nvme::io::WRITE : nvme::io::READ;
-    spec.slba = io.offset / lba;
-    spec.nlb = io.bytes / lba;
-    fw::VirtioBlkDriver* vb = guest_.virtio();
-    const int32_t tag = vb ? vb->submit(uint16_t(params_.qid - 1), spec) : guest_.driver().submit(params_.qid, spec);
-    if (tag < 0) break;  // SQ full: publish what we have
-    start_time_[tag] = started;
-    is_write_[tag] = io.write;
-    offset_[tag] = io.offset;
-    bytes_[tag] = uint32_t(io.bytes);
-    if (auto* t = traces::active()) t->io_start(params_.qid, uint32_t(tag), io.write, started.value());
-    if (params_.verify) {
-      const uint64_t block = io.offset / params_.job.bs;
-      block_[tag] = block;
-      const uint64_t gpa = vb ? vb->data_buffer(uint16_t(params_.qid - 1), uint32_t(tag))
-                              : guest_.driver().data_buffer(params_.qid, uint32_t(tag));
-      uint8_t* buf = guest_memory(gpa, io.bytes);
-      if (io.write) {
-        fill_pattern(buf, block);
-      } else {
-        expect_pattern_[tag] = written_[block];
-        std::memset(buf, 0, io.bytes);  // so stale data cannot pass the check
-      }
-    }
-    ++outstanding_;
-    ++inflight_;
-    ++results_.issued;
+    if (!issue(io, started)) break;  // SQ full: publish what we have
     ++n;
     guest_work(params_.submit_cost);
   }
   // One SQ doorbell update per batch; virtio-blk kicks once per batch
   // (virtio_queue_rq: kick_prepare on the batch's last request).
   if (n)
-    trace_update(true, guest_.virtio() ? guest_.virtio()->kick(uint16_t(params_.qid - 1))
-                                       : guest_.driver().ring_sq(params_.qid));
+    trace_update(true, vb ? vb->kick(virtqueue(), this) : guest_.driver().ring_sq(params_.qid));
+}
+
+// A virtqueue shared with other jobs' vCPUs: virtio_queue_rq (or
+// virtio_queue_rqs for a batch) adds the requests and decides the kick under
+// one hold of the queue's lock, after the block layer's work on each, so no
+// other vCPU's request slips between this batch's adds and its kick decision.
+void Vcpu::submit_batch_shared(fw::VirtioBlkDriver& vb) {
+  shared_batch_.clear();
+  while (shared_batch_.size() < params_.batch_submit && can_issue(uint32_t(shared_batch_.size()))) {
+    const NextIo io = workload_.next();
+    shared_batch_.push_back({io, now()});
+    guest_work(params_.submit_cost);
+  }
+  unsigned n = 0;
+  for (const PendingIo& p : shared_batch_) {
+    if (!issue(p.io, p.started)) break;  // ring full: publish what we have
+    ++n;
+  }
+  if (n) trace_update(true, vb.kick(virtqueue(), this));
+}
+
+bool Vcpu::virtqueue_shared() const {
+  const fw::VirtioBlkDriver* vb = guest_.virtio();
+  return vb && vb->last_bring_up().queues && vb->last_bring_up().queues < guest_.vcpu_count();
+}
+
+// Builds one I/O on the job's queue (the NVMe SQ entry or the virtio chain).
+bool Vcpu::issue(const NextIo& io, const sc_time& started) {
+  const uint32_t lba = guest_.bringup().lba_bytes;
+  fw::IoSpec spec;
+  spec.opcode = io.write ? nvme::io::WRITE : nvme::io::READ;
+  spec.slba = io.offset / lba;
+  spec.nlb = io.bytes / lba;
+  fw::VirtioBlkDriver* vb = guest_.virtio();
+  const int32_t tag = vb ? vb->submit(virtqueue(), spec, this) : guest_.driver().submit(params_.qid, spec);
+  if (tag < 0) return false;
+  start_time_[tag] = started;
+  is_write_[tag] = io.write;
+  offset_[tag] = io.offset;
+  bytes_[tag] = uint32_t(io.bytes);
+  if (auto* t = traces::active()) t->io_start(params_.qid, uint32_t(tag), io.write, started.value());
+  if (params_.verify) {
+    const uint64_t block = io.offset / params_.job.bs;
+    block_[tag] = block;
+    const uint64_t gpa = vb ? vb->data_buffer(virtqueue(), uint32_t(tag))
+                            : guest_.driver().data_buffer(params_.qid, uint32_t(tag));
+    uint8_t* buf = guest_memory(gpa, io.bytes);
+    if (io.write) {
+      fill_pattern(buf, block);
+    } else {
+      expect_pattern_[tag] = written_[block];
+      std::memset(buf, 0, io.bytes);  // so stale data cannot pass the check
+    }
+  }
+  ++outstanding_;
+  ++inflight_;
+  ++results_.issued;
+  return true;
 }
 
 void Vcpu::handle_completions(bool from_interrupt) {
@@ -129,8 +163,18 @@ void Vcpu::handle_completions(bool from_interrupt) {
   }
   if (fw::VirtioBlkDriver* vb = guest_.virtio()) {
     // vring_interrupt -> virtblk_done: every used entry, callbacks suppressed
-    // through used_event meanwhile; no completion doorbell.
-    for (const fw::Completion& c : vb->interrupt(uint16_t(params_.qid - 1))) finish_io(c);
+    // through used_event meanwhile; no completion doorbell. On a shared
+    // queue, the other jobs' I/Os complete here and wake their jobs.
+    const uint16_t q = virtqueue();
+    for (const fw::Completion& c : vb->interrupt(q, this)) {
+      Vcpu* owner = static_cast<Vcpu*>(vb->submitter(q, c.tag));
+      if (!owner || owner == this) {
+        finish_io(c);
+      } else {
+        guest_work(params_.complete_cost);
+        owner->complete_remote(c, now());
+      }
+    }
   } else {
     // Consume every completion whose phase matches, finishing each I/O, then
     // publish the CQ head once (nvme_irq -> nvme_poll_cq -> nvme_ring_cq_doorbell).
@@ -155,9 +199,25 @@ void Vcpu::take_interrupt_lock() {
   qk_.inc(hv.interrupt_lock(params_.index));
 }
 
+uint16_t Vcpu::virtqueue() const {
+  const fw::VirtioBlkDriver* vb = guest_.virtio();
+  const uint16_t queues = vb && vb->last_bring_up().queues ? vb->last_bring_up().queues : 1;
+  return fw::VirtioBlkDriver::queue_of_cpu(params_.qid - 1u, queues);
+}
+
 void Vcpu::finish_io(const fw::Completion& c) {
   guest_work(params_.complete_cost);
-  const sc_time end = now();
+  record_completion(c, now());
+}
+
+void Vcpu::complete_remote(const fw::Completion& c, const sc_time& at) {
+  record_completion(c, at);
+  if (!woken_ || at < wake_time_) wake_time_ = at;
+  woken_ = true;
+  irq_event_.notify(at > sc_time_stamp() ? at - sc_time_stamp() : SC_ZERO_TIME);
+}
+
+void Vcpu::record_completion(const fw::Completion& c, const sc_time& end) {
   const uint64_t lat_ns = (end - start_time_[c.tag]).value() / 1000;
   latency_.add(lat_ns);
   latency_dir_[is_write_[c.tag] ? 1 : 0].add(lat_ns);
@@ -176,7 +236,7 @@ void Vcpu::finish_io(const fw::Completion& c) {
       written_[block_[c.tag]] = 1;
     } else if (expect_pattern_[c.tag]) {
       ++results_.verified_reads;
-      const uint64_t gpa = guest_.virtio() ? guest_.virtio()->data_buffer(uint16_t(params_.qid - 1), c.tag)
+      const uint64_t gpa = guest_.virtio() ? guest_.virtio()->data_buffer(virtqueue(), c.tag)
                                            : guest_.driver().data_buffer(params_.qid, c.tag);
       if (!check_pattern(guest_memory(gpa, params_.job.bs), block_[c.tag]))
         ++results_.verify_errors;
@@ -214,7 +274,7 @@ void Vcpu::reap() {
       if (!waits_on_device_) handle_completions(false);
       continue;
     }
-    if (!io_interrupt_due()) wait_for_interrupt();
+    if (!io_interrupt_due() && !wait_for_interrupt()) continue;  // woken: another vCPU completed ours
     take_io_interrupt();
   }
   const uint32_t n = std::min(ready_, params_.batch_complete_max);

@@ -44,10 +44,14 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
     void visit(V& v) {
       v.flag(firmware.event_idx, "event_idx", "on",
              "offer VIRTIO_RING_F_EVENT_IDX (avail_event / used_event suppress kicks and interrupts)");
+      v.flag(firmware.indirect_desc, "indirect_desc", "on",
+             "offer VIRTIO_RING_F_INDIRECT_DESC (a request takes one ring descriptor naming a table; QEMU's "
+             "indirect_desc, on by default)");
       v.integer(firmware.queue_size_max, "queue_size", "256", "entries", 2, 32768,
                 "descriptors per virtqueue, a power of 2 (QEMU's queue-size)");
       v.integer(queues, "queues", "0", "queues", 0, 64,
-                "virtqueues the device offers (0 = one per job; at least numjobs)");
+                "virtqueues the device offers (0 = one per job; fewer than numjobs: job j on queue j % queues, "
+                "as blk_mq_map_queues maps CPUs)");
     }
   };
   // Virtio PCI ids (section 4.1.2): vendor 0x1AF4, device 0x1040 + 2 (block).

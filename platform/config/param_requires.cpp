@@ -28,8 +28,11 @@ const std::vector<ParamRequirement>& param_requirements() {
       // Each device reads its own settings: virtio.* the virtio-blk function,
       // the doorbell buffer and its EventIdx the NVMe controller and driver.
       {"virtio.event_idx", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
+      {"virtio.indirect_desc", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
       {"virtio.queue_size", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
       {"virtio.queues", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
+      {"guest.virtio_fault", "none", "device", {"virtio-blk"}, true, "the fault is in a virtqueue"},
+      {"guest.virtio_fault_after", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
       {"nvme.dbbuf", nullptr, "device", {"nvme"}, false, "virtio-blk uses VIRTIO_RING_F_EVENT_IDX (virtio.event_idx)"},
       {"nvme.sq_eventidx", nullptr, "device", {"nvme"}, false, "virtio-blk writes avail_event as QEMU does"},
       {"nvme.cq_eventidx", nullptr, "device", {"nvme"}, false, "virtio-blk has no CQ doorbell"},

@@ -11,6 +11,13 @@ namespace nvmesim::platform {
 
 using models::NotifyMode;
 
+// Jobs on the busiest virtqueue: job j submits on queue j % queues (Linux
+// 6.1 blk_mq_map_queues), so ceil(numjobs / queues) of them share one.
+static uint32_t jobs_per_virtqueue(const SystemParams& p) {
+  const uint32_t queues = std::max<uint32_t>(p.virtio.firmware.num_queues, 1);
+  return (p.numjobs() + queues - 1) / queues;
+}
+
 SystemParams load_system_params(const Config& c, const std::vector<const Config*>& job_configs) {
   SystemParams p;
   if (job_configs.empty())
@@ -71,10 +78,16 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   fw::VirtioBlkDriverConfig& vd = p.virtio_driver;
   vd.queues = uint16_t(p.numjobs());
   vd.queue_size = vc.queue_size_max;
-  vd.event_idx = true;  // Linux accepts VIRTIO_RING_F_EVENT_IDX whenever it is offered
+  vd.event_idx = true;      // Linux accepts VIRTIO_RING_F_EVENT_IDX whenever it is offered,
+  vd.indirect_desc = true;  // and VIRTIO_RING_F_INDIRECT_DESC (virtio_blk keeps both)
+  // blk_mq_map_queues: job (vCPU) j submits on queue j % queues; a queue
+  // holds the I/Os of every job mapped to it.
+  vd.max_outstanding = p.iodepth * jobs_per_virtqueue(p);
   vd.max_transfer_bytes = p.bs;
   vd.memory_base = dc.memory_base;
   vd.memory_bytes = dc.memory_bytes;
+  vd.ring_fault = p.guest.virtio_fault;
+  vd.ring_fault_after = p.guest.virtio_fault_after;
   return p;
 }
 
@@ -115,15 +128,23 @@ static void check_virtio_params(const SystemParams& p, const Config& c) {
   if (!fw::virtio::valid_queue_size(size))
     throw ConfigError("--virtio.queue_size: " + c.text("virtio.queue_size") +
                       " is not a power of 2 (allowed 2, 4, ..., 32768)");
-  if (p.virtio.queues && p.virtio.queues < p.numjobs())
-    throw ConfigError("--virtio.queues: " + std::to_string(p.virtio.queues) + " is fewer than numjobs (" +
-                      std::to_string(p.numjobs()) + "; allowed 0 = one per job, or " +
-                      std::to_string(p.numjobs()) + "..64)");
-  // Without indirect descriptors a request takes three: header, data, status.
-  if (p.iodepth > size / 3)
+  // Without indirect descriptors a request takes three: header, data,
+  // status; with them one (its table).
+  const bool indirect = p.virtio.firmware.indirect_desc;
+  // Jobs sharing a queue (virtio.queues < numjobs) share its descriptors.
+  const uint32_t sharing = jobs_per_virtqueue(p);
+  const uint32_t fit = (indirect ? size : size / 3) / sharing;
+  if (p.iodepth > fit)
     throw ConfigError("--iodepth: " + std::to_string(p.iodepth) + " does not fit a virtqueue of " +
-                      std::to_string(size) + " descriptors, 3 per request (allowed 1.." +
-                      std::to_string(size / 3) + "; raise virtio.queue_size)");
+                      std::to_string(size) + " descriptors, " + (indirect ? "1" : "3") + " per request" +
+                      (sharing > 1 ? ", shared by " + std::to_string(sharing) + " jobs" : std::string()) +
+                      " (allowed 1.." + std::to_string(fit) + "; raise virtio.queue_size" +
+                      (indirect ? "" : " or set virtio.indirect_desc=on") + ")");
+  if (!indirect && (p.guest.virtio_fault == fw::VirtioRingFault::IndirectBadLength ||
+                    p.guest.virtio_fault == fw::VirtioRingFault::IndirectNested))
+    throw ConfigError("--guest.virtio_fault: " + c.text("guest.virtio_fault") +
+                      " needs virtio.indirect_desc=on (allowed with it off: none, desc_loop, head_out_of_range, "
+                      "next_out_of_range, buffer_outside_memory, zero_length)");
   if (!p.guest.driver.interrupts)
     throw ConfigError("--guest.completion: poll is not modelled for device virtio-blk (allowed irq)");
   const uint64_t need = p.virtio_driver.memory_base + fw::VirtioBlkDriver::memory_needed(p.virtio_driver);

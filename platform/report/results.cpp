@@ -93,6 +93,7 @@ std::string status_text(uint16_t status) {
 
 const char* run_outcome(const RunResults& r) {
   if (!r.bringup_ok) return "bringup_failed";
+  if (r.device_needs_reset) return "device_needs_reset";
   if (r.stalled) return "stalled";
   if (r.io_errors || r.verify_errors) return "io_errors";
   return "ok";
@@ -101,6 +102,10 @@ const char* run_outcome(const RunResults& r) {
 std::string run_headline(const RunResults& r) {
   const std::string outcome = run_outcome(r);
   if (outcome == "bringup_failed") return "BRING-UP FAILED: " + r.bringup_error;
+  if (outcome == "device_needs_reset")
+    return "DEVICE NEEDS RESET: virtio-blk virtio_error \"" + r.device_error + "\"; " +
+           std::to_string(r.unfinished_ios) + " I/Os could not complete (the guest waits for them; " +
+           "figures cover the run until nothing could move)";
   if (outcome == "stalled") {
     // The report's first clause (where and when); the queue details follow in it.
     const size_t cut = r.stall_report.find(';');
@@ -213,6 +218,11 @@ report::Json results_json(const RunResults& r) {
                   {"dbbuf_status", r.dbbuf_status},
                   {"exits", bringup_exits}};
   j["stall"] = r.stalled ? Json(r.stall_report) : Json(nullptr);
+  if (r.virtio)
+    j["virtio_blk"] = {{"device_status", unsigned(r.virtio_status)},
+                       {"needs_reset", r.device_needs_reset},
+                       {"error", r.device_error},
+                       {"unfinished_ios", r.unfinished_ios}};
   j["interrupted"] = r.interrupted ? Json(interrupt::signal_name(r.interrupt_signal)) : Json(nullptr);
   if (!r.sections.empty()) j["job_results"] = job_results_json(r);
   if (r.has_host) {

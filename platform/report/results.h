@@ -100,6 +100,15 @@ struct RunResults {
   // Stall watchdog.
   bool stalled = false;
   std::string stall_report;
+  // device=virtio-blk: its status byte at the end; a virtio_error() (QEMU's
+  // answer to malformed guest input) set DEVICE_NEEDS_RESET and stopped the
+  // queues, so the I/Os in flight could never complete (Linux 6.1's
+  // virtio_blk has no blk-mq timeout handler: it waits for them).
+  bool virtio = false;
+  uint8_t virtio_status = 0;
+  bool device_needs_reset = false;
+  std::string device_error;
+  uint64_t unfinished_ios = 0;  // issued and never completed
   // SIGINT/SIGTERM stopped the run early: the figures cover the simulated
   // time up to the signal (platform/cli/interrupt.h).
   bool interrupted = false;
@@ -134,8 +143,9 @@ struct RunResults {
 };
 
 // What the run came to, for the first line of a report and the JSON
-// "outcome": "ok", "bringup_failed", "stalled" or "io_errors" (I/Os that
-// completed with a non-zero NVMe status, or reads that failed verification).
+// "outcome": "ok", "bringup_failed", "device_needs_reset" (virtio-blk broke
+// on malformed guest input), "stalled" or "io_errors" (I/Os that completed
+// with a non-zero NVMe status, or reads that failed verification).
 // A stall wins over I/O errors: its figures are cut short anyway.
 const char* run_outcome(const RunResults& r);
 // "" for an ok run; otherwise one line starting with "STALLED:", "FAILED:"

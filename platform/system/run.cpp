@@ -224,6 +224,7 @@ Summary summarize(const RunResults& r) {
   s.verify_errors = r.verify_errors;
   s.ok = r.bringup_ok;
   s.stalled = r.stalled;
+  s.device_needs_reset = r.device_needs_reset;
   s.interrupted = r.interrupted;
   std::snprintf(s.headline, sizeof s.headline, "%s", run_headline(r).c_str());
   s.dbbuf_active = r.dbbuf_active;
@@ -393,6 +394,7 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   }
   const int sig = interrupt::received();
   const bool stalled = (ran > 0 && s[0].stalled) || (ran > 1 && s[1].stalled);
+  const bool needs_reset = (ran > 0 && s[0].device_needs_reset) || (ran > 1 && s[1].device_needs_reset);
   bool failed = false;
   for (int k = 0; k < ran; ++k) failed = failed || s[k].io_errors || s[k].verify_errors;
   const int code = sig ? interrupt::exit_code() : options.fail_on_stall && stalled ? 3 : failed ? 4 : 0;
@@ -424,7 +426,7 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   add("lat_ns.percentile.99.000000", "latency p99 (ns)", pair([](const Summary& x) { return double(x.p99); }), "%.0f");
   auto figure_ratio = [&](const Figure& f) { return ran > 1 ? ratio(f.v[1], f.v[0]) : -1; };
   if (options.output_format != "normal") {
-    const char* outcome = stalled ? "stalled" : failed ? "io_errors" : "ok";
+    const char* outcome = stalled ? "stalled" : needs_reset ? "device_needs_reset" : failed ? "io_errors" : "ok";
     report::Json doc;
     doc["experiment"] = "default: doorbell buffer off vs spec";
     doc["outcome"] = outcome;

@@ -34,7 +34,7 @@ struct RunSummary {
   double irq_per_io;  // MSI-X messages the controller sent, per I/O
   uint64_t ios, p50, p99;
   uint64_t io_errors, verify_errors;
-  bool ok, stalled, dbbuf_active, interrupted;
+  bool ok, stalled, dbbuf_active, interrupted, device_needs_reset;
   char headline[512];  // run_headline(), cut to fit; "" for an ok run
 };
 

@@ -269,7 +269,7 @@ std::string describe_stall(System& sys, const std::string& headline) {
     for (auto& v : sys.vcpus())
       if (!v->results().finished)
         r << "; vcpu" << v->params().index << ": " << v->outstanding() << " requests outstanding on virtqueue "
-          << (v->params().qid - 1);
+          << v->virtqueue();
     return r.str();
   }
   const NvmeControllerModel& ctl = sys.controller();
@@ -356,6 +356,18 @@ RunResults System::run() {
   r.dbbuf_status = guest_->bringup().dbbuf_status;
   r.stalled = stall_;
   r.stall_report = stall_report_;
+  for (const auto& v : vcpus_) r.unfinished_ios += v->outstanding();
+  if (virtio_) {
+    // A broken device (virtio_error) ends the run the way a stall does, but
+    // nothing in the model stalled: the guest's requests wait on a device
+    // that must be reset.
+    const fw::VirtioBlkDevice& dev = virtio_->firmware();
+    r.virtio = true;
+    r.virtio_status = dev.status();
+    r.device_needs_reset = (dev.status() & fw::virtio::STATUS_DEVICE_NEEDS_RESET) != 0;
+    r.device_error = dev.error();
+    if (r.device_needs_reset) r.stalled = false;
+  }
   r.interrupted = interrupted;
 
   const sc_time start = guest_->measure_start();
@@ -416,13 +428,18 @@ RunResults System::run() {
     r.vcpus.push_back(f);
     if (r.bringup_ok && vd) {
       // Kicks are the SQ doorbell updates: written (notify) or suppressed
-      // (avail_event, or NO_NOTIFY without EVENT_IDX); no CQ doorbell.
-      const auto& k = vd->counters(uint16_t(v.params().qid - 1));
+      // (avail_event, or NO_NOTIFY without EVENT_IDX); no CQ doorbell. A
+      // queue shared by several jobs counts once, with its first job.
+      const uint16_t q = v.virtqueue();
+      const auto& k = vd->counters(q);
+      const bool first = q == i;  // vCPU q is the first mapped to queue q
+      if (first) {
       r.sq.updates += k.updates;
       r.sq.mmio += k.mmio;
       r.sq.suppressed += k.suppressed;
       r.sq.updates_with_dbbuf += k.updates_with_dbbuf;
       r.sq.suppressed_with_dbbuf += k.updates_with_dbbuf ? k.suppressed : 0;
+      }
     } else if (r.bringup_ok) {
       const uint16_t q = v.params().qid;
       const auto& sq = d.sq_counters(q);

@@ -21,23 +21,27 @@ class Harness : public VirtioDriverEnv, public VirtioDeviceEnv {
   static constexpr uint64_t MEM_BYTES = 8u << 20;
   static constexpr uint64_t REGION = 1u << 20;  // the driver's region starts here
 
-  Harness(uint16_t queues, uint16_t queue_size, bool device_event_idx, bool driver_event_idx)
-      : mem(MEM_BYTES, 0), device(device_config(queues, queue_size, device_event_idx), *this),
-        driver(driver_config(queues, queue_size, driver_event_idx), *this) {}
+  // indirect: both sides offer / accept VIRTIO_RING_F_INDIRECT_DESC.
+  Harness(uint16_t queues, uint16_t queue_size, bool device_event_idx, bool driver_event_idx,
+          bool indirect = false)
+      : mem(MEM_BYTES, 0), device(device_config(queues, queue_size, device_event_idx, indirect), *this),
+        driver(driver_config(queues, queue_size, driver_event_idx, indirect), *this) {}
 
-  static VirtioBlkDeviceConfig device_config(uint16_t queues, uint16_t size, bool event_idx) {
+  static VirtioBlkDeviceConfig device_config(uint16_t queues, uint16_t size, bool event_idx, bool indirect) {
     VirtioBlkDeviceConfig c;
     c.num_queues = queues;
     c.queue_size_max = size;
     c.event_idx = event_idx;
+    c.indirect_desc = indirect;
     c.capacity_sectors = 1u << 20;
     return c;
   }
-  static VirtioBlkDriverConfig driver_config(uint16_t queues, uint16_t size, bool event_idx) {
+  static VirtioBlkDriverConfig driver_config(uint16_t queues, uint16_t size, bool event_idx, bool indirect) {
     VirtioBlkDriverConfig c;
     c.queues = queues;
     c.queue_size = size;
     c.event_idx = event_idx;
+    c.indirect_desc = indirect;
     c.max_transfer_bytes = 4096;
     c.memory_base = REGION;
     c.memory_bytes = MEM_BYTES - REGION;

@@ -54,24 +54,24 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 95 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 98 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 95);
+  REQUIRE(reg.all().size() == 98);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, then the device choice and virtio.*.
   CHECK(reg.all().front().name == "rw");
   CHECK(reg.all()[13].name == "sim.quantum");
   CHECK(reg.all()[17].name == "guest.submit_cost");
-  CHECK(reg.all()[32].name == "nvme.mqes");
-  CHECK(reg.all()[50].name == "pcie.mode");
-  CHECK(reg.all()[59].name == "hv.cpu_ghz");
-  CHECK(reg.all()[85].name == "host.cores");
-  CHECK(reg.all()[86].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all()[87].name == "hv.device_thread");
-  CHECK(reg.all()[88].name == "hv.passthrough");
-  CHECK(reg.all()[89].name == "hv.msix_bar_mmap");
-  CHECK(reg.all()[90].name == "hv.page_size");
-  CHECK(reg.all()[91].name == "device");
+  CHECK(reg.all()[34].name == "nvme.mqes");
+  CHECK(reg.all()[52].name == "pcie.mode");
+  CHECK(reg.all()[61].name == "hv.cpu_ghz");
+  CHECK(reg.all()[87].name == "host.cores");
+  CHECK(reg.all()[88].name == "host.wakeup_wait");  // added by its Params field and visit line only
+  CHECK(reg.all()[89].name == "hv.device_thread");
+  CHECK(reg.all()[90].name == "hv.passthrough");
+  CHECK(reg.all()[91].name == "hv.msix_bar_mmap");
+  CHECK(reg.all()[92].name == "hv.page_size");
+  CHECK(reg.all()[93].name == "device");
   CHECK(reg.all().back().name == "virtio.queues");
 
   const ParamSpec* mmio = reg.find("hv.exit_mmio");
@@ -226,6 +226,7 @@ TEST_CASE("enum tables: every entry round-trips, and each table is its parameter
   check_round_trip(fw::need_event_forms, "guest.need_event");
   check_round_trip(fw::dbbuf_config_faults, "guest.dbbuf_fault");
   check_round_trip(models::GuestParams::prp_faults, "guest.io_prp_fault");
+  check_round_trip(fw::virtio_ring_faults, "guest.virtio_fault");
   check_round_trip(models::GuestParams::completion_paths, "guest.completion");
 
   const ParamRegistry& reg = ParamRegistry::builtin();
@@ -236,6 +237,7 @@ TEST_CASE("enum tables: every entry round-trips, and each table is its parameter
   CHECK(choices("hv.fault") == table_names(models::NvmeControllerModel::eventfd_faults));
   CHECK(choices("nvme.dbbuf") == table_names(fw::dbbuf_modes));
   CHECK(choices("guest.dbbuf_fault") == table_names(fw::dbbuf_config_faults));
+  CHECK(choices("guest.virtio_fault") == table_names(fw::virtio_ring_faults));
   CHECK(choices("hv.device_thread") == table_names(platform::device_threads));
 }
 

@@ -119,8 +119,21 @@ TEST_CASE("virtio-blk platform: bad virtio settings are refused naming the field
     CHECK_THROWS_WITH(System(c), Catch::Contains("--virtio.queue_size: 100 is not a power of 2"));
   }
   {
-    Config c = make_config({{"virtio.queue_size", "64"}, {"iodepth", "32"}});
-    CHECK_THROWS_WITH(System(c), Catch::Contains("--iodepth: 32 does not fit a virtqueue of 64 descriptors"));
+    // Without indirect descriptors a request takes 3 of the 64: at most 21.
+    Config c = make_config({{"virtio.queue_size", "64"}, {"iodepth", "22"}, {"virtio.indirect_desc", "off"}});
+    CHECK_THROWS_WITH(System(c), Catch::Contains("--iodepth: 22 does not fit a virtqueue of 64 descriptors, 3 per "
+                                                 "request (allowed 1..21; raise virtio.queue_size or set "
+                                                 "virtio.indirect_desc=on)"));
+  }
+  {
+    // With them one: at most 64.
+    Config c = make_config({{"virtio.queue_size", "64"}, {"iodepth", "65"}});
+    CHECK_THROWS_WITH(System(c), Catch::Contains("--iodepth: 65 does not fit a virtqueue of 64 descriptors, 1 per "
+                                                 "request (allowed 1..64; raise virtio.queue_size)"));
+  }
+  {
+    Config c = make_config({{"guest.virtio_fault", "indirect_nested"}, {"virtio.indirect_desc", "off"}});
+    CHECK_THROWS_WITH(System(c), Catch::Contains("--guest.virtio_fault: indirect_nested needs virtio.indirect_desc=on"));
   }
 }
 
@@ -147,4 +160,13 @@ TEST_CASE("virtio-blk platform: docs/metrics.md lists the virtio-blk statistics"
   const std::string documented = text.substr(start, end == std::string::npos ? end : end + 1 - start);
   if (documented != table) std::ofstream("virtio_stats_table.md") << table;  // for pasting into the docs
   if (documented != table) FAIL("docs/metrics.md's virtio-blk rows differ from the groups:\n" << table);
+}
+
+TEST_CASE("virtio-blk platform: with indirect descriptors iodepth can equal the queue size") {
+  // 16 descriptors: 16 requests in flight through tables (5 without them).
+  Config c = make_config({{"virtio.queue_size", "16"}, {"iodepth", "16"}, {"number_ios", "500"}});
+  System sys(c);
+  const RunResults r = sys.run();
+  check_common(r, 500);
+  CHECK(r.stats.at("virtio_blk.requests") == 500);
 }
