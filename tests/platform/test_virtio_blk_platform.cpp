@@ -14,22 +14,15 @@
 #include "platform/config/params.h"
 #include "platform/report/stats_doc.h"
 #include "platform/system/system.h"
+#include "tests/platform/virtio_config.h"
 
 using namespace nvmesim;
 using namespace nvmesim::platform;
 
 namespace {
 
-using Settings = std::vector<std::pair<const char*, const char*>>;
-
-Config make_config(const Settings& settings) {
-  Config c;
-  c.set("device", "virtio-blk");
-  c.set("nvme.backend", "null");
-  for (const auto& [k, v] : settings) c.set(k, v);
-  c.validate_all();
-  return c;
-}
+using test::Settings;
+Config make_config(const Settings& settings) { return test::virtio_config(settings); }
 
 uint64_t stat(const RunResults& r, const std::string& name) { return r.stats.at(name); }
 

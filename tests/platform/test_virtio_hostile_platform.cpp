@@ -16,20 +16,17 @@
 #include "platform/report/results.h"
 #include "platform/system/system.h"
 #include "tests/platform/run_binary.h"
+#include "tests/platform/virtio_config.h"
 
 using namespace nvmesim;
 using namespace nvmesim::platform;
 
 namespace {
 
-using Settings = std::vector<std::pair<const char*, const char*>>;
+using test::Settings;
 
 RunResults run(const Settings& settings) {
-  Config c;
-  c.set("device", "virtio-blk");
-  c.set("nvme.backend", "null");
-  for (const auto& [k, v] : settings) c.set(k, v);
-  c.validate_all();
+  const Config c = test::virtio_config(settings);
   System sys(c);
   return sys.run();
 }
