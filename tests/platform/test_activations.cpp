@@ -9,20 +9,13 @@
 #include "platform/config/params.h"
 #include "platform/system/system.h"
 #include "run_binary.h"
+#include "simulate.h"
 
 using namespace nvmesim;
 using namespace nvmesim::platform;
 namespace act = nvmesim::models::activations;
 
-namespace {
-RunResults simulate(const std::vector<std::pair<const char*, const char*>>& settings) {
-  Config c;
-  for (const auto& [k, v] : settings) c.set(k, v);
-  c.validate_all();
-  System system(c);
-  return system.run();
-}
-}  // namespace
+using nvmesim::test::simulate;
 
 // Default costs: sim.quantum 1 us, guest.submit_cost 1.5 us, irq_entry
 // 0.5 us, complete_cost 1 us, interrupt and EOI exits 1 us each,

@@ -8,17 +8,9 @@
 #include <string>
 
 #include "platform/config/params.h"
+#include "text_file.h"
 
-namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
+using nvmesim::test::slurp;
 
 TEST_CASE("docs: the README names every parameter group", "[docs]") {
   const std::string readme = slurp(std::string(NVMESIM_SOURCE_DIR) + "/README.md");

@@ -8,20 +8,13 @@
 #include "platform/config/params.h"
 #include "platform/system/system.h"
 #include "run_binary.h"
+#include "simulate.h"
 
 using namespace nvmesim;
 using namespace nvmesim::platform;
 using models::ExitKind;
 
-namespace {
-RunResults simulate(const std::vector<std::pair<const char*, const char*>>& settings) {
-  Config c;
-  for (const auto& [k, v] : settings) c.set(k, v);
-  c.validate_all();
-  System system(c);
-  return system.run();
-}
-}  // namespace
+using nvmesim::test::simulate;
 
 TEST_CASE("e2e: iodepth 1, buffer off: one SQ and one CQ MMIO doorbell per I/O", "[e2e]") {
   const RunResults r =

@@ -15,6 +15,7 @@
 #include "platform/fio/fio_json.h"
 #include "platform/config/params.h"
 #include "run_binary.h"
+#include "text_file.h"
 
 using namespace nvmesim;
 using namespace nvmesim::platform;
@@ -37,13 +38,6 @@ void check_key_order(const std::string& text, const std::vector<std::string>& ke
     CHECK(next != std::string::npos);
     if (next != std::string::npos) at = next;
   }
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // The number after the first `"key" : ` (fio's spacing) in `text`.
@@ -228,10 +222,10 @@ TEST_CASE("fio json+: fio's fio_jsonplus_clat2csv reads it and its rows give nvm
   REQUIRE(json.exit_code == 0);
   REQUIRE(plus.exit_code == 0);
   const int rc = shell(tool + " " + dir + "/run.json " + dir + "/run.csv > " + dir + "/log 2>&1");
-  INFO(read_file(dir + "/log"));
+  INFO(nvmesim::test::slurp(dir + "/log"));
   REQUIRE(rc == 0);
   CHECK(shell(tool + " " + dir + "/run.json " + dir + "/run.csv --validate > /dev/null 2>&1") == 0);
-  const std::string csv = read_file(dir + "/run_job0.csv");
+  const std::string csv = nvmesim::test::slurp(dir + "/run_job0.csv");
   shell("rm -rf " + dir);
 
   // Columns: nsec, then count/cumulative/percentile for read, write, trim x

@@ -16,6 +16,9 @@
 
 #include "run_binary.h"
 #include "traces/gtkwave_save.h"
+#include "text_file.h"
+
+using nvmesim::test::slurp;
 
 using nvmesim::test::run_nvmesim;
 using namespace nvmesim::traces;
@@ -24,13 +27,6 @@ namespace {
 
 std::string scratch(const std::string& name) {
   return "/tmp/nvmesim_gtkw_" + std::to_string(::getpid()) + "_" + name;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {

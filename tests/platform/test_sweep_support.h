@@ -11,6 +11,8 @@
 #include <vector>
 #include <sys/wait.h>
 
+#include "text_file.h"
+
 namespace nvmesim::test {
 
 // A fresh directory under /tmp, removed at the end of the test.
@@ -27,22 +29,6 @@ struct ScratchDir {
   }
   std::string operator/(const std::string& name) const { return path + "/" + name; }
 };
-
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "<missing " + path + ">";
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-inline std::vector<std::string> text_lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) out.push_back(line);
-  return out;
-}
 
 // One CSV record (RFC 4180 quotes) split into fields.
 inline std::vector<std::string> csv_split(const std::string& line) {

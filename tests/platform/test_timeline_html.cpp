@@ -12,17 +12,13 @@
 #include <unistd.h>
 
 #include "run_binary.h"
+#include "text_file.h"
+
+using nvmesim::test::slurp;
 
 using nvmesim::test::run_nvmesim;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;

@@ -16,6 +16,9 @@
 
 #include "platform/sweep/sweep_json.h"
 #include "run_binary.h"
+#include "text_file.h"
+
+using nvmesim::test::slurp;
 
 using nvmesim::test::run_nvmesim;
 
@@ -23,13 +26,6 @@ namespace {
 
 std::string temp_path(const std::string& name) {
   return "/tmp/nvmesim_traces_" + std::to_string(::getpid()) + "_" + name;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // The number after `"key": ` that follows `after` in a JSON text.
