@@ -34,10 +34,25 @@ inline uint64_t counts[KIND_COUNT] = {};
 // sync or the BQL, run in whichever thread calls them).
 inline Kind current = VcpuThread;
 
+// Changes whenever another process may have run or the model has notified
+// an event: while it stands still, what the kernel has pending cannot have
+// changed (models/lookahead.h keeps its answer for that long).
+inline uint64_t epoch = 0;
+
 // A thread's start or an SC_METHOD's run.
 inline void begin(Kind k) {
   current = k;
   ++counts[k];
+  ++epoch;
+}
+// Every event notification and cancellation of the model goes through these.
+inline void notify(sc_core::sc_event& e, const sc_core::sc_time& delay) {
+  e.notify(delay);
+  ++epoch;
+}
+inline void cancel(sc_core::sc_event& e) {
+  e.cancel();
+  ++epoch;
 }
 // sc_core::wait, counted as a resume of the calling thread.
 template <class... A>

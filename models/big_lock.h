@@ -28,7 +28,7 @@ class BigLock : public stats::Group {
   }
   void release_mainloop() {
     held_by_mainloop_ = false;
-    released_.notify(sc_core::SC_ZERO_TIME);
+    activations::notify(released_, sc_core::SC_ZERO_TIME);
   }
   // A vCPU's MMIO handler holds the lock for `hold`, starting no earlier
   // than now; returns how long it waited for the lock. Called from a vCPU

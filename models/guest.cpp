@@ -1,5 +1,6 @@
 #include "models/guest.h"
 
+#include "models/activations.h"
 #include "models/address_map.h"
 #include "models/vcpu.h"
 #include "traces/tracer.h"
@@ -55,7 +56,7 @@ void Guest::bring_up(Vcpu& boot) {
   measure_start_ = sc_time_stamp();
   for (auto& hook : measure_hooks_) hook();
   ready_ = true;
-  ready_event_.notify(SC_ZERO_TIME);
+  activations::notify(ready_event_, SC_ZERO_TIME);
 }
 
 void Guest::vcpu_finished() {

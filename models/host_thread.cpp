@@ -27,7 +27,7 @@ void HostThread::set_spinning(bool on) {
   if (on && params_.dispatch_cost == SC_ZERO_TIME)
     throw std::logic_error(std::string(name()) + ": a spinning thread needs a non-zero dispatch cost");
   spinning_ = on;
-  if (on) kick_event_.notify(SC_ZERO_TIME);  // a sleeping thread starts spinning now
+  if (on) activations::notify(kick_event_, SC_ZERO_TIME);  // a sleeping thread starts spinning now
 }
 
 // splitmix64 -> uniform (0, 1] -> exponential with the configured mean.
@@ -79,14 +79,14 @@ void HostThread::kick(const sc_time& delay) {
   if (!has_request_ || at < request_time_) {
     has_request_ = true;
     request_time_ = at;
-    kick_event_.notify(at - sc_time_stamp());
+    activations::notify(kick_event_, at - sc_time_stamp());
   }
 }
 
 void HostThread::arm_timer(const sc_time& delay) {
   timer_armed_ = true;
   timer_time_ = sc_time_stamp() + delay;
-  kick_event_.notify(delay);
+  activations::notify(kick_event_, delay);
 }
 
 void HostThread::sync(sc_time& local) {

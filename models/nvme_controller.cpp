@@ -132,7 +132,7 @@ void NvmeControllerModel::bar0_b_transport(tlm::tlm_generic_payload& p, sc_time&
       notifier_->doorbell_written(effect.qid, false, delay);
       break;
     case fw::Bar0WriteEffect::EnableRequested:
-      enable_event_.notify(delay + params_.enable_latency);
+      activations::notify(enable_event_, delay + params_.enable_latency);
       break;
     case fw::Bar0WriteEffect::Reset:
       reset_emulation();
@@ -281,14 +281,14 @@ void NvmeControllerModel::msix(uint16_t vector) {
     return;
   }
   counters_.coalesced_completions += posted ? posted : 1;
-  if (d.deadline != SC_ZERO_TIME) coalesce_event_.notify(d.deadline - sc_time_stamp());
+  if (d.deadline != SC_ZERO_TIME) activations::notify(coalesce_event_, d.deadline - sc_time_stamp());
 }
 
 void NvmeControllerModel::coalescing_timeout() {
   activations::begin(activations::ControllerMethod);
   const sc_time now = sc_time_stamp();
   const sc_time next = coalescer_.expire(now, [this](uint16_t v) { send_msix(v); });
-  if (next != SC_ZERO_TIME) coalesce_event_.notify(next - now);
+  if (next != SC_ZERO_TIME) activations::notify(coalesce_event_, next - now);
 }
 
 void NvmeControllerModel::send_msix(uint16_t vector) {

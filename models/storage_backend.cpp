@@ -82,7 +82,7 @@ sc_time StorageBackend::transfer_time(uint32_t bytes, double bandwidth_mb_s) {
 void StorageBackend::start(uint32_t tag, uint32_t bytes, const sc_time& at) {
   ++in_latency_;
   in_service_.push(InService{at + params_.latency, order_++, tag, bytes, false});
-  event_.notify(in_service_.top().done - sc_time_stamp());
+  activations::notify(event_, in_service_.top().done - sc_time_stamp());
 }
 
 void StorageBackend::tick() {
@@ -109,7 +109,7 @@ void StorageBackend::tick() {
     ++completed_;
     if (on_complete_) on_complete_(top.tag, nvme::STATUS_SUCCESS);
   }
-  if (!in_service_.empty()) event_.notify(in_service_.top().done - now);
+  if (!in_service_.empty()) activations::notify(event_, in_service_.top().done - now);
 }
 
 void StorageBackend::reset() {
@@ -117,7 +117,7 @@ void StorageBackend::reset() {
   while (!waiting_.empty()) waiting_.pop();
   in_latency_ = 0;
   channel_free_ = SC_ZERO_TIME;
-  event_.cancel();
+  activations::cancel(event_);
 }
 
 }  // namespace nvmesim::models

@@ -221,7 +221,7 @@ void Vcpu::arm_store_drain() {
   if (!store_drain_owed_) return;
   store_drain_owed_ = false;
   if (store_head_ < store_buffer_.size())
-    store_event_.notify(store_buffer_[store_head_].visible_at - sc_time_stamp());
+    activations::notify(store_event_, store_buffer_[store_head_].visible_at - sc_time_stamp());
 }
 
 void Vcpu::store_buffer_drain() {
@@ -237,7 +237,7 @@ void Vcpu::commit_stores() {
     guest_.trace_shadow_store(s.gpa, s.value, s.visible_at);
   }
   if (store_head_ < store_buffer_.size())
-    store_event_.notify(store_buffer_[store_head_].visible_at - t);
+    activations::notify(store_event_, store_buffer_[store_head_].visible_at - t);
 }
 
 void Vcpu::full_barrier() {
@@ -313,12 +313,12 @@ void Vcpu::raise_interrupt(uint32_t vector, const sc_time& delay) {
   }
   const sc_time at = sc_time_stamp() + delay;
   if (vector != params_.io_vector) {  // admin only: wakes the vCPU to take it
-    irq_event_.notify(delay);
+    activations::notify(irq_event_, delay);
     return;
   }
   if (!irq_pending_ || at < irq_time_) irq_time_ = at;
   irq_pending_ = true;
-  irq_event_.notify(delay);
+  activations::notify(irq_event_, delay);
 }
 
 bool Vcpu::wait_for_interrupt() {

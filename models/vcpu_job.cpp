@@ -51,7 +51,7 @@ void Vcpu::run() {
     sync_local();
     waiting_for_jobs_ = true;
     for (const Vcpu* v : waits_for_)
-      while (!v->results().finished) wait(v->finished_event());
+      while (!v->results().finished) activations::wait(v->finished_event());
     waiting_for_jobs_ = false;
     results_.released = sc_time_stamp();
   }
@@ -60,7 +60,7 @@ void Vcpu::run() {
   set_runnable(false);
   results_.done = now();
   results_.finished = true;
-  finished_event_.notify(SC_ZERO_TIME);
+  activations::notify(finished_event_, SC_ZERO_TIME);
   guest_.vcpu_finished();
 }
 
@@ -214,7 +214,7 @@ void Vcpu::complete_remote(const fw::Completion& c, const sc_time& at) {
   record_completion(c, at);
   if (!woken_ || at < wake_time_) wake_time_ = at;
   woken_ = true;
-  irq_event_.notify(at > sc_time_stamp() ? at - sc_time_stamp() : SC_ZERO_TIME);
+  activations::notify(irq_event_, at > sc_time_stamp() ? at - sc_time_stamp() : SC_ZERO_TIME);
 }
 
 void Vcpu::record_completion(const fw::Completion& c, const sc_time& end) {

@@ -47,7 +47,7 @@ struct System::Watchdog : sc_module {
     activations::begin(activations::Watchdog);
     if (first) {  // initialisation run: arm the first period
       first = false;
-      tick.notify(period);
+      activations::notify(tick, period);
       return;
     }
     sys.watchdog();
@@ -320,7 +320,7 @@ void System::watchdog() {
   }
   watchdog_->last_ios = ios;
   if (progress_) progress_(ios);
-  watchdog_->tick.notify(watchdog_->period);
+  activations::notify(watchdog_->tick, watchdog_->period);
 }
 
 }  // namespace nvmesim::platform
