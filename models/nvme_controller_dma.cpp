@@ -36,7 +36,7 @@ void NvmeControllerModel::sync_running() {
   // next read sees memory as they would after the wait, so the thread keeps
   // its offset. (The timer policy reads the kernel's present when it decides
   // what is due: it syncs.)
-  if (notifier_->mode() != NotifyMode::Timer && !activity_due_within(*running_.local)) return;
+  if (params_.notify != NotifyMode::Timer && !activity_due_within(*running_.local)) return;
   if (sc_get_current_process_handle().proc_kind() != SC_THREAD_PROC_) return;
   KeepRunning keep(*this);  // another emulation thread may run meanwhile
   HostThread::sync(*running_.local);
@@ -80,7 +80,7 @@ bool NvmeControllerModel::dma_write(uint64_t addr, const void* src, uint32_t len
       sync_running();
     }
     std::memcpy(dmi_base_ + (addr - dmi_start_), src, len);
-    if (len == 4) trace_eventidx_write(addr, src);
+    if (len == 4 && traces::active()) trace_eventidx_write(addr, src);
     return true;
   }
   tlm::tlm_generic_payload p;

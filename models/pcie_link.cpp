@@ -131,11 +131,13 @@ double PcieLink::mmio_ns(bool write, uint32_t bytes) const {
 }
 
 sc_core::sc_time PcieLink::write_time(uint64_t bytes) const {
-  return ns(write_ns(bytes));
+  if (bytes != last_write_.bytes) last_write_ = {bytes, ns(write_ns(bytes))};
+  return last_write_.time;
 }
 
 sc_core::sc_time PcieLink::read_time(uint64_t bytes) const {
-  return ns(read_ns(bytes));
+  if (bytes != last_read_.bytes) last_read_ = {bytes, ns(read_ns(bytes))};
+  return last_read_.time;
 }
 
 sc_core::sc_time PcieLink::mmio_time(bool write, uint32_t bytes) const {

@@ -137,6 +137,13 @@ class PcieLink {
  private:
   PcieLinkParams params_;
   double bw_ = 0.0;
+  // The last size asked for and its time, per direction: a run moves the same
+  // block size over and over, and an sc_time from nanoseconds is costly.
+  struct LastTime {
+    uint64_t bytes = ~uint64_t(0);
+    sc_core::sc_time time;
+  };
+  mutable LastTime last_write_, last_read_;
 };
 
 }  // namespace nvmesim::models
