@@ -125,6 +125,7 @@ bool Vcpu::issue(const NextIo& io, const sc_time& started) {
   fw::VirtioBlkDriver* vb = guest_.virtio();
   const int32_t tag = vb ? vb->submit(virtqueue(), spec, this) : guest_.driver().submit(params_.qid, spec);
   if (tag < 0) return false;
+  if (vb) guest_.avail_published(virtqueue(), now() - sc_time_stamp());  // virtqueue_add stored avail->idx
   start_time_[tag] = started;
   is_write_[tag] = io.write;
   offset_[tag] = io.offset;
