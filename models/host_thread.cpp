@@ -96,9 +96,12 @@ void HostThread::sync(sc_time& local) {
   }
 }
 
-void HostThread::account_busy() {
+void HostThread::account_busy(const sc_time& polled) {
   if (!busy_) return;
-  busy_time_ += sc_time_stamp() - busy_start_;
+  const sc_time ran = sc_time_stamp() - busy_start_;
+  const sc_time poll = std::min(polled, ran);
+  busy_time_ += ran - poll;
+  poll_time_ += poll;
   busy_start_ = sc_time_stamp();
 }
 

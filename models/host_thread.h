@@ -82,8 +82,10 @@ class HostThread : public sc_core::sc_module {
   uint64_t wakeups_while_polling() const { return poll_hits_; }
   sc_core::sc_time busy_time() const { return busy_time_; }
   // Work that runs long (a device's busy poll, virtio.busy_poll) books the
-  // busy time it has run so far, so figures read meanwhile include it.
-  void account_busy();
+  // time it has run so far, so figures read meanwhile include it; `polled`
+  // of it was the device busy-polling, booked as the thread's polling (the
+  // thread is as occupied, and its utilisation shows it as polling).
+  void account_busy(const sc_core::sc_time& polled = sc_core::SC_ZERO_TIME);
   sc_core::sc_time poll_time() const { return poll_time_; }
   sc_core::sc_time poll_window() const { return poll_ns_; }
   const Params& params() const { return params_; }

@@ -1,9 +1,11 @@
 // virtio.busy_poll: the timing of vhost-style busy polling on a virtio-blk
 // device's host threads (the decisions are firmware/virtqueue_busy_poll's).
-// A window runs inside the thread's work, so the thread stays busy (and on
-// its host core) for it, as vhost's worker spins with preemption disabled.
+// A window runs inside the thread's work, so the thread stays occupied (and
+// on its host core) for it, as vhost's worker spins with preemption
+// disabled; the thread books it as its polling (HostThread::poll_time).
 #include "models/activations.h"
 #include "models/virtio_blk_model.h"
+#include "traces/tracer.h"
 
 using namespace sc_core;
 
@@ -16,6 +18,8 @@ void VirtioBlkModel::busy_poll(Context& ctx, sc_time& local) {
   using Step = fw::VirtqueueBusyPoll::Step;
   HostThread::sync(local);  // the window opens once the handler's work is done
   const sc_time start = sc_time_stamp();
+  if (auto* t = traces::active())
+    t->thread_state(ctx.thread->params().trace_id, start.value(), traces::ThreadState::Polling);
   const sc_time deadline = sc_time::from_value(ctx.poll.open(start.value()));
   auto avail_found = [&] {
     for (const uint16_t q : ctx.poll.polled())
@@ -34,9 +38,12 @@ void VirtioBlkModel::busy_poll(Context& ctx, sc_time& local) {
     activations::wait(deadline - sc_time_stamp(), *ctx.poll_wake);
   }
   HostThread::sync(local);
-  ctx.thread->account_busy();  // the thread's busy time includes the window
+  const sc_time window = sc_time_stamp() - start;
+  ctx.thread->account_busy(window);  // the thread was occupied: its polling
+  if (auto* t = traces::active())
+    t->thread_state(ctx.thread->params().trace_id, sc_time_stamp().value(), traces::ThreadState::Working);
   BusyPollCounters& k = busy_poll_counters_;
-  k.poll_time += sc_time_stamp() - start;
+  k.poll_time += window;
   ++k.windows;
   switch (step) {
     case Step::Found:
