@@ -194,12 +194,7 @@ uint8_t* Vcpu::guest_memory(uint64_t gpa, uint32_t len) {
 
 // x86: stores are not reordered with stores, and the SQ entry was written
 // before: wmb() costs nothing and orders nothing the model could reorder.
-// A device that busy-polls the avail ring (virtio.busy_poll) reads it at
-// any time, so the avail->idx store that follows must land at the vCPU's own
-// time, not ahead of the device in its quantum.
-void Vcpu::write_barrier() {
-  if (guest_.watching_avail()) sync_local();
-}
+void Vcpu::write_barrier() {}
 
 // A shadow store sits in the store buffer for store_visibility; loads of
 // other addresses may pass it (x86 store->load reordering) unless a full
