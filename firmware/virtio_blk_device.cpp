@@ -130,6 +130,7 @@ void VirtioBlkDevice::common_write(uint32_t off, uint32_t value) {
         ring.avail = q->driver;
         ring.used = q->device;
         q->vq->enable(ring, event_idx(), indirect_desc());
+        q->vq->set_avail_event_on_pop(!config_.vhost_notify);
         q->enabled = true;
       }
       break;
@@ -199,56 +200,78 @@ void VirtioBlkDevice::handle_queue(uint16_t qi, std::vector<VirtioBlkRequest>& g
   VirtqueueDevice& vq = *queues_[qi].vq;
   do {
     vq.set_notification(false);
-    VirtqElement elem;
-    while (!broken_ && vq.pop(elem) == VirtqueueDevice::PopResult::Element) {
-      ++counters_.requests;
-      // virtio_blk_handle_request
-      if (elem.out.empty() || elem.in.empty()) {
-        virtio_error("virtio-blk missing headers");
-        break;
-      }
-      uint8_t hdr[16];
-      uint32_t got = 0;
-      for (const auto& s : elem.out) {
-        const uint32_t n = std::min<uint32_t>(s.len, 16 - got);
-        if (n && !env_.dma_read(s.addr, hdr + got, n)) break;
-        got += n;
-        if (got == 16) break;
-      }
-      if (got < 16) {
-        virtio_error("virtio-blk request outhdr too short");
-        break;
-      }
-      VirtioBlkRequest req;
-      req.queue = qi;
-      req.type = ld32(hdr);
-      req.sector = ld64(hdr + 8);
-      const VirtqSegment& last = elem.in.back();
-      req.status_addr = last.addr + last.len - 1;
-      uint32_t out_bytes = 0;
-      for (const auto& s : elem.out) out_bytes += s.len;
-      req.elem = elem;
-      if (req.type == BLK_T_IN || req.type == BLK_T_OUT) {
-        req.data_bytes = req.type == BLK_T_IN ? elem.in_bytes() - 1 : out_bytes - 16;
-        // virtio_blk_sect_range_ok
-        const uint64_t sectors = req.data_bytes / BLK_SECTOR_BYTES;
-        const bool aligned = req.data_bytes % config_.blk_size == 0 &&
-                             (req.sector * BLK_SECTOR_BYTES) % config_.blk_size == 0;
-        if (!aligned || req.sector > config_.capacity_sectors ||
-            sectors > config_.capacity_sectors - req.sector) {
-          complete(req, BLK_S_IOERR);
-          continue;
-        }
-        good.push_back(std::move(req));
-      } else if (req.type == BLK_T_FLUSH) {
-        good.push_back(std::move(req));
-      } else {
-        complete(req, BLK_S_UNSUPP);
-      }
-    }
+    pop_requests(qi, good);
     vq.set_notification(true);
   } while (!vq.empty());
   sync_avail_event_stat();
+}
+
+void VirtioBlkDevice::handle_polled(uint16_t qi, std::vector<VirtioBlkRequest>& good) {
+  good.clear();
+  if (qi >= queues_.size()) return;
+  queues_[qi].vq->disable_notify();
+  pop_requests(qi, good);
+  sync_avail_event_stat();
+}
+
+bool VirtioBlkDevice::avail_empty(uint16_t qi) { return qi >= queues_.size() || queues_[qi].vq->empty(); }
+
+bool VirtioBlkDevice::reenable(uint16_t qi) {
+  if (qi >= queues_.size()) return false;
+  const bool more = queues_[qi].vq->enable_notify();
+  sync_avail_event_stat();
+  return more;
+}
+
+void VirtioBlkDevice::pop_requests(uint16_t qi, std::vector<VirtioBlkRequest>& good) {
+  VirtqueueDevice& vq = *queues_[qi].vq;
+  VirtqElement elem;
+  while (!broken_ && vq.pop(elem) == VirtqueueDevice::PopResult::Element) {
+    ++counters_.requests;
+    // virtio_blk_handle_request
+    if (elem.out.empty() || elem.in.empty()) {
+      virtio_error("virtio-blk missing headers");
+      break;
+    }
+    uint8_t hdr[16];
+    uint32_t got = 0;
+    for (const auto& s : elem.out) {
+      const uint32_t n = std::min<uint32_t>(s.len, 16 - got);
+      if (n && !env_.dma_read(s.addr, hdr + got, n)) break;
+      got += n;
+      if (got == 16) break;
+    }
+    if (got < 16) {
+      virtio_error("virtio-blk request outhdr too short");
+      break;
+    }
+    VirtioBlkRequest req;
+    req.queue = qi;
+    req.type = ld32(hdr);
+    req.sector = ld64(hdr + 8);
+    const VirtqSegment& last = elem.in.back();
+    req.status_addr = last.addr + last.len - 1;
+    uint32_t out_bytes = 0;
+    for (const auto& s : elem.out) out_bytes += s.len;
+    req.elem = elem;
+    if (req.type == BLK_T_IN || req.type == BLK_T_OUT) {
+      req.data_bytes = req.type == BLK_T_IN ? elem.in_bytes() - 1 : out_bytes - 16;
+      // virtio_blk_sect_range_ok
+      const uint64_t sectors = req.data_bytes / BLK_SECTOR_BYTES;
+      const bool aligned = req.data_bytes % config_.blk_size == 0 &&
+                           (req.sector * BLK_SECTOR_BYTES) % config_.blk_size == 0;
+      if (!aligned || req.sector > config_.capacity_sectors ||
+          sectors > config_.capacity_sectors - req.sector) {
+        complete(req, BLK_S_IOERR);
+        continue;
+      }
+      good.push_back(std::move(req));
+    } else if (req.type == BLK_T_FLUSH) {
+      good.push_back(std::move(req));
+    } else {
+      complete(req, BLK_S_UNSUPP);
+    }
+  }
 }
 
 bool VirtioBlkDevice::complete(const VirtioBlkRequest& req, uint8_t status) {

@@ -23,6 +23,9 @@ struct VirtioBlkDeviceConfig {
   uint64_t capacity_sectors = 0;  // in 512-byte sectors
   uint32_t blk_size = 512;
   uint32_t seg_max = 126;         // QEMU: queue size - 2 (capped)
+  // Notifications switched as vhost does (virtio.busy_poll): handle_polled
+  // leaves them off, pops never write avail_event.
+  bool vhost_notify = false;
 };
 
 // A checked block request for the backend.
@@ -74,6 +77,15 @@ class VirtioBlkDevice : public VirtioErrorSink {
   // good ones in `good` (cleared first; the caller keeps it, so a kick
   // allocates nothing once it has grown). Stops when the device breaks.
   void handle_queue(uint16_t q, std::vector<VirtioBlkRequest>& good);
+  // The busy-polling form (vhost_net's handle_tx with busy polling): pops
+  // every request with notifications off and leaves them off; the caller
+  // polls avail_empty and, when its window expires, calls reenable.
+  void handle_polled(uint16_t q, std::vector<VirtioBlkRequest>& good);
+  // vhost_vq_avail_empty: nothing new on the avail ring (or broken).
+  bool avail_empty(uint16_t q);
+  // vhost_enable_notify: true when the re-check found entries (the caller
+  // handles them with handle_polled, which switches notifications off again).
+  bool reenable(uint16_t q);
   // virtio_blk_req_complete: status byte, used ring, then virtio_notify.
   // Returns true when an interrupt was sent.
   bool complete(const VirtioBlkRequest& req, uint8_t status);
@@ -107,6 +119,8 @@ class VirtioBlkDevice : public VirtioErrorSink {
   void set_status(uint8_t value);
   void reset();
   void notify(uint16_t q);  // virtio_notify
+  // virtio_blk_handle_request for each chain popped until the ring is empty.
+  void pop_requests(uint16_t q, std::vector<VirtioBlkRequest>& good);
   void sync_avail_event_stat();
 
   VirtioBlkDeviceConfig config_;

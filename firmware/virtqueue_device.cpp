@@ -91,7 +91,7 @@ VirtqueueDevice::PopResult VirtqueueDevice::pop(VirtqElement& out) {
     device_->virtio_error("Guest says index " + std::to_string(head) + " is available");
     return PopResult::Error;
   }
-  if (event_idx_) set_avail_event(last_avail_idx_);
+  if (event_idx_ && avail_event_on_pop_) set_avail_event(last_avail_idx_);
   if (device_->broken()) return PopResult::Error;
 
   out.head = head;
@@ -228,6 +228,23 @@ void VirtqueueDevice::set_notification(bool enable) {
     if (!write16(ring_.used_flags(), flags, "used ring")) return;
   }
   if (enable) env_->device_barrier();  // expose avail_event / flags before re-checking avail->idx
+}
+
+void VirtqueueDevice::disable_notify() {
+  if (!event_idx_) set_notification(false);
+}
+
+bool VirtqueueDevice::enable_notify() {
+  if (!enabled_ || device_->broken()) return false;
+  if (event_idx_) {
+    set_avail_event(shadow_avail_idx_);  // vhost_update_avail_event: vq->avail_idx
+  } else {
+    uint16_t flags;
+    if (!read16(ring_.used_flags(), flags, "used ring")) return false;
+    if (!write16(ring_.used_flags(), uint16_t(flags & ~USED_F_NO_NOTIFY), "used ring")) return false;
+  }
+  env_->device_barrier();  // smp_mb(): the switch is visible before avail->idx is read again
+  return !empty();
 }
 
 }  // namespace nvmesim::fw

@@ -76,6 +76,19 @@ class VirtqueueDevice {
   // otherwise used->flags NO_NOTIFY cleared (enable) or set (disable).
   void set_notification(bool enable);
 
+  // vhost's notification switch (Linux drivers/vhost/vhost.c), for a device
+  // that busy-polls (virtio.busy_poll). disable_notify: VRING_USED_F_NO_NOTIFY
+  // set without EVENT_IDX; with it nothing is written, avail_event just stays
+  // where the last enable put it. enable_notify: NO_NOTIFY cleared, or
+  // avail_event = the avail->idx last read; then a full barrier and avail->idx
+  // read again: true when the driver slipped entries in meanwhile (virtio 1.x
+  // sections 2.7.7 and 2.7.10; vhost_enable_notify's race-free re-enable).
+  void disable_notify();
+  bool enable_notify();
+  // QEMU's pop stores avail_event = last_avail_idx after every element;
+  // vhost_get_vq_desc never does (off for a busy-polling device).
+  void set_avail_event_on_pop(bool on) { avail_event_on_pop_ = on; }
+
   uint16_t last_avail_idx() const { return last_avail_idx_; }
   uint16_t used_idx() const { return used_idx_; }
   uint32_t inuse() const { return inuse_; }
@@ -97,6 +110,7 @@ class VirtqueueDevice {
   bool enabled_ = false;
   bool event_idx_ = false;
   bool indirect_ = false;
+  bool avail_event_on_pop_ = true;
   uint16_t last_avail_idx_ = 0;
   uint16_t shadow_avail_idx_ = 0;
   uint16_t used_idx_ = 0;

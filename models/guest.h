@@ -105,6 +105,15 @@ class Guest : public sc_core::sc_module {
   const fw::BringUpResult& bringup() const { return bringup_; }
   sc_core::sc_time bringup_time() const { return bringup_time_; }
   sc_core::sc_time measure_start() const { return measure_start_; }
+  // A device that busy-polls the avail rings (virtio.busy_poll) watches the
+  // avail->idx stores: the vCPU calls avail_published (`delay`: its offset
+  // from now) after each one. The model has no memory watch to see them.
+  using AvailWatch = std::function<void(uint16_t queue, const sc_core::sc_time& delay)>;
+  void watch_avail(AvailWatch watch) { avail_watch_ = std::move(watch); }
+  bool watching_avail() const { return bool(avail_watch_); }
+  void avail_published(uint16_t queue, const sc_core::sc_time& delay) {
+    if (avail_watch_) avail_watch_(queue, delay);
+  }
   // Hooks called when the measured phase starts (snapshot counters).
   void on_measure_start(std::function<void()> hook) { measure_hooks_.push_back(std::move(hook)); }
 
@@ -133,6 +142,7 @@ class Guest : public sc_core::sc_module {
   fw::BringUpResult bringup_;
   sc_core::sc_time bringup_time_, measure_start_;
   std::vector<std::function<void()>> measure_hooks_;
+  AvailWatch avail_watch_;
   unsigned running_ = 0;
   uint32_t dstrd_ = 0;
 };

@@ -96,6 +96,15 @@ void HostThread::sync(sc_time& local) {
   }
 }
 
+void HostThread::account_busy(const sc_time& polled) {
+  if (!busy_) return;
+  const sc_time ran = sc_time_stamp() - busy_start_;
+  const sc_time poll = std::min(polled, ran);
+  busy_time_ += ran - poll;
+  poll_time_ += poll;
+  busy_start_ = sc_time_stamp();
+}
+
 // QEMU's adjust_polling_time(): keep the window when the event came within
 // it, shrink it when waiting took longer than poll-max, grow it otherwise.
 void HostThread::adjust_polling(const sc_time& block) {
@@ -173,6 +182,7 @@ void HostThread::run() {
     if (cpus_) cpus_->set_runnable(cpu_id_, true);
     ++dispatches_;
     const sc_time start = sc_time_stamp();
+    busy_start_ = start;
     if (auto* t = traces::active())
       t->thread_state(params_.trace_id, start.value(), traces::ThreadState::Working);
     if (params_.bql) params_.bql->acquire_mainloop();
@@ -180,7 +190,7 @@ void HostThread::run() {
     if (work_) work_(local);
     sync(local);
     if (params_.bql) params_.bql->release_mainloop();
-    busy_time_ += sc_time_stamp() - start;
+    busy_time_ += sc_time_stamp() - busy_start_;
     busy_ = false;
     if (cpus_ && poll_ns_ == SC_ZERO_TIME && !spinning_) cpus_->set_runnable(cpu_id_, false);
     if (auto* t = traces::active())

@@ -81,6 +81,11 @@ class HostThread : public sc_core::sc_module {
   uint64_t wakeups_from_sleep() const { return sleep_wakeups_; }
   uint64_t wakeups_while_polling() const { return poll_hits_; }
   sc_core::sc_time busy_time() const { return busy_time_; }
+  // Work that runs long (a device's busy poll, virtio.busy_poll) books the
+  // time it has run so far, so figures read meanwhile include it; `polled`
+  // of it was the device busy-polling, booked as the thread's polling (the
+  // thread is as occupied, and its utilisation shows it as polling).
+  void account_busy(const sc_core::sc_time& polled = sc_core::SC_ZERO_TIME);
   sc_core::sc_time poll_time() const { return poll_time_; }
   sc_core::sc_time poll_window() const { return poll_ns_; }
   const Params& params() const { return params_; }
@@ -103,6 +108,7 @@ class HostThread : public sc_core::sc_module {
   bool timer_armed_ = false;
   sc_core::sc_time timer_time_;    // absolute
   bool busy_ = false, polling_ = false, spinning_ = false;
+  sc_core::sc_time busy_start_;     // absolute: busy time is booked from here
   sc_core::sc_time poll_ns_;        // the current adaptive polling window
   stats::Group stats_;  // "mainloop", "iothread0", ...
   stats::Scalar dispatches_{stats_, "dispatches", stats::Unit::Count, "times the thread started its work"};

@@ -102,6 +102,8 @@ void Vcpu::submit_batch_shared(fw::VirtioBlkDriver& vb) {
     shared_batch_.push_back({io, now()});
     guest_work(params_.submit_cost);
   }
+  // Before the lock: nothing may run between its adds and its kick decision.
+  if (guest_.watching_avail()) sync_local();
   unsigned n = 0;
   for (const PendingIo& p : shared_batch_) {
     if (!issue(p.io, p.started)) break;  // ring full: publish what we have
@@ -123,8 +125,13 @@ bool Vcpu::issue(const NextIo& io, const sc_time& started) {
   spec.slba = io.offset / lba;
   spec.nlb = io.bytes / lba;
   fw::VirtioBlkDriver* vb = guest_.virtio();
+  // A device that busy-polls the avail ring (virtio.busy_poll) reads it at
+  // any time: the avail->idx store must land at the vCPU's own time, not
+  // ahead of the device in its quantum. (A shared queue synced before its lock.)
+  if (vb && guest_.watching_avail() && !virtqueue_shared()) sync_local();
   const int32_t tag = vb ? vb->submit(virtqueue(), spec, this) : guest_.driver().submit(params_.qid, spec);
   if (tag < 0) return false;
+  if (vb) guest_.avail_published(virtqueue(), now() - sc_time_stamp());  // virtqueue_add stored avail->idx
   start_time_[tag] = started;
   is_write_[tag] = io.write;
   offset_[tag] = io.offset;

@@ -59,12 +59,18 @@ VirtioBlkModel::VirtioBlkModel(sc_module_name name, const Params& params,
   backend_ = std::make_unique<StorageBackend>("backend", params_.backend, *backend_data_);
   backend_->set_completion_callback([this](uint32_t tag, uint16_t status) { on_backend_complete(tag, status); });
   ctx_.resize(threads.size());
+  const bool busy_poll = params_.busy_poll != SC_ZERO_TIME;
   for (size_t i = 0; i < threads.size(); ++i) {
     Context& c = ctx_[i];
     c.thread = threads[i];
     c.index = unsigned(i);
     c.thread->set_work([this, &c](sc_time& local) { emulate(c, local); });
+    if (busy_poll) {
+      c.poll = fw::VirtqueueBusyPoll(params_.busy_poll.value());
+      c.poll_wake = std::make_unique<sc_event>();
+    }
   }
+  if (busy_poll) counters_.add_group("busy_poll", busy_poll_counters_);
   const uint16_t nq = params_.firmware.num_queues;
   queue_ctx_.assign(nq, 0);
   for (uint16_t q = 0; q < nq && q < params_.queue_thread.size(); ++q)
@@ -133,6 +139,7 @@ void VirtioBlkModel::bar0_b_transport(tlm::tlm_generic_payload& p, sc_time& dela
     for (Context& c : ctx_) {
       c.marked.clear();
       c.done.clear();
+      c.poll.clear();  // the queues, and their notification state, start over
     }
     std::fill(marked_.begin(), marked_.end(), 0);
     free_slots_.clear();
@@ -144,6 +151,7 @@ void VirtioBlkModel::bar0_b_transport(tlm::tlm_generic_payload& p, sc_time& dela
   }
   if (q >= 0) {
     mark_sq(uint16_t(q));
+    wake_poller(uint16_t(q), delay);
     notifier_->doorbell_written(uint16_t(q), true, delay);
   }
 }
@@ -157,6 +165,7 @@ bool VirtioBlkModel::ioeventfd_notify(uint32_t offset, const sc_time& delay) {
   if (q < 0) return false;
   ++counters_.ioeventfd_notifications;
   mark_sq(uint16_t(q));
+  wake_poller(uint16_t(q), delay);
   notifier_->eventfd_signalled(2u * uint32_t(q), uint16_t(q), delay);
   return true;
 }
@@ -174,6 +183,19 @@ void VirtioBlkModel::emulate(Context& ctx, sc_time& local) {
   sc_time* const saved = local_;
   local_ = &local;
   notifier_->on_emulation_start(ctx.index);
+  run_passes(ctx, local);
+  // virtio.busy_poll: spin on the drained queues, then serve what the
+  // window brought, until a window expires with nothing left to poll.
+  while (!ctx.poll.polled().empty()) {
+    busy_poll(ctx, local);
+    run_passes(ctx, local);
+  }
+  notifier_->on_emulation_end(ctx.index);
+  local_ = saved;
+  ctx.in_emulation = false;
+}
+
+void VirtioBlkModel::run_passes(Context& ctx, sc_time& local) {
   bool progress = true;
   while (progress) {
     progress = false;
@@ -183,7 +205,12 @@ void VirtioBlkModel::emulate(Context& ctx, sc_time& local) {
       const uint16_t q = ctx.marked[i];
       if (!notifier_->sq_due(q)) continue;
       marked_[q] = 0;
-      firmware_->handle_queue(q, ctx.popped);
+      if (ctx.poll.enabled()) {
+        firmware_->handle_polled(q, ctx.popped);  // notifications stay off: the queue is polled
+        ctx.poll.add(q);
+      } else {
+        firmware_->handle_queue(q, ctx.popped);
+      }
       if (!ctx.popped.empty()) progress = true;
       for (auto& r : ctx.popped) start_request(ctx, std::move(r), local);
     }
@@ -205,9 +232,6 @@ void VirtioBlkModel::emulate(Context& ctx, sc_time& local) {
     }
     if (progress) ++counters_.bursts;
   }
-  notifier_->on_emulation_end(ctx.index);
-  local_ = saved;
-  ctx.in_emulation = false;
 }
 
 void VirtioBlkModel::start_request(Context& ctx, fw::VirtioBlkRequest&& req, sc_time& local) {
@@ -264,6 +288,7 @@ void VirtioBlkModel::on_backend_complete(uint32_t tag, uint16_t status) {
   Context& c = ctx_[thread_of(slots_[tag].req.queue)];
   c.done.push_back(tag);
   c.thread->kick(SC_ZERO_TIME);  // the AIO completion wakes the queue's thread
+  if (c.poll_wake && !c.poll.polled().empty()) c.poll_wake->notify(SC_ZERO_TIME);  // vhost_has_work
 }
 
 bool VirtioBlkModel::work_pending() const {

@@ -19,10 +19,12 @@
 #include "firmware/controller.h"
 #include "firmware/statistics.h"
 #include "firmware/virtio_blk_device.h"
+#include "firmware/virtqueue_busy_poll.h"
 #include "models/doorbell_notifier.h"
 #include "models/host_thread.h"
 #include "models/pcie_endpoint.h"
 #include "models/pcie_link.h"
+#include "models/stat_time.h"
 #include "models/storage_backend.h"
 
 namespace nvmesim::models {
@@ -38,6 +40,7 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
     sc_core::sc_time done_cost;    // host CPU per request completed
     std::vector<uint8_t> queue_thread;  // host thread of each virtqueue (empty: all on 0)
     uint32_t queues = 0;  // virtio.queues as given (0: one per job); System sets firmware.num_queues
+    sc_core::sc_time busy_poll;  // vhost-style busy-poll window (0: off); firmware.vhost_notify follows it
 
     static constexpr const char* param_prefix = "virtio";
     template <class V>
@@ -52,6 +55,9 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
       v.integer(queues, "queues", "0", "queues", 0, 64,
                 "virtqueues the device offers (0 = one per job; fewer than numjobs: job j on queue j % queues, "
                 "as blk_mq_map_queues maps CPUs)");
+      v.time(busy_poll, "busy_poll", "0ns", 0, param_units::S,
+             "vhost-style busy polling (Linux vhost_net_busy_poll; QEMU's tap poll-us): a drained queue keeps "
+             "guest notifications off and its host thread spins on the avail ring this long (0 = off)");
     }
   };
   // Virtio PCI ids (section 4.1.2): vendor 0x1AF4, device 0x1040 + 2 (block).
@@ -82,6 +88,24 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
                                    "kicks that reached the device through an ioeventfd"};
   };
   Counters& counters() { return counters_; }
+  // The "virtio_blk.busy_poll" group (virtio.busy_poll > 0 only).
+  struct BusyPollCounters : stats::Group {
+    using Scalar = stats::Scalar;
+    TimeStat poll_time{*this, "poll_time", "host-thread time spent in busy-poll windows (virtio.busy_poll)"};
+    Scalar windows{*this, "windows", stats::Unit::Count, "busy-poll windows, each counted when it ends"};
+    Scalar windows_found{*this, "windows_found", stats::Unit::Count, "windows ended by new avail entries"};
+    Scalar windows_interrupted{*this, "windows_interrupted", stats::Unit::Count,
+                               "windows ended by other work on the thread (a completion, another queue's kick)"};
+    Scalar windows_expired{*this, "windows_expired", stats::Unit::Count,
+                           "windows that ran out with nothing new: notifications switched back on"};
+    Scalar requests_found{*this, "requests_found", stats::Unit::Count,
+                          "requests popped by polling (in a window or the re-check after it), not by a kick's handler"};
+  };
+  BusyPollCounters& busy_poll_counters() { return busy_poll_counters_; }
+  // A vCPU published avail entries on queue q (`delay`: its offset from
+  // now). The model has no memory watch; a spinning poller would see the
+  // store when it lands, so the guest tells the device here.
+  void avail_published(uint16_t q, const sc_core::sc_time& delay);
   bool work_pending() const;
 
   // fw::VirtioDeviceEnv
@@ -101,6 +125,11 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
     // another thread's runs), so that a kick allocates nothing once grown.
     std::vector<fw::VirtioBlkRequest> popped;
     std::vector<uint32_t> finishing;
+    // virtio.busy_poll: the queues this thread spins on, and what wakes the spin.
+    fw::VirtqueueBusyPoll poll;
+    std::unique_ptr<sc_core::sc_event> poll_wake;
+    bool avail_published = false;  // a publish on a polled queue since the last look
+    std::vector<uint16_t> expiring;  // scratch: the polled queues when a window expires
   };
   struct Slot {
     bool busy = false;
@@ -112,6 +141,11 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
   void bar0_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   void add_virtio_capabilities();
   void emulate(Context& ctx, sc_core::sc_time& local);
+  void run_passes(Context& ctx, sc_core::sc_time& local);
+  // models/virtio_blk_busy_poll.cpp: one window of the spin, and what it found.
+  void busy_poll(Context& ctx, sc_core::sc_time& local);
+  void handle_found(Context& ctx, uint16_t q, sc_core::sc_time& local);
+  void wake_poller(uint16_t q, const sc_core::sc_time& delay);
   void start_request(Context& ctx, fw::VirtioBlkRequest&& req, sc_core::sc_time& local);
   void on_backend_complete(uint32_t tag, uint16_t status);
   void sync_running();
@@ -132,6 +166,7 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
   std::unique_ptr<StorageBackend> backend_;
   std::unique_ptr<DoorbellNotifier> notifier_;
   Counters counters_;
+  BusyPollCounters busy_poll_counters_;
   std::vector<Context> ctx_;
   std::vector<uint8_t> queue_ctx_;
   std::vector<uint8_t> marked_;

@@ -75,6 +75,7 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   p.virtio.timer_delay = p.nvme.timer_delay;
   p.virtio.req_cost = p.nvme.cmd_cost;
   p.virtio.done_cost = p.nvme.cqe_cost;
+  vc.vhost_notify = p.virtio.busy_poll != sc_core::SC_ZERO_TIME;
   fw::VirtioBlkDriverConfig& vd = p.virtio_driver;
   vd.queues = uint16_t(p.numjobs());
   vd.queue_size = vc.queue_size_max;
@@ -147,6 +148,12 @@ static void check_virtio_params(const SystemParams& p, const Config& c) {
                       "next_out_of_range, buffer_outside_memory, zero_length)");
   if (!p.guest.driver.interrupts)
     throw ConfigError("--guest.completion: poll is not modelled for device virtio-blk (allowed irq)");
+  // vhost spins in its own worker thread, woken by a kick.
+  if (p.virtio.busy_poll != sc_core::SC_ZERO_TIME &&
+      (p.virtio.notify == models::NotifyMode::Sync || p.virtio.notify == models::NotifyMode::Timer))
+    throw ConfigError("--virtio.busy_poll: " + c.text("virtio.busy_poll") +
+                      " needs a host thread woken by the kick (hv.device_thread mainloop or iothread, "
+                      "hv.notify deferred or ioeventfd)");
   const uint64_t need = p.virtio_driver.memory_base + fw::VirtioBlkDriver::memory_needed(p.virtio_driver);
   if (need > p.mem.size)
     throw ConfigError("--mem.size: " + c.text("mem.size") + " is too small for the virtqueues and buffers (need " +

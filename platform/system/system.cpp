@@ -134,6 +134,8 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
   if (!virtio && cp.msix_table == MsixPlacement::Bar0)
     guest_->set_msix_table_address(kBar0Base + NvmeControllerModel::kBar0MsixTableOffset);
   if (virtio) guest_->use_virtio_blk(p.virtio_driver);
+  if (virtio && p.virtio.busy_poll != SC_ZERO_TIME)
+    guest_->watch_avail([this](uint16_t q, const sc_time& delay) { virtio_->avail_published(q, delay); });
 
   for (uint32_t j = 0; j < numjobs; ++j) {
     Vcpu::Params vp;

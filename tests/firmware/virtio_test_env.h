@@ -21,14 +21,18 @@ class Harness : public VirtioDriverEnv, public VirtioDeviceEnv {
   static constexpr uint64_t MEM_BYTES = 8u << 20;
   static constexpr uint64_t REGION = 1u << 20;  // the driver's region starts here
 
-  // indirect: both sides offer / accept VIRTIO_RING_F_INDIRECT_DESC.
+  // indirect: both sides offer / accept VIRTIO_RING_F_INDIRECT_DESC;
+  // vhost_notify: the device switches notifications as vhost does (virtio.busy_poll).
   Harness(uint16_t queues, uint16_t queue_size, bool device_event_idx, bool driver_event_idx,
-          bool indirect = false)
-      : mem(MEM_BYTES, 0), device(device_config(queues, queue_size, device_event_idx, indirect), *this),
+          bool indirect = false, bool vhost_notify = false)
+      : mem(MEM_BYTES, 0),
+        device(device_config(queues, queue_size, device_event_idx, indirect, vhost_notify), *this),
         driver(driver_config(queues, queue_size, driver_event_idx, indirect), *this) {}
 
-  static VirtioBlkDeviceConfig device_config(uint16_t queues, uint16_t size, bool event_idx, bool indirect) {
+  static VirtioBlkDeviceConfig device_config(uint16_t queues, uint16_t size, bool event_idx, bool indirect,
+                                             bool vhost_notify = false) {
     VirtioBlkDeviceConfig c;
+    c.vhost_notify = vhost_notify;
     c.num_queues = queues;
     c.queue_size_max = size;
     c.event_idx = event_idx;

@@ -54,6 +54,10 @@ TEST_CASE("bad config: sizes, times, choices and syntax", "[cli][bad_config]") {
       {"--hv.exit_mmio=5100", "--hv.exit_mmio: '5100' needs a unit (ns, us, ms, s or cyc)"},
       {"--runtime=1ks", "--runtime: '1ks' has an unknown unit 'ks' (ns, us, ms, s or cyc)"},
       {"--hv.exit_mmio=-5us", "--hv.exit_mmio: -5us is out of range (0ns..1ms)"},
+      {"--virtio.busy_poll=-5us", "--virtio.busy_poll: -5us is out of range (0ns..1s)"},
+      {"--virtio.busy_poll=fast",
+       "--virtio.busy_poll: 'fast' is not a time (a number with a unit: ns, us, ms, s or cyc)"},
+      {"--virtio.busy_poll=50", "--virtio.busy_poll: '50' needs a unit (ns, us, ms, s or cyc)"},
       {"--hv.exit_mmio=5000000cyc",
        "--hv.exit_mmio: 5000000cyc (2.17391ms at hv.cpu_ghz 2.3) is out of range (0ns..1ms)"},
       {"--hv.cpu_ghz=nan", "--hv.cpu_ghz: 'nan' is not a number"},
@@ -81,6 +85,9 @@ TEST_CASE("bad config: combinations of values", "[cli][bad_config]") {
        "vcpu)"},
       {"--guest.irq_coalescing_time=150us",
        "--guest.irq_coalescing_time: 150us is not a multiple of 100us in 0..25.5ms"},
+      {"--device=virtio-blk --virtio.busy_poll=5us --hv.device_thread=vcpu",
+       "--virtio.busy_poll: 5us needs a host thread woken by the kick (hv.device_thread mainloop or "
+       "iothread, hv.notify deferred or ioeventfd)"},
       // 8 queues x 1023 tags x 64 KiB of data buffers do not fit 16 MiB.
       {"--mem.size=16m --numjobs=8 --iodepth=1023 --bs=64k --nvme.mdts=4",
        "--mem.size: 16m is too small for the driver's queues and buffers (numjobs 8, iodepth "

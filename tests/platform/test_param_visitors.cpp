@@ -54,9 +54,9 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 98 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 99 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 98);
+  REQUIRE(reg.all().size() == 99);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, then the device choice and virtio.*.
   CHECK(reg.all().front().name == "rw");
@@ -72,7 +72,12 @@ TEST_CASE("visitors: the registry holds the 98 parameters with their specs", "[p
   CHECK(reg.all()[91].name == "hv.msix_bar_mmap");
   CHECK(reg.all()[92].name == "hv.page_size");
   CHECK(reg.all()[93].name == "device");
-  CHECK(reg.all().back().name == "virtio.queues");
+  CHECK(reg.all()[97].name == "virtio.queues");
+  CHECK(reg.all().back().name == "virtio.busy_poll");
+  const ParamSpec* busy_poll = reg.find("virtio.busy_poll");
+  REQUIRE(busy_poll);
+  CHECK(busy_poll->kind == ParamKind::Time);
+  CHECK(busy_poll->default_value == "0ns");
 
   const ParamSpec* mmio = reg.find("hv.exit_mmio");
   REQUIRE(mmio);
