@@ -3,6 +3,11 @@
 // only while the model notifies nothing.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "models/activations.h"
@@ -50,4 +55,32 @@ TEST_CASE("lookahead: pending activity, including the model's own notifications 
   // Each answer as the kernel's own queues give it: a notification made
   // after an earlier answer changes the next one at once.
   REQUIRE(p.answers == std::vector<bool>{false, true, true, false, false, true});
+}
+
+// The kept answer is exact only if the model notifies and cancels its events
+// through activations::notify / cancel and waits through activations::wait:
+// a bare call in a model would leave a stale answer standing.
+TEST_CASE("lookahead: the model notifies, cancels and waits only through models/activations.h", "[lookahead]") {
+  const std::regex bare(R"((\.notify\(|\.cancel\(\)|(^|[^:_A-Za-z0-9])wait\(|sc_core::wait\())");
+  std::vector<std::string> offending;
+  for (const char* dir : {"models", "platform/system"}) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(NVMESIM_SOURCE_DIR) + "/" + dir)) {
+      const std::string path = entry.path().string();
+      if (path.size() < 2 || (path.substr(path.size() - 4) != ".cpp" && path.substr(path.size() - 2) != ".h")) continue;
+      if (entry.path().filename() == "activations.h") continue;
+      std::ifstream in(path);
+      std::string line;
+      for (unsigned n = 1; std::getline(in, line); ++n) {
+        const std::string code = line.substr(0, line.find("//"));
+        if (std::regex_search(code, bare) && code.find("activations::") == std::string::npos)
+          offending.push_back(path + ":" + std::to_string(n) + ": " + line);
+      }
+    }
+  }
+  INFO("calls that bypass models/activations.h:\n" << [&] {
+    std::ostringstream s;
+    for (const auto& o : offending) s << o << "\n";
+    return s.str();
+  }());
+  CHECK(offending.empty());
 }
