@@ -270,8 +270,8 @@ DoorbellUpdate VirtioBlkDriver::kick(uint16_t q, VirtioDriverEnv* on) {
   return u;
 }
 
-std::vector<Completion> VirtioBlkDriver::interrupt(uint16_t q, VirtioDriverEnv* on) {
-  std::vector<Completion> done;
+std::vector<VirtioBlkDriver::UsedRequest> VirtioBlkDriver::interrupt(uint16_t q, VirtioDriverEnv* on) {
+  std::vector<UsedRequest> done;
   Queue& Q = queues_[q];
   VirtioDriverEnv& c = running(q, on);
   if (!Q.vq.interrupt_has_work()) {
@@ -288,7 +288,12 @@ std::vector<Completion> VirtioBlkDriver::interrupt(uint16_t q, VirtioDriverEnv* 
       Q.free_tags.push_back(tag);
       --Q.outstanding;
       ++Q.counters->completions;
-      done.push_back(Completion{tag, c.guest_memory(header_addr(q, tag) + 16, 1)[0], q});
+      UsedRequest used;
+      used.tag = tag;
+      used.status = c.guest_memory(header_addr(q, tag) + 16, 1)[0];
+      used.qid = q;
+      used.submitter = Q.tag_cpu[tag];
+      done.push_back(used);
     }
     if (Q.vq.broken()) break;
   } while (!Q.vq.enable_cb());

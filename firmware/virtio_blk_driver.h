@@ -107,11 +107,16 @@ class VirtioBlkDriver {
   int32_t submit(uint16_t q, const IoSpec& io, VirtioDriverEnv* on = nullptr);
   // virtqueue_kick_prepare, then the notify write when it says so.
   DoorbellUpdate kick(uint16_t q, VirtioDriverEnv* on = nullptr);
+  // A request the device has used, with the CPU that submitted it. Read at
+  // virtqueue_get_buf, as virtblk_done takes the request from the token:
+  // the descriptor head (the tag) is free from then on, and a CPU sharing
+  // the queue may reuse it before the handler reaches this entry.
+  struct UsedRequest : Completion {
+    VirtioDriverEnv* submitter = nullptr;
+  };
   // The queue's interrupt (vring_interrupt + virtblk_done): consumes every
   // used entry, callbacks off while it does, on again (re-checked) after.
-  std::vector<Completion> interrupt(uint16_t q, VirtioDriverEnv* on = nullptr);
-  // The CPU that submitted the request with this tag (its owner).
-  VirtioDriverEnv* submitter(uint16_t q, uint32_t tag) const { return queues_[q].tag_cpu[tag]; }
+  std::vector<UsedRequest> interrupt(uint16_t q, VirtioDriverEnv* on = nullptr);
 
   const VirtioBlkBringUp& last_bring_up() const { return result_; }
   bool event_idx() const { return (result_.features & virtio::bit(virtio::F_RING_EVENT_IDX)) != 0; }

@@ -139,7 +139,7 @@ struct Bench {
   }
   // Waits for an MSI-X the driver has not taken, then runs its handler.
   unsigned taken = 0;
-  std::vector<fw::Completion> take_interrupt() {
+  std::vector<fw::VirtioBlkDriver::UsedRequest> take_interrupt() {
     while (sink.count == taken) sc_core::wait(sc_time(1, SC_US));
     ++taken;
     return driver.interrupt(0);
