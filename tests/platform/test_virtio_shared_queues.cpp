@@ -7,6 +7,7 @@
 #include "firmware/virtio_blk_driver.h"
 #include "platform/config/params.h"
 #include "platform/system/system.h"
+#include "virtio_config.h"
 
 using namespace nvmesim;
 using namespace nvmesim::platform;
@@ -21,14 +22,7 @@ TEST_CASE("virtio shared queues: blk_mq_map_queues maps CPU c to queue c % queue
 }
 
 TEST_CASE("virtio shared queues: 4 jobs on 2 queues, per-queue kicks and interrupts add up exactly") {
-  Config c;
-  c.set("device", "virtio-blk");
-  c.set("nvme.backend", "null");
-  c.set("numjobs", "4");
-  c.set("virtio.queues", "2");
-  c.set("iodepth", "1");
-  c.set("number_ios", "1000");
-  c.validate_all();
+  const Config c = test::virtio_config({{"numjobs", "4"}, {"virtio.queues", "2"}, {"iodepth", "1"}, {"number_ios", "1000"}});
   System sys(c);
   const RunResults r = sys.run();
   REQUIRE(r.bringup_ok);
@@ -65,14 +59,7 @@ TEST_CASE("virtio shared queues: 4 jobs on 2 queues, per-queue kicks and interru
 // looked up by head later: else a job's I/O is completed in another job's
 // name, one job waits forever and the other's count goes below zero.
 TEST_CASE("virtio shared queues: at iodepth 4 every job completes its own I/Os") {
-  Config c;
-  c.set("device", "virtio-blk");
-  c.set("nvme.backend", "null");
-  c.set("numjobs", "4");
-  c.set("virtio.queues", "2");
-  c.set("iodepth", "4");
-  c.set("number_ios", "500");
-  c.validate_all();
+  const Config c = test::virtio_config({{"numjobs", "4"}, {"virtio.queues", "2"}, {"iodepth", "4"}, {"number_ios", "500"}});
   System sys(c);
   const RunResults r = sys.run();
   REQUIRE(r.bringup_ok);
