@@ -270,13 +270,13 @@ DoorbellUpdate VirtioBlkDriver::kick(uint16_t q, VirtioDriverEnv* on) {
   return u;
 }
 
-std::vector<VirtioBlkDriver::UsedRequest> VirtioBlkDriver::interrupt(uint16_t q, VirtioDriverEnv* on) {
-  std::vector<UsedRequest> done;
+void VirtioBlkDriver::interrupt(uint16_t q, std::vector<UsedRequest>& done, VirtioDriverEnv* on) {
+  done.clear();
   Queue& Q = queues_[q];
   VirtioDriverEnv& c = running(q, on);
   if (!Q.vq.interrupt_has_work()) {
     ++Q.counters->spurious_interrupts;
-    return done;
+    return;
   }
   ++Q.counters->interrupts;
   do {
@@ -297,7 +297,6 @@ std::vector<VirtioBlkDriver::UsedRequest> VirtioBlkDriver::interrupt(uint16_t q,
     }
     if (Q.vq.broken()) break;
   } while (!Q.vq.enable_cb());
-  return done;
 }
 
 }  // namespace nvmesim::fw

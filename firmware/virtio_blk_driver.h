@@ -115,8 +115,10 @@ class VirtioBlkDriver {
     VirtioDriverEnv* submitter = nullptr;
   };
   // The queue's interrupt (vring_interrupt + virtblk_done): consumes every
-  // used entry, callbacks off while it does, on again (re-checked) after.
-  std::vector<UsedRequest> interrupt(uint16_t q, VirtioDriverEnv* on = nullptr);
+  // used entry into `used` (cleared first; the caller's buffer keeps its
+  // capacity, so no allocation per interrupt), callbacks off while it does,
+  // on again (re-checked) after.
+  void interrupt(uint16_t q, std::vector<UsedRequest>& used, VirtioDriverEnv* on = nullptr);
 
   const VirtioBlkBringUp& last_bring_up() const { return result_; }
   bool event_idx() const { return (result_.features & virtio::bit(virtio::F_RING_EVENT_IDX)) != 0; }

@@ -27,6 +27,7 @@ Vcpu::Vcpu(sc_module_name name, const Params& params, Guest& guest)
   offset_.resize(tags);
   bytes_.resize(tags);
   reaped_.resize(tags);
+  used_.reserve(tags);
   block_.resize(tags);
   expect_pattern_.resize(tags);
   if (params_.verify) written_.assign(params_.job.size / params_.job.bs, 0);

@@ -244,6 +244,7 @@ class Vcpu : public sc_core::sc_module,
   void fill_pattern(uint8_t* p, uint64_t block) const;
   bool check_pattern(const uint8_t* p, uint64_t block) const;
   std::vector<fw::Completion> reaped_;
+  std::vector<fw::VirtioBlkDriver::UsedRequest> used_;  // one virtio interrupt's used requests
   uint32_t outstanding_ = 0;   // submitted to the driver, not yet completed by it
   // fio's view: I/Os submitted and not yet reaped (what iodepth bounds), and
   // those completed by the driver, waiting in the aio ring for fio's reap.

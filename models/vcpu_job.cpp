@@ -173,7 +173,8 @@ void Vcpu::handle_completions(bool from_interrupt) {
     // through used_event meanwhile; no completion doorbell. On a shared
     // queue, the other jobs' I/Os complete here and wake their jobs.
     const uint16_t q = virtqueue();
-    for (const fw::VirtioBlkDriver::UsedRequest& c : vb->interrupt(q, this)) {
+    vb->interrupt(q, used_, this);
+    for (const fw::VirtioBlkDriver::UsedRequest& c : used_) {
       Vcpu* owner = static_cast<Vcpu*>(c.submitter);
       if (!owner || owner == this) {
         finish_io(c);

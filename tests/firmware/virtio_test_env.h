@@ -102,7 +102,8 @@ class Harness : public VirtioDriverEnv, public VirtioDeviceEnv {
   std::vector<Completion> run_driver_interrupts(uint16_t q) {
     std::vector<Completion> all;
     for (; msix_taken < msix_log.size(); ++msix_taken) {
-      auto c = driver.interrupt(q);
+      std::vector<VirtioBlkDriver::UsedRequest> c;
+      driver.interrupt(q, c);
       all.insert(all.end(), c.begin(), c.end());
     }
     return all;

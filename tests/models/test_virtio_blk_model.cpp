@@ -142,7 +142,9 @@ struct Bench {
   std::vector<fw::VirtioBlkDriver::UsedRequest> take_interrupt() {
     while (sink.count == taken) sc_core::wait(sc_time(1, SC_US));
     ++taken;
-    return driver.interrupt(0);
+    std::vector<fw::VirtioBlkDriver::UsedRequest> used;
+    driver.interrupt(0, used);
+    return used;
   }
 };
 
