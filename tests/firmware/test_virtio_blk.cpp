@@ -11,14 +11,9 @@ using namespace nvmesim::fw;
 using namespace nvmesim::fw::virtio;
 namespace nvme = nvmesim::nvme;
 
+using virtiotest::read_at;
+
 namespace {
-IoSpec read_at(uint64_t lba) {
-  IoSpec io;
-  io.opcode = nvme::io::READ;
-  io.slba = lba;
-  io.nlb = 8;
-  return io;
-}
 void check_invariant(const VirtqueueDriverCounters& c) { CHECK(c.updates == c.mmio + c.suppressed); }
 }  // namespace
 

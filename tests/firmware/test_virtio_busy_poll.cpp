@@ -14,15 +14,9 @@ using namespace nvmesim::fw;
 using namespace nvmesim::fw::virtio;
 namespace nvme = nvmesim::nvme;
 
-namespace {
+using virtiotest::read_at;
 
-IoSpec read_at(uint64_t lba) {
-  IoSpec io;
-  io.opcode = nvme::io::READ;
-  io.slba = lba;
-  io.nlb = 8;
-  return io;
-}
+namespace {
 
 // The guest publishes one request and decides its kick.
 DoorbellUpdate submit_and_kick(virtiotest::Harness& h, uint64_t lba) {

@@ -16,6 +16,15 @@ namespace virtiotest {
 
 using namespace nvmesim::fw;
 
+// A 4 KiB read (8 blocks of 512 bytes) at `lba`.
+inline IoSpec read_at(uint64_t lba) {
+  IoSpec io;
+  io.opcode = nvmesim::nvme::io::READ;
+  io.slba = lba;
+  io.nlb = 8;
+  return io;
+}
+
 class Harness : public VirtioDriverEnv, public VirtioDeviceEnv {
  public:
   static constexpr uint64_t MEM_BYTES = 8u << 20;
