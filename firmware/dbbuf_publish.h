@@ -53,6 +53,14 @@ class DbbufPublish {
   uint16_t old_value() const { return old_value_; }
   uint16_t eventidx() const { return eventidx_; }
 
+  // Field by field: the object has padding, whose bytes no copy or
+  // constructor need preserve, so its bytes cannot be compared.
+  friend bool operator==(const DbbufPublish& a, const DbbufPublish& b) {
+    return a.new_value_ == b.new_value_ && a.old_value_ == b.old_value_ && a.eventidx_ == b.eventidx_ &&
+           a.step_ == b.step_ && a.full_barrier_ == b.full_barrier_ && a.ring_ == b.ring_ && a.form_ == b.form_;
+  }
+  friend bool operator!=(const DbbufPublish& a, const DbbufPublish& b) { return !(a == b); }
+
  private:
   uint16_t new_value_ = 0, old_value_ = 0, eventidx_ = 0;
   Step step_ = Step::WriteBarrier;

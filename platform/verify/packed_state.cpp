@@ -55,9 +55,11 @@ class Reader {
   const unsigned char* b_;
 };
 
+// Cleared (the model's clear_publish zeroes it): every field zero.
 bool publish_cleared(const fw::DbbufPublish& p) {
-  static const unsigned char zero[sizeof(fw::DbbufPublish)] = {};
-  return std::memcmp(&p, zero, sizeof p) == 0;
+  static_assert(uint8_t(fw::DbbufPublish::Step::WriteBarrier) == 0 && int(fw::NeedEventForm::Linux) == 0,
+                "a zeroed publish is the one built from zeroes");
+  return p == fw::DbbufPublish(0, false, fw::NeedEventForm::Linux);
 }
 
 // The publish object the firmware's sequence reaches at `step` with these
@@ -116,7 +118,7 @@ PackedState StatePacker::pack(const State& s) const {
     fw::DbbufPublish again;
     rebuild_publish(again, config_, s.publish.new_value(), s.publish.old_value(), s.publish.eventidx(),
                     s.publish.step());
-    if (std::memcmp(&again, &s.publish, sizeof again) != 0)
+    if (again != s.publish)
       throw std::logic_error("verify: the driver's publish state does not rebuild from its packed form");
   }
   if (s.guest_pc > 3 || s.publishing_sq > 1) throw std::logic_error("verify: a driver field does not fit");
