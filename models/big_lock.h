@@ -10,6 +10,7 @@
 
 #include "firmware/statistics.h"
 #include "models/activations.h"
+#include "models/kernel_time.h"
 #include "models/stat_time.h"
 
 namespace nvmesim::models {
@@ -21,8 +22,8 @@ class BigLock : public stats::Group {
   // arrive later queue behind it (no starvation by back-to-back exits).
   void acquire_mainloop() {
     mainloop_waiting_ = true;
-    while (reserved_until_ > sc_core::sc_time_stamp())
-      activations::wait(reserved_until_ - sc_core::sc_time_stamp());
+    while (reserved_until_ > kernel_now())
+      activations::wait(reserved_until_ - kernel_now());
     mainloop_waiting_ = false;
     held_by_mainloop_ = true;
   }
@@ -37,9 +38,9 @@ class BigLock : public stats::Group {
   // to be added to the caller's delay; waiting for the main loop passes
   // simulated time here.
   sc_core::sc_time hold_for_handler(const sc_core::sc_time& hold) {
-    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    const sc_core::sc_time start = kernel_now();
     while (held_by_mainloop_ || mainloop_waiting_) activations::wait(released_);
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = kernel_now();
     const sc_core::sc_time at = reserved_until_ > now ? reserved_until_ : now;
     reserved_until_ = at + hold;
     contended_ += at - start;

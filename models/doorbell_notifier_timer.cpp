@@ -1,6 +1,7 @@
 #include "models/doorbell_notifier_timer.h"
 
 #include "models/host_thread.h"
+#include "models/kernel_time.h"
 
 using namespace sc_core;
 
@@ -24,7 +25,7 @@ void TimerNotifier::doorbell_written(uint16_t qid, bool sq, sc_time& delay) {
 
 // QEMU's timer_mod: each arming replaces the deadline, even with a later one.
 void TimerNotifier::set_deadline(uint16_t qid, bool sq, const sc_time& delay) {
-  (sq ? sq_deadline_ : cq_deadline_)[qid] = sc_time_stamp() + delay;
+  (sq ? sq_deadline_ : cq_deadline_)[qid] = kernel_now() + delay;
 }
 
 // The thread's single timer wakes it at the earliest deadline of its queues.
@@ -41,14 +42,14 @@ void TimerNotifier::rearm_thread_timer(unsigned index) {
   }
   HostThread& thread = target_.thread(index);
   if (any)
-    thread.arm_timer(earliest > sc_time_stamp() ? earliest - sc_time_stamp() : SC_ZERO_TIME);
+    thread.arm_timer(earliest > kernel_now() ? earliest - kernel_now() : SC_ZERO_TIME);
   else
     thread.cancel_timer();  // every deadline was served: no empty wake-up
 }
 
 bool TimerNotifier::due(std::vector<sc_time>& deadline, uint16_t qid) {
   if (qid == 0) return true;
-  if (deadline[qid] == SC_ZERO_TIME || deadline[qid] > sc_time_stamp()) return false;
+  if (deadline[qid] == SC_ZERO_TIME || deadline[qid] > kernel_now()) return false;
   deadline[qid] = SC_ZERO_TIME;
   return true;
 }

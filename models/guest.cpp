@@ -2,6 +2,7 @@
 
 #include "models/activations.h"
 #include "models/address_map.h"
+#include "models/kernel_time.h"
 #include "models/vcpu.h"
 #include "traces/tracer.h"
 
@@ -52,8 +53,8 @@ void Guest::bring_up(Vcpu& boot) {
     bringup_ = driver_->bring_up();
   }
   boot.sync_shared_memory();
-  bringup_time_ = sc_time_stamp();
-  measure_start_ = sc_time_stamp();
+  bringup_time_ = kernel_now();
+  measure_start_ = kernel_now();
   for (auto& hook : measure_hooks_) hook();
   ready_ = true;
   activations::notify(ready_event_, SC_ZERO_TIME);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "firmware/statistics.h"
+#include "models/kernel_time.h"
 #include "models/stat_time.h"
 
 namespace nvmesim::models {
@@ -61,7 +62,7 @@ class HostCpus : public stats::Group {
  private:
   void update() override { account(); }
   void account() {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = kernel_now();
     if (cores_ && runnable_count_ > int(cores_)) overcommitted_ += now - last_;
     last_ = now;
   }

@@ -8,6 +8,7 @@
 #include "models/activations.h"
 #include "models/big_lock.h"
 #include "models/host_cpus.h"
+#include "models/kernel_time.h"
 #include "traces/tracer.h"
 
 using namespace sc_core;
@@ -52,7 +53,7 @@ sc_time HostThread::stall_draw() {
 }
 
 void HostThread::kick(const sc_time& delay) {
-  sc_time at = sc_time_stamp() + delay;
+  sc_time at = kernel_now() + delay;
   // A sleeping thread runs its wake-up delay after the earliest signal of
   // this sleep; the extra delay is drawn once per sleep, so more signals do
   // not wake it sooner.
@@ -79,13 +80,13 @@ void HostThread::kick(const sc_time& delay) {
   if (!has_request_ || at < request_time_) {
     has_request_ = true;
     request_time_ = at;
-    activations::notify(kick_event_, at - sc_time_stamp());
+    activations::notify(kick_event_, at - kernel_now());
   }
 }
 
 void HostThread::arm_timer(const sc_time& delay) {
   timer_armed_ = true;
-  timer_time_ = sc_time_stamp() + delay;
+  timer_time_ = kernel_now() + delay;
   activations::notify(kick_event_, delay);
 }
 
@@ -98,11 +99,11 @@ void HostThread::sync(sc_time& local) {
 
 void HostThread::account_busy(const sc_time& polled) {
   if (!busy_) return;
-  const sc_time ran = sc_time_stamp() - busy_start_;
+  const sc_time ran = kernel_now() - busy_start_;
   const sc_time poll = std::min(polled, ran);
   busy_time_ += ran - poll;
   poll_time_ += poll;
-  busy_start_ = sc_time_stamp();
+  busy_start_ = kernel_now();
 }
 
 // QEMU's adjust_polling_time(): keep the window when the event came within
@@ -125,7 +126,7 @@ void HostThread::adjust_polling(const sc_time& block) {
 // fires while the thread is working is not lost.
 void HostThread::wait_for_request() {
   auto due = [this] {
-    const sc_time now = sc_time_stamp();
+    const sc_time now = kernel_now();
     return (has_request_ && request_time_ <= now) || (timer_armed_ && timer_time_ <= now);
   };
   auto next_deadline = [this](sc_time& at) {
@@ -135,7 +136,7 @@ void HostThread::wait_for_request() {
     return any;
   };
   if (due() || spinning_) return;  // spinning: poll() returned at once
-  const sc_time start = sc_time_stamp();
+  const sc_time start = kernel_now();
   // Busy-poll first: a request during the window is served at once.
   if (poll_ns_ != SC_ZERO_TIME) {
     polling_ = true;
@@ -143,16 +144,16 @@ void HostThread::wait_for_request() {
     if (auto* t = traces::active())
       t->thread_state(params_.trace_id, start.value(), traces::ThreadState::Polling);
     const sc_time poll_end = start + poll_ns_;
-    while (!due() && sc_time_stamp() < poll_end) {
+    while (!due() && kernel_now() < poll_end) {
       sc_time at;
       const sc_time until = next_deadline(at) && at < poll_end ? at : poll_end;
-      activations::wait(until - sc_time_stamp(), kick_event_);
+      activations::wait(until - kernel_now(), kick_event_);
     }
     polling_ = false;
-    poll_time_ += sc_time_stamp() - start;
+    poll_time_ += kernel_now() - start;
     if (due()) {
       ++poll_hits_;
-      adjust_polling(sc_time_stamp() - start);
+      adjust_polling(kernel_now() - start);
       return;
     }
     // The window closed: a pending request now pays the wake-up.
@@ -160,16 +161,16 @@ void HostThread::wait_for_request() {
   }
   if (cpus_) cpus_->set_runnable(cpu_id_, false);
   if (auto* t = traces::active())
-    t->thread_state(params_.trace_id, sc_time_stamp().value(), traces::ThreadState::Sleeping);
+    t->thread_state(params_.trace_id, kernel_now().value(), traces::ThreadState::Sleeping);
   while (!due() && !spinning_) {
     sc_time at;
     if (next_deadline(at))
-      activations::wait(at - sc_time_stamp(), kick_event_);
+      activations::wait(at - kernel_now(), kick_event_);
     else
       activations::wait(kick_event_);
   }
   ++sleep_wakeups_;
-  adjust_polling(sc_time_stamp() - start);
+  adjust_polling(kernel_now() - start);
 }
 
 void HostThread::run() {
@@ -177,11 +178,11 @@ void HostThread::run() {
   for (;;) {
     wait_for_request();
     has_request_ = false;
-    if (timer_armed_ && timer_time_ <= sc_time_stamp()) timer_armed_ = false;
+    if (timer_armed_ && timer_time_ <= kernel_now()) timer_armed_ = false;
     busy_ = true;
     if (cpus_) cpus_->set_runnable(cpu_id_, true);
     ++dispatches_;
-    const sc_time start = sc_time_stamp();
+    const sc_time start = kernel_now();
     busy_start_ = start;
     if (auto* t = traces::active())
       t->thread_state(params_.trace_id, start.value(), traces::ThreadState::Working);
@@ -190,11 +191,11 @@ void HostThread::run() {
     if (work_) work_(local);
     sync(local);
     if (params_.bql) params_.bql->release_mainloop();
-    busy_time_ += sc_time_stamp() - busy_start_;
+    busy_time_ += kernel_now() - busy_start_;
     busy_ = false;
     if (cpus_ && poll_ns_ == SC_ZERO_TIME && !spinning_) cpus_->set_runnable(cpu_id_, false);
     if (auto* t = traces::active())
-      t->thread_state(params_.trace_id, sc_time_stamp().value(),
+      t->thread_state(params_.trace_id, kernel_now().value(),
                       spinning_                   ? traces::ThreadState::Working
                       : poll_ns_ != SC_ZERO_TIME ? traces::ThreadState::Polling
                                                  : traces::ThreadState::Sleeping);

@@ -10,6 +10,7 @@
 #include <systemc>
 
 #include "firmware/statistics.h"
+#include "models/kernel_time.h"
 #include "models/stat_time.h"
 
 namespace nvmesim::models {
@@ -20,7 +21,7 @@ class BigLock;
 class HostThread : public sc_core::sc_module {
  public:
   // The work: runs until nothing is left, adding the CPU time it spends to
-  // `local` (an offset from sc_time_stamp()); it may sync with sync().
+  // `local` (an offset from kernel_now()); it may sync with sync().
   using Work = std::function<void(sc_core::sc_time& local)>;
 
   // hv.dispatch_* and the iothreads' polling, visited by HvParams
@@ -55,7 +56,7 @@ class HostThread : public sc_core::sc_module {
   // a time uniform in [0, dispatch_stall_max). Draws nothing without stalls,
   // so runs without them keep their random sequence.
   sc_core::sc_time stall_draw();
-  // Ask for the work to run `delay` after sc_time_stamp(). While the thread
+  // Ask for the work to run `delay` after kernel_now(). While the thread
   // sleeps this adds the dispatch latency; requests coalesce to the earliest.
   void kick(const sc_core::sc_time& delay);
   // A timer (QEMU timer_mod): the work runs exactly `delay` from now; a

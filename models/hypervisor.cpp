@@ -4,6 +4,7 @@
 
 #include "models/big_lock.h"
 #include "models/host_cpus.h"
+#include "models/kernel_time.h"
 #include "traces/tracer.h"
 
 using namespace sc_core;
@@ -55,25 +56,25 @@ void Hypervisor::b_transport(int id, tlm::tlm_generic_payload& payload, sc_time&
       payload.set_response_status(tlm::TLM_OK_RESPONSE);
       exits_.at(id).add(ExitKind::Ioeventfd, delay - start);
       if (auto* t = traces::active())
-        t->vm_exit(unsigned(id), to_string(ExitKind::Ioeventfd), (sc_time_stamp() + start).value(),
-                   (sc_time_stamp() + delay).value());
+        t->vm_exit(unsigned(id), to_string(ExitKind::Ioeventfd), (kernel_now() + start).value(),
+                   (kernel_now() + delay).value());
       return;
     }
   }
-  const sc_time start_abs = sc_time_stamp() + start;
+  const sc_time start_abs = kernel_now() + start;
   const bool pio = doorbell && params_.pio_doorbells;
   // The handler runs in QEMU under its global lock: it may wait for the
   // main loop, and the main loop waits for it.
   if (params_.bql) {
-    const sc_time asked = sc_time_stamp();
+    const sc_time asked = kernel_now();
     const sc_time ahead = params_.bql->hold_for_handler(params_.bql_hold);
     delay += ahead;
-    exits_.at(id).bql_wait += (sc_time_stamp() - asked) + ahead;  // waited, then still to wait
+    exits_.at(id).bql_wait += (kernel_now() - asked) + ahead;  // waited, then still to wait
   }
   delay += cost(pio ? params_.exit_pio : doorbell ? params_.exit_mmio : params_.exit_mmio_other);
   if (auto* t = traces::active()) t->hold_begin(traces::Hold::VcpuExit, unsigned(id), start_abs.value());
   rc_initiator->b_transport(payload, delay);  // may wait (device work inside the exit)
-  const sc_time end_abs = sc_time_stamp() + delay;
+  const sc_time end_abs = kernel_now() + delay;
   const ExitKind kind = pio ? ExitKind::PortIo : doorbell ? ExitKind::MmioDoorbell : ExitKind::MmioOther;
   exits_.at(id).add(kind, end_abs - start_abs);
   if (auto* t = traces::active()) {
@@ -104,9 +105,9 @@ sc_time Hypervisor::interrupt_exit(unsigned vcpu) {
 
 sc_time Hypervisor::interrupt_lock(unsigned vcpu) {
   if (!interrupts_take_lock()) return SC_ZERO_TIME;
-  const sc_time asked = sc_time_stamp();
+  const sc_time asked = kernel_now();
   const sc_time ahead = params_.bql->hold_for_handler(params_.bql_hold);
-  exits_.at(vcpu).bql_wait += (sc_time_stamp() - asked) + ahead;
+  exits_.at(vcpu).bql_wait += (kernel_now() - asked) + ahead;
   return ahead;
 }
 

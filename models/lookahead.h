@@ -9,10 +9,11 @@
 #include <systemc>
 
 #include "models/activations.h"
+#include "models/kernel_time.h"
 
 namespace nvmesim::models {
 
-// True when another process may run before `offset` from sc_time_stamp()
+// True when another process may run before `offset` from kernel_now()
 // has passed. Activity due at exactly that time counts: the kernel orders
 // same-time activity, so the caller must let it do so.
 //

@@ -8,6 +8,7 @@
 #include "firmware/eventidx.h"
 #include "models/activations.h"
 #include "models/address_map.h"
+#include "models/kernel_time.h"
 #include "traces/tracer.h"
 
 using namespace sc_core;
@@ -199,7 +200,7 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
   bool progress = true;
   while (progress) {
     progress = false;
-    const sc_time burst_start = sc_time_stamp() + local;
+    const sc_time burst_start = kernel_now() + local;
     unsigned commands = 0, completions = 0;
     if (auto* t = traces::active()) t->hold_begin(traces::Hold::DeviceBurst, trace_id, burst_start.value());
     notifier_->on_pass_start(ctx.index, cq_scan_limit_);
@@ -218,7 +219,7 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
         if (cqid >= cq_scan_limit_) cq_scan_limit_ = uint16_t(cqid + 1);
       }
       if (auto* t = traces::active())
-        t->queue_value(qid, traces::QueueSignal::DeviceSqHead, (sc_time_stamp() + local).value(),
+        t->queue_value(qid, traces::QueueSignal::DeviceSqHead, (kernel_now() + local).value(),
                        firmware_->sq_state(qid).head);
       if (firmware_->sq_has_work(qid)) {
         sq_marked_[qid] = 1;  // keep it in the list
@@ -258,7 +259,7 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
     if (progress) {
       ++counters_.bursts;
       if (auto* t = traces::active())
-        t->device_burst(trace_id, burst_start.value(), (sc_time_stamp() + local).value(), commands,
+        t->device_burst(trace_id, burst_start.value(), (kernel_now() + local).value(), commands,
                         completions);
     }
     if (auto* t = traces::active()) t->hold_end(traces::Hold::DeviceBurst, trace_id);
@@ -272,7 +273,7 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
 void NvmeControllerModel::msix(uint16_t vector) {
   if (vector >= msix_vectors()) return;
   const uint64_t posted = firmware_->counters().completions_posted - posted_before_;
-  const sc_time at = sc_time_stamp() + (running_.local ? *running_.local : SC_ZERO_TIME);
+  const sc_time at = kernel_now() + (running_.local ? *running_.local : SC_ZERO_TIME);
   const InterruptCoalescer::Decision d =
       coalescer_.on_completions(vector, posted, firmware_->interrupt_coalescing_threshold(),
                                 firmware_->interrupt_coalescing_time_100us(), at);
@@ -281,12 +282,12 @@ void NvmeControllerModel::msix(uint16_t vector) {
     return;
   }
   counters_.coalesced_completions += posted ? posted : 1;
-  if (d.deadline != SC_ZERO_TIME) activations::notify(coalesce_event_, d.deadline - sc_time_stamp());
+  if (d.deadline != SC_ZERO_TIME) activations::notify(coalesce_event_, d.deadline - kernel_now());
 }
 
 void NvmeControllerModel::coalescing_timeout() {
   activations::begin(activations::ControllerMethod);
-  const sc_time now = sc_time_stamp();
+  const sc_time now = kernel_now();
   const sc_time next = coalescer_.expire(now, [this](uint16_t v) { send_msix(v); });
   if (next != SC_ZERO_TIME) activations::notify(coalesce_event_, next - now);
 }

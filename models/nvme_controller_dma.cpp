@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "firmware/controller_tag.h"
+#include "models/kernel_time.h"
 #include "models/lookahead.h"
 #include "models/nvme_controller.h"
 #include "traces/tracer.h"
@@ -22,7 +23,7 @@ sc_time NvmeControllerModel::dma_time(bool device_reads, uint32_t len) {
   // A read's completions arrive a round trip after the request; its TLPs
   // then hold the downstream direction for the rest of its time, as a
   // write's hold the upstream one. Another thread's transfer queues behind.
-  const sc_time at = sc_time_stamp() + *running_.local;
+  const sc_time at = kernel_now() + *running_.local;
   const sc_time rtt = device_reads ? sc_time(link_.params().read_round_trip_ns, SC_NS) : SC_ZERO_TIME;
   sc_time& free = device_reads ? downstream_free_ : upstream_free_;
   const sc_time start = std::max(at + rtt, free);
@@ -37,7 +38,7 @@ void NvmeControllerModel::sync_running() {
   // its offset. (The timer policy reads the kernel's present when it decides
   // what is due: it syncs.)
   if (params_.notify != NotifyMode::Timer && !activity_due_within(*running_.local)) return;
-  if (sc_get_current_process_handle().proc_kind() != SC_THREAD_PROC_) return;
+  if (sc_get_curr_process_kind() != SC_THREAD_PROC_) return;
   KeepRunning keep(*this);  // another emulation thread may run meanwhile
   HostThread::sync(*running_.local);
 }
@@ -106,7 +107,7 @@ void NvmeControllerModel::trace_eventidx_write(uint64_t addr, const void* src) {
   std::memcpy(&value, src, 4);
   t->queue_value(uint16_t(index / 2),
                  index % 2 ? traces::QueueSignal::CqEventIdx : traces::QueueSignal::SqEventIdx,
-                 (sc_time_stamp() + (running_.local ? *running_.local : SC_ZERO_TIME)).value(), value);
+                 (kernel_now() + (running_.local ? *running_.local : SC_ZERO_TIME)).value(), value);
 }
 
 // Everything before is globally visible before anything after: let the

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "models/kernel_time.h"
 #include "traces/tracer.h"
 
 using namespace sc_core;
@@ -43,7 +44,7 @@ PcieEndpoint::MsixOutcome PcieEndpoint::send_msix(uint16_t vector, sc_time& dela
     msix_pending_[vector] = 1;
     return MsixOutcome::Masked;
   }
-  if (auto* t = traces::active()) t->msix(vector, (sc_time_stamp() + delay).value());
+  if (auto* t = traces::active()) t->msix(vector, (kernel_now() + delay).value());
   uint32_t data = e.data;
   tlm::tlm_generic_payload& p = msi_payload_;
   p.set_command(tlm::TLM_WRITE_COMMAND);

@@ -9,6 +9,7 @@
 #include <tlm>
 
 #include "models/activations.h"
+#include "models/kernel_time.h"
 
 namespace nvmesim::models {
 
@@ -19,7 +20,7 @@ class QuantumKeeper {
   void inc(const sc_core::sc_time& t) { local_ += t; }
   void set(const sc_core::sc_time& t) { local_ = t; }
   const sc_core::sc_time& local_time() const { return local_; }
-  sc_core::sc_time current_time() const { return sc_core::sc_time_stamp() + local_; }
+  sc_core::sc_time current_time() const { return kernel_now() + local_; }
   bool need_sync() const { return local_ >= quantum_; }
   const sc_core::sc_time& quantum() const { return quantum_; }
   // Lets the local offset pass; returns true when the process waited (other

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include "models/activations.h"
+#include "models/kernel_time.h"
 
 using namespace sc_core;
 
@@ -63,7 +64,7 @@ bool StorageBackend::submit(const fw::IoRequest& req, const sc_time& local, uint
     case BackendKind::Latency:
       break;
   }
-  const sc_time at = sc_time_stamp() + local;
+  const sc_time at = kernel_now() + local;
   const uint32_t bytes = req.opcode == nvme::io::FLUSH ? 0 : req.bytes;
   if (params_.concurrency && in_latency_ >= params_.concurrency) {
     waiting_.push(Waiting{req.tag, bytes});
@@ -82,12 +83,12 @@ sc_time StorageBackend::transfer_time(uint32_t bytes, double bandwidth_mb_s) {
 void StorageBackend::start(uint32_t tag, uint32_t bytes, const sc_time& at) {
   ++in_latency_;
   in_service_.push(InService{at + params_.latency, order_++, tag, bytes, false});
-  activations::notify(event_, in_service_.top().done - sc_time_stamp());
+  activations::notify(event_, in_service_.top().done - kernel_now());
 }
 
 void StorageBackend::tick() {
   activations::begin(activations::BackendCompletion);
-  const sc_time now = sc_time_stamp();
+  const sc_time now = kernel_now();
   while (!in_service_.empty() && in_service_.top().done <= now) {
     const InService top = in_service_.top();
     in_service_.pop();

@@ -9,6 +9,7 @@
 #include "models/address_map.h"
 #include "models/guest.h"
 #include "models/host_cpus.h"
+#include "models/kernel_time.h"
 #include "models/lookahead.h"
 #include "models/pcie_endpoint.h"
 #include "traces/tracer.h"
@@ -101,15 +102,15 @@ void Vcpu::guest_work(const sc_time& work) {
     if (ahead != SC_ZERO_TIME && store_head_ == store_buffer_.size() && !activity_due_within(ahead)) {
       // Nothing is due before the vCPU's present, so no interrupt can be
       // raised for a time before it: one wait covers catching up and the work.
-      start = sc_time_stamp() + ahead;
+      start = kernel_now() + ahead;
       qk_.set(SC_ZERO_TIME);
       activations::wait(ahead + remaining, irq_event_);
     } else {
       sync_local();
-      start = sc_time_stamp();
+      start = kernel_now();
       activations::wait(remaining, irq_event_);
     }
-    remaining -= sc_time_stamp() - start;
+    remaining -= kernel_now() - start;
   }
 }
 
@@ -204,7 +205,7 @@ void Vcpu::store_shadow(uint64_t gpa, uint32_t value) {
   if (params_.store_visibility == SC_ZERO_TIME) {
     sync_local();  // visible at once: at the vCPU's own time
     std::memcpy(guest_memory(gpa, 4), &value, 4);
-    guest_.trace_shadow_store(gpa, value, sc_time_stamp());
+    guest_.trace_shadow_store(gpa, value, kernel_now());
     return;
   }
   // The store enters the store buffer at the vCPU's local time and becomes
@@ -222,7 +223,7 @@ void Vcpu::arm_store_drain() {
   if (!store_drain_owed_) return;
   store_drain_owed_ = false;
   if (store_head_ < store_buffer_.size())
-    activations::notify(store_event_, store_buffer_[store_head_].visible_at - sc_time_stamp());
+    activations::notify(store_event_, store_buffer_[store_head_].visible_at - kernel_now());
 }
 
 void Vcpu::store_buffer_drain() {
@@ -231,7 +232,7 @@ void Vcpu::store_buffer_drain() {
 }
 
 void Vcpu::commit_stores() {
-  const sc_time t = sc_time_stamp();
+  const sc_time t = kernel_now();
   while (store_head_ < store_buffer_.size() && store_buffer_[store_head_].visible_at <= t) {
     const PendingStore& s = store_buffer_[store_head_++];
     std::memcpy(guest_memory(s.gpa, 4), &s.value, 4);
@@ -246,7 +247,7 @@ void Vcpu::full_barrier() {
     // mfence stalls until the store buffer has drained: one wait to then.
     const sc_time last = store_buffer_.back().visible_at;
     const sc_time t = now();
-    const sc_time until = last > t ? last - sc_time_stamp() : qk_.local_time();
+    const sc_time until = last > t ? last - kernel_now() : qk_.local_time();
     if (store_drain_owed_ && !activity_due_within(until)) {
       // Nobody can look before the stores are visible: they land now (each
       // at its time), no drain event, no wait.
@@ -262,7 +263,7 @@ void Vcpu::full_barrier() {
     }
     if (last > t) {
       results_.guest_time += last - t;  // the vCPU stalls in mfence
-      qk_.set(last - sc_time_stamp());
+      qk_.set(last - kernel_now());
     }
     sync_local();
     commit_stores();
@@ -312,7 +313,7 @@ void Vcpu::raise_interrupt(uint32_t vector, const sc_time& delay) {
     ++admin_irqs_pending_;
     if (!guest_.ready()) return;  // bring-up: taken while polling
   }
-  const sc_time at = sc_time_stamp() + delay;
+  const sc_time at = kernel_now() + delay;
   if (vector != params_.io_vector) {  // admin only: wakes the vCPU to take it
     activations::notify(irq_event_, delay);
     return;
@@ -324,9 +325,9 @@ void Vcpu::raise_interrupt(uint32_t vector, const sc_time& delay) {
 
 bool Vcpu::wait_for_interrupt() {
   sync_local();
-  const sc_time t0 = sc_time_stamp();
-  auto irq_due = [&] { return irq_pending_ && irq_time_ <= sc_time_stamp(); };
-  auto woken = [&] { return woken_ && wake_time_ <= sc_time_stamp(); };
+  const sc_time t0 = kernel_now();
+  auto irq_due = [&] { return irq_pending_ && irq_time_ <= kernel_now(); };
+  auto woken = [&] { return woken_ && wake_time_ <= kernel_now(); };
   // Reported as it starts, so trace writers need not hold events back.
   const bool idles = !irq_due() && !woken();
   if (idles) {
@@ -342,15 +343,15 @@ bool Vcpu::wait_for_interrupt() {
     sc_time until = irq_pending_ ? irq_time_ : wake_time_;
     if (irq_pending_ && woken_ && wake_time_ < until) until = wake_time_;
     if (timed)
-      activations::wait(until - sc_time_stamp(), irq_event_);
+      activations::wait(until - kernel_now(), irq_event_);
     else
       activations::wait(irq_event_);
   }
   waits_on_device_ = false;
   if (idles) set_runnable(true);
-  const sc_time idle = sc_time_stamp() - t0;
+  const sc_time idle = kernel_now() - t0;
   if (idles)
-    if (auto* t = traces::active()) t->vcpu_state(params_.index, sc_time_stamp().value(), traces::VcpuState::Guest);
+    if (auto* t = traces::active()) t->vcpu_state(params_.index, kernel_now().value(), traces::VcpuState::Guest);
   if (idle != SC_ZERO_TIME) {
     results_.idle_time += idle;
     guest_.hypervisor().record_halt(params_.index, idle);

@@ -6,6 +6,7 @@
 
 #include "models/activations.h"
 #include "models/guest.h"
+#include "models/kernel_time.h"
 #include "models/vcpu.h"
 #include "traces/tracer.h"
 
@@ -53,7 +54,7 @@ void Vcpu::run() {
     for (const Vcpu* v : waits_for_)
       while (!v->results().finished) activations::wait(v->finished_event());
     waiting_for_jobs_ = false;
-    results_.released = sc_time_stamp();
+    results_.released = kernel_now();
   }
   set_runnable(true);
   if (guest_.bringup().ok) run_job();
@@ -131,7 +132,7 @@ bool Vcpu::issue(const NextIo& io, const sc_time& started) {
   if (vb && guest_.watching_avail() && !virtqueue_shared()) sync_local();
   const int32_t tag = vb ? vb->submit(virtqueue(), spec, this) : guest_.driver().submit(params_.qid, spec);
   if (tag < 0) return false;
-  if (vb) guest_.avail_published(virtqueue(), now() - sc_time_stamp());  // virtqueue_add stored avail->idx
+  if (vb) guest_.avail_published(virtqueue(), now() - kernel_now());  // virtqueue_add stored avail->idx
   start_time_[tag] = started;
   is_write_[tag] = io.write;
   offset_[tag] = io.offset;
@@ -222,7 +223,7 @@ void Vcpu::complete_remote(const fw::Completion& c, const sc_time& at) {
   record_completion(c, at);
   if (!woken_ || at < wake_time_) wake_time_ = at;
   woken_ = true;
-  activations::notify(irq_event_, at > sc_time_stamp() ? at - sc_time_stamp() : SC_ZERO_TIME);
+  activations::notify(irq_event_, at > kernel_now() ? at - kernel_now() : SC_ZERO_TIME);
 }
 
 void Vcpu::record_completion(const fw::Completion& c, const sc_time& end) {
@@ -294,7 +295,7 @@ void Vcpu::reap() {
 // queue full (or nothing left to issue), reap (wait_for_completions).
 void Vcpu::run_job() {
   sync_local();
-  results_.start = sc_time_stamp();
+  results_.start = kernel_now();
   results_.end = results_.start;
   job_running_ = true;
   for (;;) {

@@ -4,6 +4,7 @@
 // on its host core) for it, as vhost's worker spins with preemption
 // disabled; the thread books it as its polling (HostThread::poll_time).
 #include "models/activations.h"
+#include "models/kernel_time.h"
 #include "models/virtio_blk_model.h"
 #include "traces/tracer.h"
 
@@ -17,7 +18,7 @@ namespace nvmesim::models {
 void VirtioBlkModel::busy_poll(Context& ctx, sc_time& local) {
   using Step = fw::VirtqueueBusyPoll::Step;
   HostThread::sync(local);  // the window opens once the handler's work is done
-  const sc_time start = sc_time_stamp();
+  const sc_time start = kernel_now();
   if (auto* t = traces::active())
     t->thread_state(ctx.thread->params().trace_id, start.value(), traces::ThreadState::Polling);
   const sc_time deadline = sc_time::from_value(ctx.poll.open(start.value()));
@@ -29,19 +30,19 @@ void VirtioBlkModel::busy_poll(Context& ctx, sc_time& local) {
   Step step;
   for (;;) {
     ctx.avail_published = false;
-    step = ctx.poll.step(sc_time_stamp().value(), !ctx.done.empty() || !ctx.marked.empty(), avail_found);
+    step = ctx.poll.step(kernel_now().value(), !ctx.done.empty() || !ctx.marked.empty(), avail_found);
     if (step != Step::Spin) break;
     HostThread::sync(local);  // the reads took their time
     // Anything that came meanwhile is looked at before spinning on.
-    if (ctx.avail_published || !ctx.done.empty() || !ctx.marked.empty() || sc_time_stamp() >= deadline)
+    if (ctx.avail_published || !ctx.done.empty() || !ctx.marked.empty() || kernel_now() >= deadline)
       continue;
-    activations::wait(deadline - sc_time_stamp(), *ctx.poll_wake);
+    activations::wait(deadline - kernel_now(), *ctx.poll_wake);
   }
   HostThread::sync(local);
-  const sc_time window = sc_time_stamp() - start;
+  const sc_time window = kernel_now() - start;
   ctx.thread->account_busy(window);  // the thread was occupied: its polling
   if (auto* t = traces::active())
-    t->thread_state(ctx.thread->params().trace_id, sc_time_stamp().value(), traces::ThreadState::Working);
+    t->thread_state(ctx.thread->params().trace_id, kernel_now().value(), traces::ThreadState::Working);
   BusyPollCounters& k = busy_poll_counters_;
   k.poll_time += window;
   ++k.windows;

@@ -300,7 +300,7 @@ bool VirtioBlkModel::work_pending() const {
 
 // ---------------------------------------------------------------- DMA, MSI-X
 void VirtioBlkModel::sync_running() {
-  if (!local_ || sc_get_current_process_handle().proc_kind() != SC_THREAD_PROC_) return;
+  if (!local_ || sc_get_curr_process_kind() != SC_THREAD_PROC_) return;
   sc_time* saved = local_;  // another emulation may run meanwhile
   HostThread::sync(*saved);
   local_ = saved;
