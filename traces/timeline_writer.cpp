@@ -10,7 +10,43 @@ namespace {
 
 enum ArgsKind : uint8_t { kNoArgs, kIoArgs, kBurstArgs, kDoorbellShadow, kDoorbellDirect, kMsixArgs };
 
-void append_u64(std::string& s, uint64_t v) {
+// One event's line, built in a fixed buffer and written at once. Appending
+// to a std::string piece by piece cost more than the rest of a traced run;
+// literals here carry their length. A line is a few hundred bytes at most
+// (names are ours); a longer one is written in parts, in order.
+class Line {
+ public:
+  explicit Line(std::FILE* out) : out_(out) {}
+  template <size_t N>
+  Line& operator+=(const char (&literal)[N]) {
+    return append(literal, N - 1);
+  }
+  Line& operator+=(char c) { return append(&c, 1); }
+  Line& append(const char* p, size_t n) {
+    if (n_ + n > sizeof b_) {
+      write_out();
+      if (n > sizeof b_) {
+        std::fwrite(p, 1, n, out_);
+        return *this;
+      }
+    }
+    std::memcpy(b_ + n_, p, n);
+    n_ += n;
+    return *this;
+  }
+  Line& str(const char* p) { return append(p, std::strlen(p)); }
+  void write_out() {
+    std::fwrite(b_, 1, n_, out_);
+    n_ = 0;
+  }
+
+ private:
+  std::FILE* out_;
+  size_t n_ = 0;
+  char b_[512];
+};
+
+void append_u64(Line& s, uint64_t v) {
   char b[24];
   char* p = b + sizeof b;
   do {
@@ -21,7 +57,7 @@ void append_u64(std::string& s, uint64_t v) {
 }
 
 // Picoseconds as microseconds with six decimals: exact, no rounding.
-void append_us(std::string& s, uint64_t ps) {
+void append_us(Line& s, uint64_t ps) {
   append_u64(s, ps / 1000000);
   char f[8];
   uint64_t r = ps % 1000000;
@@ -34,11 +70,12 @@ void append_us(std::string& s, uint64_t ps) {
 }
 
 // Names here are ours (no quotes or backslashes to escape).
-void append_str(std::string& s, const char* key, const char* value) {
+template <size_t N>
+void append_str(Line& s, const char (&key)[N], const char* value) {
   s += '"';
   s += key;
   s += "\":\"";
-  s += value;
+  s.str(value);
   s += '"';
 }
 
@@ -107,8 +144,9 @@ void TimelineWriter::flush(uint64_t horizon) {
 
 void TimelineWriter::write(const Event& e, Ph ph, uint64_t ts, uint64_t dur) {
   static const char* const kPh[] = {"X", "B", "E", "b", "e", "i"};
-  std::string& s = line_;
-  s.assign(first_ ? "\n{" : ",\n{");
+  Line s(out_);
+  if (first_) s += "\n{";
+  else s += ",\n{";
   first_ = false;
   append_str(s, "ph", kPh[unsigned(ph)]);
   s += ',';
@@ -126,8 +164,7 @@ void TimelineWriter::write(const Event& e, Ph ph, uint64_t ts, uint64_t dur) {
   if (ph == Ph::AsyncBegin || ph == Ph::AsyncEnd) {
     s += ",\"id\":\"0x";
     char b[20];
-    std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(e.id));
-    s += b;
+    s.append(b, size_t(std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(e.id))));
     s += '"';
   }
   if (ph == Ph::Instant) s += ",\"s\":\"t\"";
@@ -166,7 +203,7 @@ void TimelineWriter::write(const Event& e, Ph ph, uint64_t ts, uint64_t dur) {
     }
   }
   s += '}';
-  std::fwrite(s.data(), 1, s.size(), out_);
+  s.write_out();
 }
 
 // Passing --trace-start opens the spans already running; passing

@@ -104,7 +104,6 @@ class TimelineWriter : public Tracer {
   std::unordered_map<uint64_t, Open> open_;  // B/E by tid, b/e by id | 1 << 63
   bool started_ = false, stopped_ = false, first_ = true;
   OpenHolds holds_;
-  std::string line_;
 };
 
 }  // namespace nvmesim::traces
