@@ -23,13 +23,16 @@ namespace nvmesim::models {
 // (models/activations.h: bumped at every process activation and every
 // event the model notifies or cancels) and the delta cycle stand still:
 // within them the present and the kernel's pending activity cannot change.
+// (At namespace scope, not a function's static: no guard to test per call.)
+struct KeptLookahead {
+  uint64_t epoch = ~uint64_t(0);
+  sc_dt::uint64 delta = 0;
+  sc_core::sc_time to_next;
+};
+inline KeptLookahead kept_lookahead;
+
 inline bool activity_due_within(const sc_core::sc_time& offset) {
-  struct Kept {
-    uint64_t epoch = ~uint64_t(0);
-    sc_dt::uint64 delta = 0;
-    sc_core::sc_time to_next;
-  };
-  static Kept kept;
+  KeptLookahead& kept = kept_lookahead;
   const sc_dt::uint64 delta = sc_core::sc_delta_count();
   if (kept.epoch != activations::epoch || kept.delta != delta) {
     kept.to_next = sc_core::sc_time_to_pending_activity(sc_core::sc_get_curr_simcontext());
