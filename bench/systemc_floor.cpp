@@ -29,8 +29,9 @@ extern "C" int sc_main(int, char**) { return 0; }
 
 namespace {
 
-// CPU time, not wall time: on a shared machine another program's work
-// stretches wall time but not the CPU time this one spends.
+// CPU time, not wall time: another program that takes the core stretches
+// this one's wall time, not the CPU time it spends. (Contention for the
+// caches or a shared physical core still slows both: hence the rounds.)
 double cpu_seconds() {
   timespec t;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
@@ -45,12 +46,12 @@ double children_cpu_seconds() {
 }
 
 // Each round measures the floor's three phases one after another in
-// simulated time, each timed in wall time from inside the kernel (a
-// thread's timed waits, a method's activations by next_trigger, two threads
-// handing an event back and forth), and then runs the default run. Rounds
-// alternate the two, so a machine whose speed drifts (a shared or
-// frequency-scaled core) moves both sides of the ratio alike; the medians
-// are reported.
+// simulated time, each timed in CPU time from inside the kernel (a thread's
+// timed waits, a method's activations by next_trigger, two threads handing
+// an event back and forth), and then runs the default run. Rounds alternate
+// the two, so that a machine whose speed drifts (a shared or
+// frequency-scaled core) is seen on both sides; main() reports each
+// figure's fastest round and the median.
 struct Floor : sc_module {
   struct Round {
     double wait_ns = 0, method_ns = 0, pingpong_ns = 0;  // CPU time per event
