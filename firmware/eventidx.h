@@ -9,7 +9,7 @@
 namespace nvmesim::fw {
 
 // Which form of the "must I ring the doorbell?" test a driver uses.
-enum class NeedEventForm {
+enum class NeedEventForm : uint8_t {
   Linux,      // nvme_dbbuf_need_event / vring_need_event: (u16)(new - ei - 1) < (u16)(new - old)
   Inclusive,  // the spec's example (SPDK): (u16)(new - ei) <= (u16)(new - old)
 };

@@ -39,10 +39,9 @@ struct Ctx {
 void copy_state(State& dst, const State& src) { std::memcpy(&dst, &src, sizeof(State)); }
 
 void start_publish(State& s, const ModelConfig& c, uint16_t value) {
-  std::memset(static_cast<void*>(&s.publish), 0, sizeof s.publish);
-  new (&s.publish) DbbufPublish(value, c.full_barrier, c.need_event);
+  s.publish = DbbufPublish(value, c.full_barrier, c.need_event);
 }
-void clear_publish(State& s) { std::memset(static_cast<void*>(&s.publish), 0, sizeof s.publish); }
+void clear_publish(State& s) { s.publish = cleared_publish(); }
 
 // The guest's load: its own newest buffered store to the location, else memory.
 uint16_t guest_load_shadow(const State& s, bool sq) {

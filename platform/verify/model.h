@@ -109,6 +109,13 @@ struct State {
 };
 
 static_assert(std::is_trivially_copyable<State>::value, "states are copied and compared byte-wise");
+// A member object's padding is not kept by its assignment or constructor, so
+// the publish object must have none for the state to compare byte-wise.
+static_assert(std::has_unique_object_representations_v<fw::DbbufPublish>,
+              "fw::DbbufPublish must have no padding: states are compared byte-wise");
+
+// The publish object of a driver that is not publishing (all fields zero).
+inline fw::DbbufPublish cleared_publish() { return fw::DbbufPublish(0, false, fw::NeedEventForm::Linux); }
 
 State make_initial(const ModelConfig& c);
 

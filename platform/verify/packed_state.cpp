@@ -55,19 +55,13 @@ class Reader {
   const unsigned char* b_;
 };
 
-// Cleared (the model's clear_publish zeroes it): every field zero.
-bool publish_cleared(const fw::DbbufPublish& p) {
-  static_assert(uint8_t(fw::DbbufPublish::Step::WriteBarrier) == 0 && int(fw::NeedEventForm::Linux) == 0,
-                "a zeroed publish is the one built from zeroes");
-  return p == fw::DbbufPublish(0, false, fw::NeedEventForm::Linux);
-}
+bool publish_cleared(const fw::DbbufPublish& p) { return p == cleared_publish(); }
 
 // The publish object the firmware's sequence reaches at `step` with these
 // loaded values (the model only ever advances it this way).
 void rebuild_publish(fw::DbbufPublish& out, const ModelConfig& c, uint16_t new_value, uint16_t old_value,
                      uint16_t eventidx, Pub step) {
-  std::memset(static_cast<void*>(&out), 0, sizeof out);
-  new (&out) fw::DbbufPublish(new_value, c.full_barrier, c.need_event);
+  out = fw::DbbufPublish(new_value, c.full_barrier, c.need_event);
   for (int guard = 0; out.step() != step && guard < 8; ++guard) {
     if (out.step() == Pub::LoadShadow) out.advance(old_value);
     else if (out.step() == Pub::LoadEventIdx) out.advance(eventidx);
