@@ -162,7 +162,9 @@ void VcdWriter::write_value(const Var& v) {
     std::fprintf(out_, "s%s %s\n", v.written_s, v.id.c_str());
     return;
   }
-  char line[48];  // "b" + 32 bits + " " + identifier + newline
+  // "b" + 32 bits + " " + identifier + newline; an identifier (vcd_id) is
+  // at most 10 characters: base 94 of a 64-bit index.
+  char line[48];
   size_t n = 0;
   if (v.width == 1) {
     line[n++] = v.written ? '1' : '0';
@@ -178,14 +180,8 @@ void VcdWriter::write_value(const Var& v) {
     while (k) line[n++] = bits[--k];
     line[n++] = ' ';
   }
-  if (n + v.id.size() + 1 > sizeof line) {  // identifiers are a few characters; never in practice
-    std::fwrite(line, 1, n, out_);
-    n = 0;
-    put(v.id.c_str());
-  } else {
-    std::memcpy(line + n, v.id.data(), v.id.size());
-    n += v.id.size();
-  }
+  std::memcpy(line + n, v.id.data(), v.id.size());
+  n += v.id.size();
   line[n++] = '\n';
   std::fwrite(line, 1, n, out_);
 }
