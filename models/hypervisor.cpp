@@ -25,6 +25,11 @@ Hypervisor::Hypervisor(sc_module_name name, const Params& params, unsigned vcpus
 
 sc_time Hypervisor::cost(const sc_time& t) const { return cpus_ ? cpus_->stretch(t) : t; }
 
+sc_time Hypervisor::return_part(const sc_time& exit) const {
+  if (params_.exit_return_share <= 0) return SC_ZERO_TIME;
+  return sc_time::from_value(uint64_t(double(exit.value()) * params_.exit_return_share + 0.5));
+}
+
 void Hypervisor::attach_vcpu(unsigned apic_id, InterruptTarget& target) {
   targets_.at(apic_id) = &target;
 }
@@ -49,9 +54,9 @@ void Hypervisor::b_transport(int id, tlm::tlm_generic_payload& payload, sc_time&
   if (doorbell && payload.is_write() && ioeventfd_) {
     // KVM matches the address in the exit path and signals the eventfd: the
     // value is not passed on, and no device code runs on this vCPU.
-    const sc_time exit_delay =
-        delay + cost(params_.pio_doorbells ? params_.exit_pio_ioeventfd : params_.exit_ioeventfd);
-    if (ioeventfd_(uint32_t(addr - kBar0Base), exit_delay)) {
+    const sc_time exit = cost(params_.pio_doorbells ? params_.exit_pio_ioeventfd : params_.exit_ioeventfd);
+    const sc_time exit_delay = delay + exit;
+    if (ioeventfd_(uint32_t(addr - kBar0Base), exit_delay - return_part(exit))) {
       delay = exit_delay;
       payload.set_response_status(tlm::TLM_OK_RESPONSE);
       exits_.at(id).add(ExitKind::Ioeventfd, delay - start);
@@ -71,9 +76,12 @@ void Hypervisor::b_transport(int id, tlm::tlm_generic_payload& payload, sc_time&
     delay += ahead;
     exits_.at(id).bql_wait += (kernel_now() - asked) + ahead;  // waited, then still to wait
   }
-  delay += cost(pio ? params_.exit_pio : doorbell ? params_.exit_mmio : params_.exit_mmio_other);
+  const sc_time exit = cost(pio ? params_.exit_pio : doorbell ? params_.exit_mmio : params_.exit_mmio_other);
+  const sc_time back = return_part(exit);
+  delay += exit - back;
   if (auto* t = traces::active()) t->hold_begin(traces::Hold::VcpuExit, unsigned(id), start_abs.value());
   rc_initiator->b_transport(payload, delay);  // may wait (device work inside the exit)
+  delay += back;  // the way back into the guest, after the handler
   const sc_time end_abs = kernel_now() + delay;
   const ExitKind kind = pio ? ExitKind::PortIo : doorbell ? ExitKind::MmioDoorbell : ExitKind::MmioOther;
   exits_.at(id).add(kind, end_abs - start_abs);

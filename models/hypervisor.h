@@ -44,6 +44,21 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
     bool pio_doorbells{};              // what-if: doorbells written with port I/O
     sc_core::sc_time exit_pio;         // port I/O exit
     sc_core::sc_time exit_pio_ioeventfd;
+    // An exit in phases (KVM: VM exit, kvm_arch_vcpu_ioctl_run's exit
+    // handling, the return to user space and QEMU's dispatch; then the way
+    // back, KVM_RUN and VM entry): this share of each trapped exit's cost
+    // comes after the handler, so the device sees the write (and an
+    // ioeventfd is signalled) that much before the vCPU is back in the guest.
+    double exit_return_share{};
+    // KVM halt polling (virt/kvm/kvm_main.c kvm_vcpu_halt): a halted vCPU
+    // polls up to its window before it schedules out; the window grows from
+    // halt_poll_ns_grow_start (10 us) by halt_poll_ns_grow (2) after short
+    // halts, up to this (the module's halt_poll_ns), and drops to 0 after a
+    // halt longer than it (halt_poll_ns_shrink = 0). 0: never poll.
+    sc_core::sc_time halt_poll_max;
+    // A vCPU that scheduled out: from its interrupt (kvm_vcpu_kick) to it
+    // running in the guest again (the host scheduler's wake-up, VM entry).
+    sc_core::sc_time halt_wakeup;
     BigLock* bql = nullptr;            // MMIO handled in QEMU takes its global lock...
     sc_core::sc_time bql_hold;         // ...for this long
     // Under TCG the vCPU takes the lock to take an interrupt and again for
@@ -109,6 +124,7 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
   unsigned int transport_dbg(int id, tlm::tlm_generic_payload& payload);
 
   sc_core::sc_time cost(const sc_core::sc_time& t) const;
+  sc_core::sc_time return_part(const sc_core::sc_time& exit) const;  // exit_return_share of it
 
   Params params_;
   HostCpus* cpus_;

@@ -24,6 +24,9 @@ Vcpu::Vcpu(sc_module_name name, const Params& params, Guest& guest)
   uint32_t tags = guest_.driver().config().max_outstanding_per_queue + 1;
   if (const auto* vc = guest_.virtio_config()) tags = std::max<uint32_t>(tags, vc->queue_size);
   start_time_.resize(tags);
+  issue_time_.resize(tags);
+  aio_ring_.resize(std::max<uint32_t>(tags, params.iodepth) + 1);  // at most iodepth wait unreaped
+  batch_tags_.reserve(tags);
   is_write_.resize(tags);
   offset_.resize(tags);
   bytes_.resize(tags);
@@ -330,28 +333,53 @@ bool Vcpu::wait_for_interrupt() {
   auto woken = [&] { return woken_ && wake_time_ <= kernel_now(); };
   // Reported as it starts, so trace writers need not hold events back.
   const bool idles = !irq_due() && !woken();
+  // KVM halt polling: the vCPU thread keeps its core while it polls.
+  const sc_time poll = idles ? halt_poll_window_ : SC_ZERO_TIME;
+  bool scheduled_out = false;
   if (idles) {
-    set_runnable(false);  // HLT gives the core back
+    if (poll == SC_ZERO_TIME) {
+      set_runnable(false);  // HLT gives the core back
+      scheduled_out = true;
+    }
     if (auto* t = traces::active()) t->vcpu_state(params_.index, t0.value(), traces::VcpuState::Idle);
   }
   while (!irq_due() && !woken()) {
     take_admin_interrupts();
     waits_on_device_ = !irq_pending_ && !woken_;
     // The earlier of the interrupt and the wake-up (a later notify of the
-    // same event would not replace an earlier one).
-    const bool timed = irq_pending_ || woken_;
+    // same event would not replace an earlier one), and the poll's end.
+    bool timed = irq_pending_ || woken_;
     sc_time until = irq_pending_ ? irq_time_ : wake_time_;
     if (irq_pending_ && woken_ && wake_time_ < until) until = wake_time_;
+    if (!scheduled_out && (!timed || t0 + poll < until)) {
+      until = t0 + poll;
+      timed = true;
+    }
     if (timed)
-      activations::wait(until - kernel_now(), irq_event_);
+      activations::wait(until > kernel_now() ? until - kernel_now() : SC_ZERO_TIME, irq_event_);
     else
       activations::wait(irq_event_);
+    if (!scheduled_out && kernel_now() >= t0 + poll && !irq_due() && !woken()) {
+      set_runnable(false);  // the poll found nothing: schedule out
+      scheduled_out = true;
+    }
   }
   waits_on_device_ = false;
-  if (idles) set_runnable(true);
-  const sc_time idle = kernel_now() - t0;
-  if (idles)
-    if (auto* t = traces::active()) t->vcpu_state(params_.index, kernel_now().value(), traces::VcpuState::Guest);
+  sc_time idle = kernel_now() - t0;
+  if (idles) {
+    const Hypervisor::Params& hv = guest_.hypervisor().params();
+    if (scheduled_out) {
+      ++results_.halt_sleeps;
+      idle += hv.halt_wakeup;  // kvm_vcpu_kick wakes the thread; it runs again after this
+      qk_.inc(hv.halt_wakeup);
+      set_runnable(true);
+    } else {
+      ++results_.halt_poll_hits;
+    }
+    adjust_halt_poll(kernel_now() - t0, hv.halt_poll_max);
+    if (auto* t = traces::active())
+      t->vcpu_state(params_.index, (kernel_now() + qk_.local_time()).value(), traces::VcpuState::Guest);
+  }
   if (idle != SC_ZERO_TIME) {
     results_.idle_time += idle;
     guest_.hypervisor().record_halt(params_.index, idle);
@@ -360,6 +388,21 @@ bool Vcpu::wait_for_interrupt() {
   if (!irq_due()) return false;
   irq_pending_ = false;
   return true;
+}
+
+// KVM's kvm_vcpu_halt after a halt of `blocked` (virt/kvm/kvm_main.c, Linux
+// 5.15): keep the window when the wake-up came within it; drop it after a
+// halt longer than the maximum (halt_poll_ns_shrink = 0); otherwise grow it
+// (grow_halt_poll_ns: times 2, at least 10 us, at most the maximum).
+void Vcpu::adjust_halt_poll(const sc_time& blocked, const sc_time& max) {
+  if (max == SC_ZERO_TIME) return;
+  if (blocked <= halt_poll_window_) return;
+  if (halt_poll_window_ != SC_ZERO_TIME && blocked > max) {
+    halt_poll_window_ = SC_ZERO_TIME;
+  } else if (halt_poll_window_ < max && blocked < max) {
+    halt_poll_window_ = std::max(halt_poll_window_ * 2, sc_time(10, SC_US));
+    halt_poll_window_ = std::min(halt_poll_window_, max);
+  }
 }
 
 // ---------------------------------------------------------------- stall reports

@@ -22,6 +22,7 @@
 #include "firmware/virtqueue_driver.h"
 #include "firmware/statistics.h"
 #include "models/hypervisor.h"
+#include "models/fio_latency.h"
 #include "models/latency_histogram.h"
 #include "models/quantum_keeper.h"
 #include "models/stat_time.h"
@@ -150,9 +151,16 @@ class Vcpu : public sc_core::sc_module,
     Scalar issued{*this, "issued", COUNT, "I/Os the job issued"};
     Scalar verified_reads{*this, "verified_reads", COUNT, "reads of blocks this job had written, checked (verify=pattern)"};
     Scalar verify_errors{*this, "verify_errors", COUNT, "checked reads whose data did not match"};
-    long double lat_sum_sq[2] = {0, 0};  // read, write: sum of squared latencies (ns^2), for fio's stddev
+    // fio's latencies (models/fio_latency.h), per direction (read, write),
+    // and the driver's own: building the command to finishing its completion.
+    LatencyStat slat[2], clat[2], lat[2], driver_lat[2];
+    IoDepthCounts depths;  // fio's IO depths, submit and complete distributions
     TimeStat guest_time{*this, "guest_time", "guest work (exits apart)"};
     TimeStat idle_time{*this, "idle_time", "time halted, waiting for an interrupt"};
+    Scalar halt_poll_hits{*this, "halt_poll_hits", COUNT,
+                          "halts whose interrupt came while KVM polled (hv.halt_poll)"};
+    Scalar halt_sleeps{*this, "halt_sleeps", COUNT,
+                       "halts after which the vCPU thread scheduled out (each costs hv.halt_wakeup)"};
     sc_core::sc_time start, end;   // measured phase: first submission, last completion
     sc_core::sc_time released;     // when the jobs it waits for had finished (0: it waits for none)
     sc_core::sc_time done;         // when its job finished
@@ -165,8 +173,8 @@ class Vcpu : public sc_core::sc_module,
   const sc_core::sc_event& finished_event() const { return finished_event_; }
   // fio's per-I/O logs (write_lat_log, ...): called at each I/O's finish.
   struct IoSample {
-    uint64_t elapsed_ps;  // from its job's start
-    uint64_t lat_ns;
+    uint64_t elapsed_ps;  // from its job's start, at the reap
+    uint64_t slat_ns, clat_ns, lat_ns;  // fio's
     bool write;
     uint32_t bytes;
     uint64_t offset;
@@ -176,8 +184,6 @@ class Vcpu : public sc_core::sc_module,
   // Its own present: global time plus its local offset (which can pass the
   // quantum by the last increment before it syncs).
   sc_core::sc_time current_time() const { return qk_.current_time(); }
-  const LatencyHistogram& latency() const { return latency_; }
-  const LatencyHistogram& latency(bool write) const { return latency_dir_[write ? 1 : 0]; }
   uint32_t outstanding() const { return outstanding_; }
   // The virtqueue this job submits on (blk_mq_map_queues: vCPU % queues).
   uint16_t virtqueue() const;
@@ -201,11 +207,14 @@ class Vcpu : public sc_core::sc_module,
   bool can_issue(uint32_t pending = 0) const;  // pending: I/Os of this batch not yet issued
   void submit_batch();
   void submit_batch_shared(fw::VirtioBlkDriver& vb);
+  void submitted(unsigned n);  // the batch's io_submit returned
   bool virtqueue_shared() const;  // virtio.queues < numjobs: other jobs use this job's queue
   bool issue(const NextIo& io, const sc_core::sc_time& started);
   // Halts until the I/O interrupt is due (true) or another vCPU completed
   // one of this job's I/Os (false: a shared virtqueue's interrupt ran there).
   bool wait_for_interrupt();
+  void adjust_halt_poll(const sc_core::sc_time& blocked, const sc_core::sc_time& max);
+  sc_core::sc_time halt_poll_window_;  // KVM's vcpu->halt_poll_ns
   void reap();
   bool io_interrupt_due() const;
   void take_io_interrupt();
@@ -213,6 +222,8 @@ class Vcpu : public sc_core::sc_module,
   void finish_io(const fw::Completion& c);
   // The I/O ended at `end`: latency, results, into the job's aio ring.
   void record_completion(const fw::Completion& c, const sc_core::sc_time& end);
+  // fio's reap of n I/Os from the aio ring at the vCPU's present.
+  void reap_events(uint32_t n);
   void guest_work(const sc_core::sc_time& t);
   void mmio(tlm::tlm_command cmd, uint32_t offset, void* data, unsigned len);
   void commit_stores();
@@ -230,11 +241,22 @@ class Vcpu : public sc_core::sc_module,
   tlm::tlm_generic_payload mmio_payload_;  // reused: no allocation per access
   sc_core::sc_process_handle thread_;
   Workload workload_;
-  LatencyHistogram latency_;
-  LatencyHistogram latency_dir_[2];  // read, write (fio json+ reports them apart)
   Results results_;
 
-  std::vector<sc_core::sc_time> start_time_;  // per tag
+  std::vector<sc_core::sc_time> start_time_;  // per tag: fio prepared it (io_u->start_time)
+  std::vector<sc_core::sc_time> issue_time_;  // per tag: its io_submit returned (io_u->issue_time)
+  std::vector<uint16_t> batch_tags_;          // tags of the batch being submitted
+  // The job's aio ring: I/Os the driver completed, in completion order,
+  // until fio reaps them (a tag may be reused by then, so each entry keeps
+  // what fio's figures need).
+  struct AioEvent {
+    sc_core::sc_time started, issued;
+    uint64_t offset;
+    uint32_t bytes;
+    bool write;
+  };
+  std::vector<AioEvent> aio_ring_;  // capacity: every tag; head/count index it
+  size_t aio_head_ = 0, aio_count_ = 0;
   std::vector<uint8_t> is_write_;             // per tag
   std::vector<uint64_t> offset_;              // per tag: byte offset (fio's log_offset)
   std::vector<uint32_t> bytes_;               // per tag

@@ -79,6 +79,7 @@ void Vcpu::submit_batch() {
     return;
   }
   unsigned n = 0;
+  batch_tags_.clear();
   while (n < params_.batch_submit && can_issue()) {
     const NextIo io = workload_.next();
     const sc_time started = now();
@@ -88,8 +89,20 @@ void Vcpu::submit_batch() {
   }
   // One SQ doorbell update per batch; virtio-blk kicks once per batch
   // (virtio_queue_rq: kick_prepare on the batch's last request).
-  if (n)
+  if (n) {
     trace_update(true, vb ? vb->kick(virtqueue(), this) : guest_.driver().ring_sq(params_.qid));
+    submitted(n);
+  }
+}
+
+// io_submit returned (the doorbell's exit, if any, included): fio's
+// issue_time for the batch (engines/libaio.c fio_libaio_queued) and its
+// depth marks (ioengines.c td_io_commit, io_u_mark_submit).
+void Vcpu::submitted(unsigned n) {
+  const sc_time t = now();
+  for (const uint16_t tag : batch_tags_) issue_time_[tag] = t;
+  batch_tags_.clear();
+  results_.depths.mark_submit(n, inflight_);
 }
 
 // A virtqueue shared with other jobs' vCPUs: virtio_queue_rq (or
@@ -106,11 +119,15 @@ void Vcpu::submit_batch_shared(fw::VirtioBlkDriver& vb) {
   // Before the lock: nothing may run between its adds and its kick decision.
   if (guest_.watching_avail()) sync_local();
   unsigned n = 0;
+  batch_tags_.clear();
   for (const PendingIo& p : shared_batch_) {
     if (!issue(p.io, p.started)) break;  // ring full: publish what we have
     ++n;
   }
-  if (n) trace_update(true, vb.kick(virtqueue(), this));
+  if (n) {
+    trace_update(true, vb.kick(virtqueue(), this));
+    submitted(n);
+  }
 }
 
 bool Vcpu::virtqueue_shared() const {
@@ -134,6 +151,8 @@ bool Vcpu::issue(const NextIo& io, const sc_time& started) {
   if (tag < 0) return false;
   if (vb) guest_.avail_published(virtqueue(), now() - kernel_now());  // virtqueue_add stored avail->idx
   start_time_[tag] = started;
+  issue_time_[tag] = started;  // until its io_submit returns (submitted)
+  batch_tags_.push_back(uint16_t(tag));
   is_write_[tag] = io.write;
   offset_[tag] = io.offset;
   bytes_[tag] = uint32_t(io.bytes);
@@ -227,16 +246,15 @@ void Vcpu::complete_remote(const fw::Completion& c, const sc_time& at) {
 }
 
 void Vcpu::record_completion(const fw::Completion& c, const sc_time& end) {
-  const uint64_t lat_ns = (end - start_time_[c.tag]).value() / 1000;
-  latency_.add(lat_ns);
-  latency_dir_[is_write_[c.tag] ? 1 : 0].add(lat_ns);
-  if (io_sink_)
-    io_sink_({(end - results_.start).value(), lat_ns, is_write_[c.tag] != 0, bytes_[c.tag], offset_[c.tag]});
-  results_.lat_sum_sq[is_write_[c.tag] ? 1 : 0] += (long double)lat_ns * lat_ns;
+  const uint64_t driver_ns = (end - start_time_[c.tag]).value() / 1000;
+  results_.driver_lat[is_write_[c.tag] ? 1 : 0].add(driver_ns);
   if (auto* t = traces::active())
     t->io(params_.qid, c.tag, is_write_[c.tag], start_time_[c.tag].value(), end.value());
   --outstanding_;
-  ++ready_;  // into the job's aio ring, for fio's next reap
+  // Into the job's aio ring, for fio's next reap.
+  AioEvent& e = aio_ring_[(aio_head_ + aio_count_++) % aio_ring_.size()];
+  e = AioEvent{start_time_[c.tag], issue_time_[c.tag], offset_[c.tag], bytes_[c.tag], is_write_[c.tag] != 0};
+  ++ready_;
   ++results_.ios;
   if (c.status && results_.errors++ == 0) results_.first_error_status = c.status;
   const uint64_t bytes = params_.job.bs;
@@ -289,6 +307,29 @@ void Vcpu::reap() {
   const uint32_t n = std::min(ready_, params_.batch_complete_max);
   ready_ -= n;
   inflight_ -= n;
+  reap_events(n);
+}
+
+// io_getevents returned n events: fio stamps them once (io_u.c
+// ios_completed, icd->time) and computes clat from issue_time, lat from
+// start_time (io_u.c account_io_completion).
+void Vcpu::reap_events(uint32_t n) {
+  if (!n) return;
+  const sc_time t = now();
+  results_.depths.mark_complete(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const AioEvent& e = aio_ring_[aio_head_];
+    aio_head_ = (aio_head_ + 1) % aio_ring_.size();
+    --aio_count_;
+    const uint64_t slat = (e.issued - e.started).value() / 1000;
+    const uint64_t clat = (t - e.issued).value() / 1000;
+    const uint64_t lat = (t - e.started).value() / 1000;
+    const unsigned d = e.write ? 1 : 0;
+    results_.slat[d].add(slat);
+    results_.clat[d].add(clat);
+    results_.lat[d].add(lat);
+    if (io_sink_) io_sink_({(t - results_.start).value(), slat, clat, lat, e.write, e.bytes, e.offset});
+  }
 }
 
 // fio's do_io loop (backend.c): queue I/O while below iodepth; with the

@@ -43,6 +43,9 @@ struct HvParams {
     v.time(exits.exit_mmio, "exit_mmio", "5100cyc", 0, 1 * MS, "trapped MMIO write exit (doorbell)");
     v.time(exits.exit_mmio_other, "exit_mmio_other", "5100cyc", 0, 1 * MS, "other trapped MMIO access exit");
     v.time(exits.exit_ioeventfd, "exit_ioeventfd", "2250cyc", 0, 1 * MS, "MMIO write exit through ioeventfd");
+    v.real(exits.exit_return_share, "exit_return_share", "0", "", 0, 1,
+           "share of each trapped exit after its handler (back into the guest): the device sees the "
+           "write, or the ioeventfd fires, that much before the vCPU resumes (0 = at the exit's end)");
     v.choice(notify, "notify", "deferred", models::notify_modes, "",
              "how a doorbell reaches the device: in the exit, deferred to its thread, ioeventfd, "
              "or QEMU 2.x's timer");
@@ -87,6 +90,12 @@ struct HvParams {
            "longest wake-up stall; a stall is drawn uniformly from 0 to this");
     v.time(threads.dispatch_cost, "dispatch_cost", "500ns", 0, 1 * MS,
            "host CPU time per dispatch of the device emulation (main-loop overhead)");
+    v.time(exits.halt_poll_max, "halt_poll", "0ns", 0, 1 * S,
+           "KVM halt polling: longest window a halted vCPU polls before it schedules out (KVM's "
+           "halt_poll_ns, adaptive from 10 us; 0 = never poll)");
+    v.time(exits.halt_wakeup, "halt_wakeup", "0ns", 0, 10 * MS,
+           "a halted vCPU that scheduled out: its interrupt to running in the guest again (host "
+           "scheduler wake-up and VM entry)");
     v.time(exits.inject, "inject", "1us", 0, 1 * MS, "interrupt injection exit on the vCPU");
     v.time(exits.exit_eoi, "exit_eoi", "1us", 0, 1 * MS, "EOI exit");
     v.flag(exits.posted_interrupts, "posted_interrupts", "off", "posted interrupts: injection without an exit");

@@ -44,15 +44,38 @@ const std::vector<Preset>& presets() {
         {"nvme.cq_eventidx", "echo"},
         {"nvme.mmio_doorbell_value", "use"}}},
       {"qemu-7.1",
-       "QEMU 7.1 NVMe emulation, the first release with shadow doorbells: as qemu-7.2, but the "
-       "device never writes the CQ EventIdx, so the guest skips nearly every CQ doorbell",
-       "QEMU 7.1 hw/nvme/ctrl.c: nvme_post_cqes (no CQ EventIdx update; added in 7.2)",
-       {{"hv.notify", "deferred"},
+       "QEMU 7.1 NVMe emulation, the first release with shadow doorbells: a doorbell write arms the "
+       "queue's 500 ns QEMU_CLOCK_VIRTUAL timer, whose expiry processes the SQ in the main loop; "
+       "each completion arms the CQ's 500 ns timer, which posts the CQEs; the SQ EventIdx is set "
+       "to the tail after each command, and the device never writes the CQ EventIdx, so the guest "
+       "skips nearly every CQ doorbell",
+       "QEMU 7.1 hw/nvme/ctrl.c: nvme_process_db (timer_mod(sq->timer, now + 500)), "
+       "nvme_enqueue_req_completion (timer_mod(cq->timer, now + 500)), nvme_process_sq, "
+       "nvme_post_cqes (no CQ EventIdx update: added by 'hw/nvme: fix missing cq eventidx update' "
+       "for 7.2); the timers became bottom halves in 'hw/nvme: reenable cqe batching' (d38cc6fd, 7.2)",
+       {{"hv.notify", "timer"},
+        {"hv.timer_delay", "500ns"},
         {"hv.device_thread", "mainloop"},
         {"hv.bql", "on"},
         {"nvme.sq_eventidx", "echo"},
         {"nvme.cq_eventidx", "never"},
         {"nvme.mmio_doorbell_value", "use"}}},
+      // How KVM runs the vCPU around the device's exits and interrupts.
+      {"kvm",
+       "KVM on a host with APIC virtualization and posted interrupts (Intel since Ivy Bridge-EP): "
+       "no injection or EOI exit; an MMIO exit to QEMU runs in phases, the device seeing the "
+       "write before the vCPU is back in the guest; a halted vCPU polls for up to 200 us "
+       "(halt_poll_ns) before it schedules out, and a vCPU that scheduled out takes 5 us to run "
+       "again once its interrupt comes",
+       "Linux virt/kvm/kvm_main.c kvm_vcpu_halt, grow_halt_poll_ns (KVM_HALT_POLL_NS_DEFAULT "
+       "200000 on x86); arch/x86/kvm/vmx/vmx.c enable_apicv, posted interrupts; QEMU "
+       "accel/kvm/kvm-all.c kvm_cpu_exec (KVM_EXIT_MMIO dispatched in the vCPU thread); the "
+       "30% return share and the 5 us wake-up are assumptions (sensitivity in docs/mechanisms.md)",
+       {{"hv.posted_interrupts", "on"},
+        {"hv.apicv", "on"},
+        {"hv.exit_return_share", "0.3"},
+        {"hv.halt_poll", "200us"},
+        {"hv.halt_wakeup", "5us"}}},
       // How the guest runs: under TCG the guest is emulated instruction by
       // instruction (slow) and a doorbell write is a call into the device
       // model from the vCPU thread, not a VM exit.

@@ -2,6 +2,7 @@
 #include "platform/fio/fio_json.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -27,19 +28,19 @@ Json flt(double v) { return report::fixed(std::isfinite(v) ? v : 0.0, 6); }  // 
 std::string flt_key(double v) { return report::dump(flt(v)); }
 
 // slat_ns / clat_ns / lat_ns (fio's add_ddir_lat_json, json+ flavour).
-Json lat_object(const DirectionFigures* d) {
+Json lat_object(const models::LatencyStat* d) {
   Json o;
-  const uint64_t n = d ? d->lat.count() : 0;
-  o["min"] = n ? d->lat.min() : 0;
-  o["max"] = n ? d->lat.max() : 0;
-  o["mean"] = flt(n ? d->lat.mean() : 0);
-  o["stddev"] = flt(n ? d->lat_stddev() : 0);
+  const uint64_t n = d ? d->hist.count() : 0;
+  o["min"] = n ? d->hist.min() : 0;
+  o["max"] = n ? d->hist.max() : 0;
+  o["mean"] = flt(n ? d->hist.mean() : 0);
+  o["stddev"] = flt(n ? d->stddev() : 0);
   o["N"] = n;
   if (n) {
     Json& percentile = o["percentile"] = Json::object();
-    for (double p : LatencyHistogram::fio_percentiles()) percentile[flt_key(p)] = d->lat.percentile(p);
+    for (double p : LatencyHistogram::fio_percentiles()) percentile[flt_key(p)] = d->hist.percentile(p);
     Json& bins = o["bins"] = Json::object();
-    const auto& counts = d->lat.bins();
+    const auto& counts = d->hist.bins();
     for (unsigned i = 0; i < LatencyHistogram::PLAT_NR; ++i)
       if (counts[i]) bins[std::to_string(LatencyHistogram::index_to_value(i))] = counts[i];
   }
@@ -60,9 +61,9 @@ Json direction(const DirectionFigures& d, double runtime_ns) {
   o["total_ios"] = d.ios;
   o["short_ios"] = 0;
   o["drop_ios"] = 0;
-  o["slat_ns"] = lat_object(nullptr);
-  o["clat_ns"] = lat_object(&d);
-  o["lat_ns"] = lat_object(&d);
+  o["slat_ns"] = lat_object(&d.slat);
+  o["clat_ns"] = lat_object(&d.clat);
+  o["lat_ns"] = lat_object(&d.lat);
   for (const char* k : {"bw_min", "bw_max"}) o[k] = 0;
   for (const char* k : {"bw_agg", "bw_mean", "bw_dev"}) o[k] = flt(0);
   o["bw_samples"] = 0;
@@ -72,14 +73,14 @@ Json direction(const DirectionFigures& d, double runtime_ns) {
   return o;
 }
 
-// fio's latency_ns / latency_us / latency_ms shares (io_u_mark_lat_*),
-// binned from each histogram bin's value.
+// fio's latency_ns / latency_us / latency_ms shares (io_u_mark_latency,
+// of each I/O's clat), binned from each histogram bin's value.
 void latency_shares(Json& job, const DirectionFigures& a, const DirectionFigures& b) {
   static const uint64_t nu[10] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000};
   static const uint64_t m[11] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000};
   uint64_t ns[10] = {}, us[10] = {}, ms[12] = {};
   for (const DirectionFigures* d : {&a, &b}) {
-    const auto& bins = d->lat.bins();
+    const auto& bins = d->clat.hist.bins();
     for (unsigned i = 0; i < LatencyHistogram::PLAT_NR; ++i) {
       if (!bins[i]) continue;
       const uint64_t v = LatencyHistogram::index_to_value(i);
@@ -109,6 +110,36 @@ void latency_shares(Json& job, const DirectionFigures& a, const DirectionFigures
 }
 
 }  // namespace
+
+// fio's stat_calc_dist: shares in percent, a non-empty bucket at least 0.1.
+std::array<double, models::IoDepthCounts::kBuckets> depth_shares(
+    const std::array<uint64_t, models::IoDepthCounts::kBuckets>& map, uint64_t total) {
+  std::array<double, models::IoDepthCounts::kBuckets> out{};
+  for (unsigned i = 0; i < out.size(); ++i) {
+    if (!total) continue;
+    out[i] = 100.0 * double(map[i]) / double(total);
+    if (out[i] < 0.1 && map[i]) out[i] = 0.1;
+  }
+  return out;
+}
+
+// fio's iodepth_level, iodepth_submit, iodepth_complete (stat.c show_thread_status_json).
+void io_depths_json(Json& job, const models::IoDepthCounts& d) {
+  uint64_t total = 0;
+  for (uint64_t c : d.depth) total += c;
+  const auto level = depth_shares(d.depth, total);
+  Json& l = job["iodepth_level"] = Json::object();
+  for (unsigned i = 0; i < 7; ++i) l[(i < 6 ? "" : ">=") + std::to_string(1u << i)] = flt(level[i]);
+  auto calls = [&](const char* key, const std::array<uint64_t, 7>& map, uint64_t n) {
+    const auto share = depth_shares(map, n);
+    Json& o = job[key] = Json::object();
+    for (unsigned i = 0; i < 7; ++i)
+      o[i == 0 ? std::string("0") : i < 6 ? std::to_string(1u << (i + 1)) : ">=" + std::to_string(1u << i)] =
+          flt(share[i]);
+  };
+  calls("iodepth_submit", d.submit, d.submit_calls);
+  calls("iodepth_complete", d.complete, d.complete_calls);
+}
 
 std::vector<FioJsonJob> fio_json_jobs(const RunResults& r, const Config& config, const FioJobs* fio) {
   std::vector<FioJsonJob> out;
@@ -184,6 +215,9 @@ report::Json fio_json_plus_jobs(const RunResults& r, const Config& config, const
     j["usr_cpu"] = flt(span > 0 ? 100.0 * guest_ns / span : 0);
     j["sys_cpu"] = flt(span > 0 ? 100.0 * exit_ns / span : 0);
     for (const char* k : {"ctx", "majf", "minf"}) j[k] = 0;
+    models::IoDepthCounts depths;
+    for (unsigned v : job.vcpus) depths.merge(r.vcpus[v].depths);
+    io_depths_json(j, depths);
     latency_shares(j, rd, wr);
     j["latency_depth"] = job.iodepth;
     j["latency_target"] = 0;

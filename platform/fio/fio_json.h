@@ -10,11 +10,15 @@
 // "nvmesim" at the top level.
 //
 // What the numbers are:
-//   - clat_ns and lat_ns are both nvmesim's I/O latency: from the driver
-//     starting to build the command to the driver finishing its completion
-//     (PRODUCT.md). Submission latency is not separated, so slat_ns has N = 0.
-//     Both carry fio's percentile map and the json+ "bins" (key: the bin's
-//     value in ns, fio's plat_idx_to_val; only non-empty bins).
+//   - slat_ns, clat_ns and lat_ns are fio's (models/fio_latency.h): slat
+//     from the job preparing the I/O to its io_submit returning, clat from
+//     there to the reap, lat their sum; each with fio's percentile map and
+//     the json+ "bins" (key: the bin's value in ns, fio's plat_idx_to_val;
+//     only non-empty bins). The driver's own latency is in nvmesim's JSON
+//     ("driver_lat_ns").
+//   - iodepth_level, iodepth_submit, iodepth_complete: fio's depth shares
+//     (stat_calc_dist), from the depths the job's submissions found and the
+//     I/Os per io_submit and per io_getevents.
 //   - iops and bw_bytes come from the exact simulated interval (the same
 //     figures as --output-format=json); "runtime" is that interval in ms,
 //     rounded up, as fio's field is an integer.
@@ -23,11 +27,12 @@
 //   - Not modelled, written as fio writes "no samples": bw_* and iops_*
 //     (no periodic samples), ctx / majf / minf. usr_cpu and sys_cpu are the
 //     vCPUs' guest-work and in-exit shares of the interval. latency_ns /
-//     latency_us / latency_ms are binned from the histogram's bins.
+//     latency_us / latency_ms are binned from clat's bins, as fio does.
 //   - "timestamp" is 0 and "fio version" is "nvmesim-<version>", so the
 //     output stays byte-identical for a given seed and configuration.
 #pragma once
 
+#include <array>
 #include <iosfwd>
 #include <string>
 #include <utility>
@@ -54,6 +59,13 @@ struct FioJsonJob {
 // then each vCPU is a job named "nvmesim" whose options are the workload
 // options the user set).
 std::vector<FioJsonJob> fio_json_jobs(const RunResults& r, const Config& config, const FioJobs* fio);
+
+// fio's stat_calc_dist: each bucket's share of `total` in percent, a
+// non-empty bucket at least 0.1.
+std::array<double, models::IoDepthCounts::kBuckets> depth_shares(
+    const std::array<uint64_t, models::IoDepthCounts::kBuckets>& map, uint64_t total);
+// fio's "iodepth_level", "iodepth_submit" and "iodepth_complete" objects into `job`.
+void io_depths_json(report::Json& job, const models::IoDepthCounts& d);
 
 void write_fio_json_plus(const RunResults& r, const Config& config, const FioJobs* fio,
                          std::ostream& out);

@@ -34,11 +34,16 @@ void FioLogs::row(std::string& log, uint64_t ms, uint64_t value, unsigned ddir, 
   log += b;
 }
 
-void FioLogs::add(uint64_t elapsed_ps, uint64_t lat_ns, bool write, uint32_t bytes, uint64_t offset) {
+void FioLogs::add(uint64_t elapsed_ps, const FioLatencies& l, bool write, uint32_t bytes, uint64_t offset) {
   const uint64_t ms = elapsed_ps / 1000000000ull;  // fio's mtime_since: whole ms
   const unsigned d = write ? 1 : 0;
+  const uint64_t lat_ns = l.lat_ns;
   if (spec_.avg_msec == 0) {
-    if (!spec_.lat.empty()) row(lat_, ms, lat_ns, d, bytes, offset);
+    if (!spec_.lat.empty()) {
+      row(lat_, ms, lat_ns, d, bytes, offset);
+      row(clat_, ms, l.clat_ns, d, bytes, offset);
+      row(slat_, ms, l.slat_ns, d, bytes, offset);
+    }
     // stat.c add_bw_sample: rate = bytes * 1000000 / spent (the latency in ns).
     if (!spec_.bw.empty()) row(bw_, ms, lat_ns ? uint64_t(bytes) * 1000000ull / lat_ns : 0, d, bytes, offset);
     if (!spec_.iops.empty()) row(iops_, ms, 1, d, bytes, offset);
@@ -50,6 +55,8 @@ void FioLogs::add(uint64_t elapsed_ps, uint64_t lat_ns, bool write, uint32_t byt
   last_ms_ = ms;
   any_ = true;
   lat_sum_[d] += lat_ns;
+  clat_sum_[d] += l.clat_ns;
+  slat_sum_[d] += l.slat_ns;
   ++ios_[d];
   bytes_[d] += bytes;
 }
@@ -60,11 +67,15 @@ void FioLogs::flush_window(uint64_t end_ms) {
   for (unsigned d = 0; d < 2; ++d) {
     if (!ios_[d]) continue;
     // stat.c __add_stat_to_log: the mean, rounded up at .5.
-    if (!spec_.lat.empty()) row(lat_, end_ms, uint64_t(lat_sum_[d] / ios_[d] + 0.5L), d, 0, 0);
+    if (!spec_.lat.empty()) {
+      row(lat_, end_ms, uint64_t(lat_sum_[d] / ios_[d] + 0.5L), d, 0, 0);
+      row(clat_, end_ms, uint64_t(clat_sum_[d] / ios_[d] + 0.5L), d, 0, 0);
+      row(slat_, end_ms, uint64_t(slat_sum_[d] / ios_[d] + 0.5L), d, 0, 0);
+    }
     // stat.c __add_samples: KiB/s and I/Os per second over the window.
     if (!spec_.bw.empty()) row(bw_, end_ms, spent ? bytes_[d] * 1000 / spent / 1024 : 0, d, spec_.bs, 0);
     if (!spec_.iops.empty()) row(iops_, end_ms, spent ? ios_[d] * 1000 / spent : 0, d, spec_.bs, 0);
-    lat_sum_[d] = 0;
+    lat_sum_[d] = clat_sum_[d] = slat_sum_[d] = 0;
     ios_[d] = bytes_[d] = 0;
   }
 }
@@ -77,8 +88,7 @@ std::string FioLogs::write_files() {
   }
   const std::vector<std::string> names = file_names();
   std::vector<const std::string*> texts;
-  static const std::string no_samples;
-  if (!spec_.lat.empty()) texts = {&lat_, &lat_, &no_samples};  // _lat and _clat: the same latency; _slat: none
+  if (!spec_.lat.empty()) texts = {&lat_, &clat_, &slat_};
   if (!spec_.bw.empty()) texts.push_back(&bw_);
   if (!spec_.iops.empty()) texts.push_back(&iops_);
   for (size_t k = 0; k < names.size(); ++k) {

@@ -5,14 +5,12 @@
 //   time (ms from the job's start), value, data direction (0 read, 1 write),
 //   block size (bytes)[, offset (bytes) with log_offset=1], priority (0)
 //
-// Files NAME_lat.N.log and NAME_clat.N.log (latency, ns), NAME_bw.N.log
-// (per I/O: bytes * 10^6 / latency in ns, as fio's add_bw_sample; windowed:
+// Files NAME_lat.N.log, NAME_clat.N.log and NAME_slat.N.log (fio's lat,
+// clat and slat, ns: models/fio_latency.h), NAME_bw.N.log
+// (per I/O: bytes * 10^6 / lat in ns, as fio's add_bw_sample; windowed:
 // KiB/s), NAME_iops.N.log (per I/O: 1; windowed: I/Os per second), N being
-// fio's job number (the vCPU's index + 1), NAME the option's value or the job's name.
-// nvmesim measures one latency (driver building the command to driver
-// finishing its completion): _lat and _clat carry it; NAME_slat.N.log is
-// written without samples (submission latency is not separated, as json+'s
-// slat_ns has N = 0), so fio_generate_plots finds every file it plots. With log_avg_msec=W, each W ms
+// fio's job number (the vCPU's index + 1), NAME the option's value or the
+// job's name. A sample is taken when fio reaps the I/O. With log_avg_msec=W, each W ms
 // window gives one row per data direction that had I/O: the mean latency
 // (rounded as fio: mean + 0.5), or the window's rate; block size and offset
 // are 0 in the latency logs and the job's bs in the bw and iops logs, as in
@@ -33,11 +31,15 @@ struct FioLogSpec {
   bool any() const { return !lat.empty() || !bw.empty() || !iops.empty(); }
 };
 
+struct FioLatencies {
+  uint64_t slat_ns, clat_ns, lat_ns;
+};
+
 // One job's (vCPU's) logs.
 class FioLogs {
  public:
   FioLogs(const FioLogSpec& spec, unsigned job_number);
-  void add(uint64_t elapsed_ps, uint64_t lat_ns, bool write, uint32_t bytes, uint64_t offset);
+  void add(uint64_t elapsed_ps, const FioLatencies& l, bool write, uint32_t bytes, uint64_t offset);
   // Flushes the last window and writes the files; "" or a one-line error.
   std::string write_files();
   // The file names it writes, in order (lat, clat, slat, bw, iops).
@@ -49,10 +51,10 @@ class FioLogs {
 
   FioLogSpec spec_;
   unsigned job_number_;
-  std::string lat_, bw_, iops_;  // the rows so far
+  std::string lat_, clat_, slat_, bw_, iops_;  // the rows so far
   // The open window: per data direction, latency sum and count, bytes.
   uint64_t window_ = 0, last_ms_ = 0;
-  long double lat_sum_[2] = {0, 0};
+  long double lat_sum_[2] = {0, 0}, clat_sum_[2] = {0, 0}, slat_sum_[2] = {0, 0};
   uint64_t ios_[2] = {0, 0}, bytes_[2] = {0, 0};
   bool any_ = false;
 };

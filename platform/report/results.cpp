@@ -1,4 +1,5 @@
 #include "platform/report/results.h"
+#include "platform/fio/fio_json.h"
 #include "platform/report/job_sections.h"
 
 #include <algorithm>
@@ -56,13 +57,6 @@ std::string human_bw(double bytes_per_s) {
 
 }  // namespace
 
-double DirectionFigures::lat_stddev() const {
-  const uint64_t n = lat.count();
-  if (n < 2) return 0;
-  const long double sum = (long double)lat.mean() * n;
-  const long double var = (lat_sum_sq - sum * sum / n) / (n - 1);
-  return var > 0 ? double(std::sqrt(var)) : 0.0;
-}
 
 namespace {
 // "0x4013 PRP Offset Invalid (SCT 0h, SC 13h, DNR)": names from the NVMe
@@ -143,12 +137,20 @@ report::Json results_json(const RunResults& r) {
   j["verify"] = {{"verified_reads", r.verified_reads}, {"errors", r.verify_errors}};
   j["iops"] = fixed(r.iops(), 3);
   j["bw_bytes"] = fixed(r.bw_bytes(), 3);
-  Json& lat = j["lat_ns"];
-  lat["min"] = r.lat.min();
-  lat["mean"] = fixed(r.lat.mean(), 3);
-  lat["max"] = r.lat.max();
-  Json& percentile = lat["percentile"] = Json::object();
-  for (double p : LatencyHistogram::fio_percentiles()) percentile[percentile_key(p)] = r.lat.percentile(p);
+  // fio's latencies (lat = slat + clat), then the driver's own.
+  auto latency = [&](const char* key, const LatencyHistogram& h) {
+    Json& lat = j[key];
+    lat["min"] = h.min();
+    lat["mean"] = fixed(h.mean(), 3);
+    lat["max"] = h.max();
+    Json& percentile = lat["percentile"] = Json::object();
+    for (double p : LatencyHistogram::fio_percentiles()) percentile[percentile_key(p)] = h.percentile(p);
+  };
+  latency("lat_ns", r.lat);
+  latency("slat_ns", r.slat);
+  latency("clat_ns", r.clat);
+  latency("driver_lat_ns", r.driver_lat);
+  io_depths_json(j, r.depths);
   auto doorbell = [](const DoorbellFigures& d) {
     return Json{{"updates", d.updates}, {"mmio", d.mmio}, {"suppressed", d.suppressed}};
   };
@@ -280,18 +282,52 @@ void write_normal(const RunResults& r, std::ostream& o) {
       << ", BW=" << human_bw(secs > 0 ? bytes / secs : 0) << " (" << ios << " I/Os in "
       << fixed(r.sim_time_ns / 1000.0, 1) << " us simulated)\n";
   };
-  direction("read", r.read_ios, r.read_bytes);
-  direction("write", r.write_ios, r.write_bytes);
-  o << "    lat (nsec): min=" << r.lat.min() << ", max=" << r.lat.max()
-    << ", avg=" << fixed(r.lat.mean(), 2) << "\n";
-  o << "    lat percentiles (nsec):\n";
-  const auto& ps = LatencyHistogram::fio_percentiles();
-  for (size_t k = 0; k < ps.size(); ++k) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%s%6.2fth=[%llu]", k % 4 == 0 ? "     |" : ", ", ps[k],
-                  static_cast<unsigned long long>(r.lat.percentile(ps[k])));
+  // fio's layout (stat.c show_ddir_status): per direction slat, clat, lat,
+  // then clat's percentiles.
+  auto stat_line = [&](const char* name, const models::LatencyStat& l) {
+    o << "    " << name << " (nsec): min=" << l.hist.min() << ", max=" << l.hist.max()
+      << ", avg=" << fixed(l.hist.mean(), 2) << ", stdev=" << fixed(l.stddev(), 2) << "\n";
+  };
+  auto percentiles = [&](const LatencyHistogram& h) {
+    const auto& ps = LatencyHistogram::fio_percentiles();
+    for (size_t k = 0; k < ps.size(); ++k) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s%6.2fth=[%llu]", k % 4 == 0 ? "     |" : ", ", ps[k],
+                    static_cast<unsigned long long>(h.percentile(ps[k])));
+      o << buf;
+      if (k % 4 == 3 || k + 1 == ps.size()) o << "\n";
+    }
+  };
+  for (const DirectionFigures* d : {&r.read, &r.write}) {
+    direction(d == &r.read ? "read" : "write", d == &r.read ? r.read_ios : r.write_ios,
+              d == &r.read ? r.read_bytes : r.write_bytes);
+    if (!d->lat.hist.count()) continue;
+    stat_line("slat", d->slat);
+    stat_line("clat", d->clat);
+    stat_line(" lat", d->lat);
+    o << "    clat percentiles (nsec):\n";
+    percentiles(d->clat.hist);
+  }
+  o << "  driver lat (nsec): min=" << r.driver_lat.min() << ", max=" << r.driver_lat.max()
+    << ", avg=" << fixed(r.driver_lat.mean(), 2) << " (driver builds the command .. driver finishes its completion)\n";
+  {
+    uint64_t total = 0;
+    for (uint64_t c : r.depths.depth) total += c;
+    const auto level = depth_shares(r.depths.depth, total);
+    const auto submit = depth_shares(r.depths.submit, r.depths.submit_calls);
+    const auto complete = depth_shares(r.depths.complete, r.depths.complete_calls);
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "  IO depths    : 1=%3.1f%%, 2=%3.1f%%, 4=%3.1f%%, 8=%3.1f%%, 16=%3.1f%%, 32=%3.1f%%, >=64=%3.1f%%\n",
+                  level[0], level[1], level[2], level[3], level[4], level[5], level[6]);
     o << buf;
-    if (k % 4 == 3 || k + 1 == ps.size()) o << "\n";
+    for (int k = 0; k < 2; ++k) {
+      const auto& v = k ? complete : submit;
+      std::snprintf(buf, sizeof buf,
+                    "     %s  : 0=%3.1f%%, 4=%3.1f%%, 8=%3.1f%%, 16=%3.1f%%, 32=%3.1f%%, 64=%3.1f%%, >=64=%3.1f%%\n",
+                    k ? "complete" : "submit  ", v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+      o << buf;
+    }
   }
   if (r.io_errors) o << "    errors: " << r.io_errors << " completions with non-zero status\n";
   if (r.verified_reads || r.verify_errors)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "firmware/statistics.h"
+#include "models/fio_latency.h"
 #include "models/latency_histogram.h"
 #include "models/vm_exit.h"
 #include "platform/report/json_out.h"
@@ -21,25 +22,26 @@ struct DoorbellFigures {
   uint64_t suppressed_with_dbbuf = 0;
 };
 
-// One direction's I/Os (fio json+'s "read" / "write" sections).
+// One direction's I/Os (fio json+'s "read" / "write" sections), with fio's
+// latencies (models/fio_latency.h) and the driver's own.
 struct DirectionFigures {
   uint64_t ios = 0, bytes = 0;
-  models::LatencyHistogram lat;
-  long double lat_sum_sq = 0;  // sum of squared latencies (ns^2), for the standard deviation
+  models::LatencyStat slat, clat, lat, driver_lat;
   void merge(const DirectionFigures& o) {
     ios += o.ios;
     bytes += o.bytes;
+    slat.merge(o.slat);
+    clat.merge(o.clat);
     lat.merge(o.lat);
-    lat_sum_sq += o.lat_sum_sq;
+    driver_lat.merge(o.driver_lat);
   }
-  // Sample standard deviation (n - 1), as fio's.
-  double lat_stddev() const;
 };
 
 struct VcpuFigures {
   double guest_ns = 0, exit_ns = 0, idle_ns = 0;
   uint64_t ios = 0, interrupts = 0;
   DirectionFigures read, write;
+  models::IoDepthCounts depths;
   double sim_time_ns = 0;  // its job's start to its last completion
   double start_ns = 0;     // its job's start (the jobs it waited for had finished), from the measured phase start
   double done_ns = 0;      // when its job finished (after its last completion's doorbell), same origin
@@ -74,8 +76,12 @@ struct RunResults {
   uint64_t io_errors = 0;
   uint16_t first_error_status = 0;  // NVMe status field of the first failed I/O (lowest vCPU)
   uint64_t verified_reads = 0, verify_errors = 0;  // verify=pattern
-  models::LatencyHistogram lat;
-  DirectionFigures read, write;  // the same I/Os as lat, split by direction
+  // fio's latencies of every I/O (reads and writes; fio reports them per
+  // direction, below), and the driver's latency (PRODUCT's own metric: the
+  // driver building the command to the driver finishing its completion).
+  models::LatencyHistogram slat, clat, lat, driver_lat;
+  DirectionFigures read, write;  // the same I/Os, split by direction
+  models::IoDepthCounts depths;  // fio's IO depths / submit / complete
   DoorbellFigures sq, cq;
   bool dbbuf_active = false;
   uint8_t dbbuf_opcode = 0;

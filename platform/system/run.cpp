@@ -152,7 +152,7 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
       logs.push_back(std::make_unique<FioLogs>(spec, unsigned(v + 1)));  // fio's job number
       FioLogs* log = logs.back().get();
       system.vcpus()[v]->on_io([log](const models::Vcpu::IoSample& s) {
-        log->add(s.elapsed_ps, s.lat_ns, s.write, s.bytes, s.offset);
+        log->add(s.elapsed_ps, {s.slat_ns, s.clat_ns, s.lat_ns}, s.write, s.bytes, s.offset);
       });
     }
   std::unique_ptr<Progress> progress;

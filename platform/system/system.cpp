@@ -399,7 +399,6 @@ RunResults System::run() {
     r.io_errors += vr.errors;
     r.verified_reads += vr.verified_reads;
     r.verify_errors += vr.verify_errors;
-    r.lat.merge(v.latency());
     const ExitStats measured = hypervisor_->exits(i);  // reset when measurement started
     r.exits.merge(measured);
     if (i < bringup_exits_.size()) r.bringup_exits.merge(bringup_exits_[i]);
@@ -412,12 +411,21 @@ RunResults System::run() {
     f.interrupts = vr.interrupts;
     f.read.ios = vr.read_ios;
     f.read.bytes = vr.read_bytes;
-    f.read.lat = v.latency(false);
-    f.read.lat_sum_sq = vr.lat_sum_sq[0];
     f.write.ios = vr.write_ios;
     f.write.bytes = vr.write_bytes;
-    f.write.lat = v.latency(true);
-    f.write.lat_sum_sq = vr.lat_sum_sq[1];
+    DirectionFigures* dirs[2] = {&f.read, &f.write};
+    for (unsigned d = 0; d < 2; ++d) {
+      dirs[d]->slat = vr.slat[d];
+      dirs[d]->clat = vr.clat[d];
+      dirs[d]->lat = vr.lat[d];
+      dirs[d]->driver_lat = vr.driver_lat[d];
+      r.slat.merge(vr.slat[d].hist);
+      r.clat.merge(vr.clat[d].hist);
+      r.lat.merge(vr.lat[d].hist);
+      r.driver_lat.merge(vr.driver_lat[d].hist);
+    }
+    f.depths = vr.depths;
+    r.depths.merge(vr.depths);
     f.sim_time_ns = interval_ns(vr.end);
     // A job that waited (stonewall, wait_for) is measured from its release.
     if (vr.released > start) {

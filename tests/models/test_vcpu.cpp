@@ -169,8 +169,8 @@ TEST_CASE("vcpu: one I/O at iodepth 1 costs the sum of the path's costs (buffer 
   const sc_time measured = ps(tracer.ios[0].end - tracer.ios[0].start);
   CHECK(measured == expected);
   CHECK(measured == ns(10218.0));
-  CHECK(r.lat.min() == expected.value() / 1000);  // histogram in ns, truncated
-  CHECK(r.lat.max() == r.lat.min());
+  CHECK(r.driver_lat.min() == expected.value() / 1000);  // histogram in ns, truncated
+  CHECK(r.driver_lat.max() == r.driver_lat.min());
   CHECK(r.exits.count[unsigned(ExitKind::MmioDoorbell)] == 2);  // SQ, then CQ head
   CHECK(r.exits.count[unsigned(ExitKind::Interrupt)] == 1);
   CHECK(r.exits.count[unsigned(ExitKind::Eoi)] == 1);

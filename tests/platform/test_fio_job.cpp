@@ -225,8 +225,8 @@ TEST_CASE("fio job: sections with different workloads get a vCPU each", "[fio][e
   }
   CHECK(r.read_ios == 300);
   CHECK(r.write_ios == 600);
-  CHECK(r.read.lat.count() == 300);
-  CHECK(r.write.lat.count() == 600);
+  CHECK(r.read.lat.hist.count() == 300);
+  CHECK(r.write.lat.hist.count() == 600);
   CHECK(r.lat.count() == 900);
 }
 

@@ -45,7 +45,7 @@ TEST_CASE("guest job: an interrupt is taken when it arrives, not when the guest 
   // the guest halts, it would end after the next build too (over 100 us).
   const auto r = run_nvmesim("--iodepth=2 --guest.submit_cost=50us --number_ios=200 --output-format=json");
   REQUIRE(r.exit_code == 0);
-  const std::string lat = after(r.out, "lat_ns");
+  const std::string lat = after(r.out, "driver_lat_ns");
   CHECK(json_number(lat, "min") >= 50000);
   CHECK(json_number(lat, "max") < 75000);
 }

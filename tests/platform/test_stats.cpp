@@ -153,7 +153,8 @@ TEST_CASE("stats: the JSON carries the tree after the existing keys, times in ex
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   const std::vector<std::string> expected = {
       "version", "outcome", "headline", "config", "sim_time_ns", "ios", "read_ios", "write_ios",
-      "io_errors", "first_error_status", "verify", "iops", "bw_bytes", "lat_ns", "doorbells",
+      "io_errors", "first_error_status", "verify", "iops", "bw_bytes", "lat_ns", "slat_ns", "clat_ns",
+      "driver_lat_ns", "iodepth_level", "iodepth_submit", "iodepth_complete", "doorbells",
       "eventidx", "exits", "per_io", "controller", "utilization", "bringup", "stall",
       "interrupted", "stats"};
   CHECK(keys == expected);
