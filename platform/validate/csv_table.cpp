@@ -16,13 +16,49 @@ namespace {
 constexpr size_t kMaxLine = 4096;  // a row of these tables is ~300 characters
 constexpr size_t kMaxRows = 100000;
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> cells;
+// Cells split at commas; a cell in double quotes may hold commas, and ""
+// inside it stands for one quote (RFC 4180). False when a quote is left open.
+bool split(const std::string& line, std::vector<std::string>& cells) {
+  cells.clear();
   std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ',')) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.emplace_back();
-  return cells;
+  bool quoted_cell = false, in_quotes = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_quotes) {
+      if (c != '"')
+        cell += c;
+      else if (i + 1 < line.size() && line[i + 1] == '"')
+        cell += line[++i];
+      else
+        in_quotes = false;
+    } else if (c == ',') {
+      cells.push_back(cell);
+      cell.clear();
+      quoted_cell = false;
+    } else if (c == '"' && cell.empty() && !quoted_cell) {
+      in_quotes = quoted_cell = true;
+    } else {
+      cell += c;
+    }
+  }
+  cells.push_back(cell);
+  return !in_quotes;
+}
+
+std::ifstream open_table(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path + ": cannot open (" + std::strerror(errno) + ")");
+  return in;
+}
+
+std::vector<std::string> header_names(const std::string& path, std::ifstream& in) {
+  std::string header;
+  if (!std::getline(in, header) || header.empty()) throw ConfigError(path + ": empty file, no header line");
+  if (header.size() > kMaxLine) throw ConfigError(path + " line 1: longer than 4096 characters");
+  if (header.back() == '\r') header.pop_back();
+  std::vector<std::string> names;
+  if (!split(header, names)) throw ConfigError(path + " line 1: a quoted cell is not closed");
+  return names;
 }
 
 }  // namespace
@@ -62,16 +98,16 @@ bool CsvCells::on_off(const std::string& column) const {
   fail(column, quoted(t) + " is not one of on, off");
 }
 
+std::vector<std::string> read_csv_header(const std::string& path) {
+  std::ifstream in = open_table(path);
+  return header_names(path, in);
+}
+
 void read_csv_table(const std::string& path, const std::vector<const char*>& required,
                     const std::vector<const char*>& optional, const std::function<void(const CsvCells&)>& each) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path + ": cannot open (" + std::strerror(errno) + ")");
-  std::string header;
-  if (!std::getline(in, header) || header.empty()) throw ConfigError(path + ": empty file, no header line");
-  if (header.size() > kMaxLine) throw ConfigError(path + " line 1: longer than 4096 characters");
-  if (header.back() == '\r') header.pop_back();
+  std::ifstream in = open_table(path);
+  const std::vector<std::string> names = header_names(path, in);
   std::map<std::string, size_t> columns;
-  const std::vector<std::string> names = split(header);
   for (size_t i = 0; i < names.size(); ++i) columns.emplace(names[i], i);
   for (const char* c : required)
     if (!columns.count(c)) throw ConfigError(path + " line 1: no column '" + c + "'");
@@ -88,7 +124,9 @@ void read_csv_table(const std::string& path, const std::vector<const char*>& req
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (text.empty()) continue;
     if (rows++ == kMaxRows) throw ConfigError(path + ": more than 100000 rows");
-    const std::vector<std::string> cells = split(text);
+    std::vector<std::string> cells;
+    if (!split(text, cells))
+      throw ConfigError(path + " line " + std::to_string(line) + ": a quoted cell is not closed");
     each(CsvCells{path, line, columns, cells});
   }
   if (!rows) throw ConfigError(path + ": no rows after the header");

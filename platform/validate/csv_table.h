@@ -1,5 +1,5 @@
-// A small comma-separated table: the first line names the columns, no
-// quoted cells. Errors are one line naming the file, line and column; the
+// A small comma-separated table: the first line names the columns; a cell
+// in double quotes may hold commas ("" is a quote inside it). Errors are one line naming the file, line and column; the
 // readers of the reference (reference_csv.h) and of the measured wake-up
 // timing (timing_csv.h) share it.
 #pragma once
@@ -25,6 +25,14 @@ struct CsvCells {
   double number(const std::string& column, bool required) const;
   bool on_off(const std::string& column) const;
 };
+
+// The column names of the table's first line. Throws ConfigError when the
+// file cannot be read or has no header.
+std::vector<std::string> read_csv_header(const std::string& path);
+
+// The column names of the table's first line. Throws ConfigError when the
+// file cannot be read or has no header.
+std::vector<std::string> read_csv_header(const std::string& path);
 
 // Calls `each` for every non-empty data line. Throws ConfigError when the
 // file cannot be read, is empty, lacks a required column, has a line longer

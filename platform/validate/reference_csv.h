@@ -28,8 +28,8 @@ struct ReferenceRow {
   std::string label() const;
 };
 
-// Reads a reference CSV (comma-separated, first line the column names, no
-// quoted cells). Throws ConfigError "FILE line N: column C: ..." on a
+// Reads a reference CSV (comma-separated, first line the column names;
+// csv_table.h). Throws ConfigError "FILE line N: column C: ..." on a
 // missing column, a bad value or a duplicate configuration; "FILE: ..." when
 // it cannot be read or holds no row.
 std::vector<ReferenceRow> read_reference_csv(const std::string& path);

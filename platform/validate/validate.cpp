@@ -1,13 +1,16 @@
 #include "platform/validate/validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
 #include "platform/config/params.h"
 #include "platform/config/presets.h"
+#include "platform/config/user_text.h"
 #include "platform/system/run.h"
 
 namespace nvmesim::platform {
@@ -20,6 +23,97 @@ bool doorbell_in_band(double model, double reference, double reference_min, doub
 
 bool iops_ratio_in_band(double model_ratio, double reference_ratio) {
   return reference_ratio > 0 && std::abs(model_ratio / reference_ratio - 1) <= kIopsRatioBand + 1e-12;
+}
+
+bool per_io_in_band(double model, double reference) {
+  return std::abs(model - reference) <= kDoorbellBand + 1e-12;
+}
+
+bool latency_ratio_in_band(double model_ratio, double reference_ratio) {
+  return reference_ratio > 0 && std::abs(model_ratio / reference_ratio - 1) <= kLatencyRatioBand + 1e-12;
+}
+
+namespace {
+
+// A number of the run's JSON (written as a literal), NaN when absent.
+double json_number(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : std::nan("");
+}
+
+}  // namespace
+
+ModelFigures run_model(const Config& config, const std::string& label) {
+  RunSummary s{};
+  std::string json, error;
+  if (!run_in_child(config, false, s, json, error)) throw std::runtime_error("validate: " + label + ": " + error);
+  if (!s.ok) throw std::runtime_error("validate: " + label + ": the model failed bring-up");
+  ModelFigures f;
+  f.stalled = s.stalled;
+  f.sq_mmio = s.sq_per_io;
+  f.cq_mmio = s.cq_per_io;
+  f.irq = s.irq_per_io;
+  f.iops = s.stalled ? 0 : s.iops;
+  const nlohmann::json run = nlohmann::json::parse(json, nullptr, false);
+  const nlohmann::json none = nlohmann::json::object();
+  const nlohmann::json& lat = run.is_object() && run.contains("lat_ns") ? run["lat_ns"] : none;
+  const nlohmann::json& percentile = lat.contains("percentile") ? lat["percentile"] : none;
+  f.lat_mean_ns = json_number(lat, "mean");
+  f.lat_p50_ns = json_number(percentile, "50.000000");
+  f.lat_p99_ns = json_number(percentile, "99.000000");
+  return f;
+}
+
+void bisect_calibration(Calibration& c, double reference, const std::function<double()>& model_figure) {
+  const bool rising = c.target == Calibration::Target::Spread;
+  c.reference_iops = reference;
+  double lo = c.lo_ns, hi = c.hi_ns;
+  for (int i = 0; i < 16; ++i) {
+    c.value_ns = std::sqrt(lo * hi);
+    const bool above = model_figure() > reference;
+    if (above != rising)
+      lo = c.value_ns;
+    else
+      hi = c.value_ns;
+  }
+  c.value_ns = std::sqrt(lo * hi);
+  c.model_iops = model_figure();
+  c.converged = std::abs(c.model_iops - reference) <= 0.05 * reference;
+}
+
+Calibration parse_calibration(const std::string& text) {
+  Calibration cal;
+  const auto at = text.find('@');
+  cal.param = text.substr(0, at);
+  if (at != std::string::npos) cal.rows = text.substr(at + 1);
+  if (const auto colon = cal.param.find(':'); colon != std::string::npos) {
+    const std::string target = cal.param.substr(colon + 1);
+    cal.param.erase(colon);
+    if (target == "spread")
+      cal.target = Calibration::Target::Spread;
+    else if (target != "iops")
+      throw ConfigError("--calibrate: target " + quoted(target) + " is not one of iops, spread");
+  }
+  if (const ParamSpec* spec = ParamRegistry::builtin().find(cal.param)) {
+    cal.lo_ns = std::max(10.0, spec->min);
+    cal.hi_ns = std::min(1e7, spec->max);
+  }
+  return cal;
+}
+
+void check_calibration_params(const std::vector<Calibration>& calibrations,
+                              const std::vector<std::pair<std::string, std::string>>& what_if) {
+  if (calibrations.size() > 2) throw ConfigError("--calibrate: at most two costs");
+  for (size_t i = 0; i < calibrations.size(); ++i) {
+    const Calibration& c = calibrations[i];
+    const ParamSpec* spec = ParamRegistry::builtin().find(c.param);
+    if (!spec || spec->kind != ParamKind::Time)
+      throw ConfigError("--calibrate: '" + c.param + "' is not a time parameter (see --list-params)");
+    for (size_t j = 0; j < i; ++j)
+      if (calibrations[j].param == c.param) throw ConfigError("--calibrate: " + c.param + " is given twice");
+    for (const auto& [k, v] : what_if)
+      if (k == c.param) throw ConfigError("--set: " + k + " is calibrated; it cannot be set");
+  }
 }
 
 namespace {
@@ -67,19 +161,16 @@ std::vector<const ReferenceRow*> calibration_rows(const Calibration& c,
 
 RowFigures run_row(const ValidateSetup& setup, const ReferenceRow& row, bool& stalled,
                    double* spread_ns = nullptr) {
-  const Config config = row_config(setup, row);
-  RunSummary s{};
-  std::string json, error;
-  if (!run_in_child(config, false, s, json, error))
-    throw std::runtime_error("validate: " + row.label() + ": " + error);
-  if (!s.ok) throw std::runtime_error("validate: " + row.label() + ": the model failed bring-up");
-  stalled = s.stalled;
+  const ModelFigures m = run_model(row_config(setup, row), row.label());
+  stalled = m.stalled;
   RowFigures f;
-  f.sq_mmio = s.sq_per_io;
-  f.cq_mmio = s.cq_per_io;
-  f.irq = s.irq_per_io;
-  f.iops = s.stalled ? 0 : s.iops;
-  if (spread_ns) *spread_ns = double(s.p99) - double(s.p50);
+  f.sq_mmio = m.sq_mmio;
+  f.cq_mmio = m.cq_mmio;
+  f.irq = m.irq;
+  f.iops = m.iops;
+  f.clat_p50_ns = m.lat_p50_ns;
+  f.clat_p99_ns = m.lat_p99_ns;
+  if (spread_ns) *spread_ns = m.lat_p99_ns - m.lat_p50_ns;
   return f;
 }
 
@@ -103,26 +194,11 @@ double reference_figure(const Calibration& c, const std::vector<const ReferenceR
   return c.target == Calibration::Target::Iops ? sum : sum / double(rows.size());
 }
 
-// Bisect on a log scale: model IOPS falls as a cost rises, the latency
-// spread grows as a varying delay does.
 void calibrate(ValidateSetup& setup, size_t k, const std::vector<ReferenceRow>& rows) {
   Calibration& c = setup.calibrations[k];
   const std::vector<const ReferenceRow*> matched = calibration_rows(c, rows);
-  const bool rising = c.target == Calibration::Target::Spread;
   c.matched_rows = unsigned(matched.size());
-  c.reference_iops = reference_figure(c, matched);
-  double lo = c.lo_ns, hi = c.hi_ns;
-  for (int i = 0; i < 16; ++i) {
-    c.value_ns = std::sqrt(lo * hi);
-    const bool above = model_figure(setup, c, matched) > c.reference_iops;
-    if (above != rising)
-      lo = c.value_ns;
-    else
-      hi = c.value_ns;
-  }
-  c.value_ns = std::sqrt(lo * hi);
-  c.model_iops = model_figure(setup, c, matched);
-  c.converged = std::abs(c.model_iops - c.reference_iops) <= 0.05 * c.reference_iops;
+  bisect_calibration(c, reference_figure(c, matched), [&] { return model_figure(setup, c, matched); });
 }
 
 }  // namespace
@@ -150,17 +226,8 @@ Config row_config(const ValidateSetup& setup, const ReferenceRow& row) {
 }
 
 void check_setup(const ValidateSetup& setup, const std::vector<ReferenceRow>& rows) {
-  if (setup.calibrations.size() > 2) throw ConfigError("--calibrate: at most two costs");
-  for (size_t i = 0; i < setup.calibrations.size(); ++i) {
-    const Calibration& c = setup.calibrations[i];
-    const ParamSpec* spec = ParamRegistry::builtin().find(c.param);
-    if (!spec || spec->kind != ParamKind::Time)
-      throw ConfigError("--calibrate: '" + c.param + "' is not a time parameter (see --list-params)");
-    for (size_t j = 0; j < i; ++j)
-      if (setup.calibrations[j].param == c.param)
-        throw ConfigError("--calibrate: " + c.param + " is given twice");
-    for (const auto& [k, v] : setup.what_if)
-      if (k == c.param) throw ConfigError("--set: " + k + " is calibrated; it cannot be set");
+  check_calibration_params(setup.calibrations, setup.what_if);
+  for (const Calibration& c : setup.calibrations) {
     const auto matched = calibration_rows(c, rows);
     if (matched.empty())
       throw ConfigError("--calibrate: " + c.param + (c.rows.empty() ? "" : "@" + c.rows) +

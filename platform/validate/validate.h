@@ -8,9 +8,11 @@
 //     reference, or within the row's measured min..max; and
 //   - IOPS as a ratio to the row's iodepth=1 row (same rw, bs, numjobs,
 //     dbbuf, ioeventfd) is within +-25% of the reference's ratio.
-// Interrupts per I/O are reported beside, not banded.
+// Interrupts per I/O and clat p50/p99 are reported beside, not banded.
+// Published figures (platform/validate/published.h) use the same bands.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,10 +26,16 @@ class Config;
 
 constexpr double kDoorbellBand = 0.15;   // absolute, writes per I/O
 constexpr double kIopsRatioBand = 0.25;  // relative
+constexpr double kLatencyRatioBand = 0.25;  // relative
 
 // The band rules, on their own so tests can state them.
 bool doorbell_in_band(double model, double reference, double reference_min, double reference_max);
 bool iops_ratio_in_band(double model_ratio, double reference_ratio);
+// A per-I/O count (doorbell writes per I/O, SQ, CQ or summed) without a
+// measured range: within +-0.15.
+bool per_io_in_band(double model, double reference);
+// A latency as a ratio to its baseline's: within +-25%.
+bool latency_ratio_in_band(double model_ratio, double reference_ratio);
 
 // A cost fitted on iodepth=1 rows: `param` (a time) is bisected so that,
 // over the matching rows, the model's IOPS sum equals the reference's
@@ -49,6 +57,32 @@ struct Calibration {
   bool converged = false;  // within 5% of the reference
 };
 
+// Bisects c.param on a log scale between c.lo_ns and c.hi_ns: 16 steps,
+// each setting c.value_ns and calling model_figure(), until the model's
+// figure meets `reference` (IOPS fall as a cost rises; a latency spread
+// grows with a varying delay). Fills value_ns, reference_iops, model_iops
+// and converged (within 5%).
+void bisect_calibration(Calibration& c, double reference, const std::function<double()>& model_figure);
+
+// Parses --calibrate's PARAM[:TARGET][@ROWS] and takes the bounds from the
+// parameter's range. Throws ConfigError.
+Calibration parse_calibration(const std::string& text);
+// Every calibrated parameter is a time, given once, not set by --set; at
+// most two. Throws ConfigError.
+void check_calibration_params(const std::vector<Calibration>& calibrations,
+                              const std::vector<std::pair<std::string, std::string>>& what_if);
+
+// One model run's figures that validate compares.
+struct ModelFigures {
+  double iops = 0, sq_mmio = 0, cq_mmio = 0, irq = 0;
+  // The run's JSON lat_ns: mean, 50th and 99th percentile.
+  double lat_mean_ns = 0, lat_p50_ns = 0, lat_p99_ns = 0;
+  bool stalled = false;
+};
+// Runs `config` in a child process. Throws std::runtime_error naming
+// `label` when the run fails.
+ModelFigures run_model(const Config& config, const std::string& label);
+
 struct ValidateSetup {
   std::vector<std::string> presets;                             // applied in order, first
   std::vector<std::pair<std::string, std::string>> what_if;     // --set, after the presets
@@ -62,6 +96,7 @@ struct ValidateSetup {
 
 struct RowFigures {
   double sq_mmio = 0, cq_mmio = 0, irq = 0, iops = 0, iops_ratio = 0;
+  double clat_p50_ns = 0, clat_p99_ns = 0;  // the model's latency percentiles (ModelFigures)
 };
 
 struct RowResult {

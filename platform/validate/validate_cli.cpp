@@ -1,4 +1,4 @@
-// nvmesim validate REFERENCE.csv [--preset NAME[,NAME]] [--calibrate PARAM[@ROWS]]...
+// nvmesim validate REFERENCE.csv|FIGURES.csv [--preset NAME[,NAME]] [--calibrate PARAM[@ROWS]]...
 //                                [--set PARAM=VALUE]... [--timing FILE] [--number_ios N]
 //                                [--output-format normal|json]
 #include "platform/cli/options.h"
@@ -10,6 +10,9 @@
 #include "platform/config/params.h"
 #include "platform/config/presets.h"
 #include "platform/config/user_text.h"
+#include "platform/validate/csv_table.h"
+#include "platform/validate/published.h"
+#include "platform/validate/published_report.h"
 #include "platform/validate/validate.h"
 
 namespace nvmesim::platform {
@@ -19,13 +22,21 @@ namespace po = boost::program_options;
 namespace {
 
 const char* kHelp =
-    "Usage: nvmesim validate REFERENCE.csv [options]\n"
+    "Usage: nvmesim validate REFERENCE.csv|FIGURES.csv [options]\n"
     "Runs the model at every row of a real system's reference (validation/qemu/results.csv,\n"
     "columns in validation/qemu/README.md) and prints reference beside model per row:\n"
     "SQ and CQ MMIO doorbell writes per I/O, MSI-X interrupts per I/O, and IOPS as a ratio\n"
     "to the row's iodepth=1 row. A row is in band when both doorbell figures are within\n"
     "+-0.15 of the reference (or inside the row's measured min..max) and the IOPS ratio is\n"
-    "within +-25%. The last line is the share of rows in band.\n"
+    "within +-25%. The last line is the share of rows in band. clat p50/p99 are printed\n"
+    "beside, not banded.\n"
+    "A table of published figures (validation/published/figures.csv, columns in\n"
+    "validation/published/README.md; recognised by its source and baseline columns) is\n"
+    "judged per source: its presets (column preset) come before --preset, at most two costs\n"
+    "are fitted on its baseline rows' IOPS (--calibrate, else its calibrate column, else\n"
+    "hv.exit_mmio), and each published figure is a point: IOPS and latency as ratios to the\n"
+    "baseline row within +-25%, MMIO doorbell writes per I/O within +-0.15. The last lines\n"
+    "are the share of points in band per source and overall.\n"
     "\n"
     "Options:\n"
     "  --preset NAME[,NAME]      presets applied to every row first (--list-presets of\n"
@@ -107,12 +118,16 @@ void write_json(const ValidateSetup& setup, const ValidateResult& result, std::o
                         {"per_io.cq_mmio_max", number_or_null(ref.cq_mmio_max, 4)},
                         {"per_io.interrupts", number_or_null(ref.irq, 4)},
                         {"iops", number_or_null(ref.iops, 1)},
-                        {"iops_ratio", round_to(r.reference_ratio, 4)}};
+                        {"iops_ratio", round_to(r.reference_ratio, 4)},
+                        {"clat_p50_ns", number_or_null(ref.clat_p50_ns, 0)},
+                        {"clat_p99_ns", number_or_null(ref.clat_p99_ns, 0)}};
     row["model"] = {{"per_io.sq_mmio", round_to(r.model.sq_mmio, 4)},
                     {"per_io.cq_mmio", round_to(r.model.cq_mmio, 4)},
                     {"per_io.interrupts", round_to(r.model.irq, 4)},
                     {"iops", round_to(r.model.iops, 1)},
                     {"iops_ratio", round_to(r.model.iops_ratio, 4)},
+                    {"clat_p50_ns", number_or_null(r.model.clat_p50_ns, 0)},
+                    {"clat_p99_ns", number_or_null(r.model.clat_p99_ns, 0)},
                     {"stalled", r.stalled}};
     row["in_band"] = r.in_band;
     row["in_band_by_metric"] = {{"per_io.sq_mmio", r.sq_in_band},
@@ -153,24 +168,30 @@ void write_text(const std::string& file, const ValidateSetup& setup, const Valid
     out << "\n";
   }
   out << "band: doorbell writes per I/O within +-0.15 or the row's min..max; IOPS ratio to the\n"
-         "row's iodepth=1 row within +-25%; * marks a figure out of band\n\n";
-  char line[320];
-  std::snprintf(line, sizeof line, "%-9s %5s %4s %5s %5s | %14s | %14s | %13s | %14s | %s\n", "rw", "depth",
-                "jobs", "dbbuf", "ioefd", "SQ mmio/IO", "CQ mmio/IO", "irq/IO", "IOPS ratio", "band");
+         "row's iodepth=1 row within +-25%; * marks a figure out of band; irq/IO and clat p50/p99\n"
+         "(the model's latency percentiles, docs/metrics.md) are reported beside, not banded\n\n";
+  char line[400];
+  std::snprintf(line, sizeof line, "%-9s %5s %4s %5s %5s | %14s | %14s | %13s | %14s | %15s | %15s | %s\n", "rw",
+                "depth", "jobs", "dbbuf", "ioefd", "SQ mmio/IO", "CQ mmio/IO", "irq/IO", "IOPS ratio",
+                "clat p50 (us)", "clat p99 (us)", "band");
   out << line;
-  std::snprintf(line, sizeof line, "%-9s %5s %4s %5s %5s | %6s %7s | %6s %7s | %6s %6s | %6s %7s |\n", "", "", "",
-                "", "", "real", "model", "real", "model", "real", "model", "real", "model");
+  std::snprintf(line, sizeof line, "%-9s %5s %4s %5s %5s | %6s %7s | %6s %7s | %6s %6s | %6s %7s | %7s %7s | %7s %7s |\n",
+                "", "", "", "", "", "real", "model", "real", "model", "real", "model", "real", "model", "real",
+                "model", "real", "model");
   out << line;
   for (const RowResult& r : result.rows) {
     const ReferenceRow& ref = r.reference;
     auto mark = [](bool ok) { return ok ? " " : "*"; };
     std::snprintf(line, sizeof line,
-                  "%-9s %5u %4u %5s %5s | %6s %6s%s | %6s %6s%s | %6s %6s | %6s %6s%s | %s\n", ref.rw.c_str(),
+                  "%-9s %5u %4u %5s %5s | %6s %6s%s | %6s %6s%s | %6s %6s | %6s %6s%s | %7s %7s | %7s %7s | %s\n",
+                  ref.rw.c_str(),
                   ref.iodepth, ref.numjobs, ref.dbbuf ? "on" : "off", ref.ioeventfd ? "on" : "off",
                   fixed(ref.sq_mmio, 3).c_str(), fixed(r.model.sq_mmio, 3).c_str(), mark(r.sq_in_band),
                   fixed(ref.cq_mmio, 3).c_str(), fixed(r.model.cq_mmio, 3).c_str(), mark(r.cq_in_band),
                   fixed(ref.irq, 3).c_str(), fixed(r.model.irq, 3).c_str(), fixed(r.reference_ratio, 2).c_str(),
                   r.stalled ? "stall" : fixed(r.model.iops_ratio, 2).c_str(), mark(r.iops_in_band),
+                  fixed(ref.clat_p50_ns / 1000, 1).c_str(), fixed(r.model.clat_p50_ns / 1000, 1).c_str(),
+                  fixed(ref.clat_p99_ns / 1000, 1).c_str(), fixed(r.model.clat_p99_ns / 1000, 1).c_str(),
                   r.in_band ? "in" : "OUT");
     out << line;
   }
@@ -231,29 +252,57 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
   std::vector<std::string> calibrate;
   if (vm.count("calibrate")) calibrate = vm["calibrate"].as<std::vector<std::string>>();
   if (vm.count("no-calibrate") && !calibrate.empty()) return refuse("--no-calibrate: conflicts with --calibrate");
-  if (calibrate.empty() && !vm.count("no-calibrate"))
-    for (const std::string& p : setup.presets)
-      for (const std::string& c : preset_calibrations(p)) calibrate.push_back(c);
-  for (const std::string& c : calibrate) {
-    Calibration cal;
-    const auto at = c.find('@');
-    cal.param = c.substr(0, at);
-    if (at != std::string::npos) cal.rows = c.substr(at + 1);
-    if (const auto colon = cal.param.find(':'); colon != std::string::npos) {
-      const std::string target = cal.param.substr(colon + 1);
-      cal.param.erase(colon);
-      if (target == "spread")
-        cal.target = Calibration::Target::Spread;
-      else if (target != "iops")
-        return refuse("--calibrate: target " + quoted(target) + " is not one of iops, spread");
-    }
-    const ParamSpec* spec = ParamRegistry::builtin().find(cal.param);
-    if (spec) {
-      cal.lo_ns = std::max(10.0, spec->min);
-      cal.hi_ns = std::min(1e7, spec->max);
-    }
-    setup.calibrations.push_back(cal);
+  std::vector<Calibration> explicit_calibrations;
+  try {
+    for (const std::string& c : calibrate) explicit_calibrations.push_back(parse_calibration(c));
+  } catch (const ConfigError& e) {
+    return refuse(e.what());
   }
+  const std::string& file = files.front();
+  bool published = false;
+  try {
+    published = is_published_header(read_csv_header(file));
+  } catch (const ConfigError& e) {
+    return refuse(e.what());
+  }
+  if (published) {
+    if (vm.count("timing"))
+      return refuse("--timing: applies to the real-system reference (validation/qemu/results.csv), not to published figures");
+    PublishedSetup pub;
+    pub.presets = setup.presets;
+    pub.what_if = setup.what_if;
+    pub.number_ios = setup.number_ios;
+    pub.calibrations = explicit_calibrations;
+    pub.no_calibrate = vm.count("no-calibrate") > 0;
+    std::vector<PublishedSource> sources;
+    try {
+      sources = read_published_csv(file);
+      check_published_setup(pub, sources);
+    } catch (const ConfigError& e) {
+      return refuse(e.what());
+    }
+    PublishedResult result;
+    try {
+      result = validate_published(pub, sources);
+    } catch (const std::exception& e) {
+      err << "nvmesim validate: error: " << e.what() << "\n";
+      return 1;
+    }
+    if (format == "json")
+      write_published_json(file, pub, result, out);
+    else
+      write_published_text(file, result, out);
+    return 0;
+  }
+
+  setup.calibrations = explicit_calibrations;
+  if (calibrate.empty() && !vm.count("no-calibrate"))
+    try {
+      for (const std::string& p : setup.presets)
+        for (const std::string& c : preset_calibrations(p)) setup.calibrations.push_back(parse_calibration(c));
+    } catch (const ConfigError& e) {
+      return refuse(e.what());
+    }
 
   std::vector<ReferenceRow> rows;
   try {
@@ -263,7 +312,7 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
       setup.timing_file = timing.front();
       setup.timing = read_timing_csv(setup.timing_file);
     }
-    rows = read_reference_csv(files.front());
+    rows = read_reference_csv(file);
     check_setup(setup, rows);
   } catch (const ConfigError& e) {
     return refuse(e.what());
@@ -278,7 +327,7 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
   if (format == "json")
     write_json(setup, result, out);
   else
-    write_text(files.front(), setup, result, out);
+    write_text(file, setup, result, out);
   return 0;
 }
 
