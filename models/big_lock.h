@@ -17,13 +17,27 @@ namespace nvmesim::models {
 
 class BigLock : public stats::Group {
  public:
+  // QEMU's lock is a pthread mutex (qemu_mutex_lock_iothread): a thread
+  // that finds it taken sleeps in futex_wait and runs again `handoff` after
+  // the holder's unlock wakes it (the host scheduler's wake-up). 0: at once.
+  explicit BigLock(const sc_core::sc_time& handoff = sc_core::SC_ZERO_TIME) : handoff_(handoff) {}
+
   // The main loop takes the lock (waiting while a vCPU's handler holds it).
-  // Waiters are served in order: once the main loop waits, handlers that
-  // arrive later queue behind it (no starvation by back-to-back exits).
+  // Without a handoff, waiters are served in order: once the main loop
+  // waits, handlers that arrive later queue behind it; with one, the
+  // handler that runs first takes it.
   void acquire_mainloop() {
     mainloop_waiting_ = true;
-    while (reserved_until_ > kernel_now())
+    bool waited = false;
+    while (reserved_until_ > kernel_now()) {
+      waited = true;
       activations::wait(reserved_until_ - kernel_now());
+    }
+    if (waited && handoff_ != sc_core::SC_ZERO_TIME) {
+      reserved_until_ = kernel_now() + handoff_;  // nobody takes it meanwhile: it is ours once we run
+      activations::wait(handoff_);
+      ++handoffs_;
+    }
     mainloop_waiting_ = false;
     held_by_mainloop_ = true;
   }
@@ -39,7 +53,21 @@ class BigLock : public stats::Group {
   // simulated time here.
   sc_core::sc_time hold_for_handler(const sc_core::sc_time& hold) {
     const sc_core::sc_time start = kernel_now();
-    while (held_by_mainloop_ || mainloop_waiting_) activations::wait(released_);
+    const bool fair = handoff_ == sc_core::SC_ZERO_TIME;
+    for (bool waited = false;;) {
+      while (held_by_mainloop_ || (fair && mainloop_waiting_)) {
+        waited = true;
+        activations::wait(released_);
+      }
+      if (!waited || fair) break;
+      // Woken by the unlock, the thread runs after its wake-up; a main loop
+      // that took the lock again meanwhile keeps it (a pthread mutex is not
+      // fair: the unlocking thread may lock again before the woken waiter
+      // runs), and the waiter sleeps again.
+      activations::wait(handoff_);
+      ++handoffs_;
+      if (!held_by_mainloop_) break;
+    }
     const sc_core::sc_time now = kernel_now();
     const sc_core::sc_time at = reserved_until_ > now ? reserved_until_ : now;
     reserved_until_ = at + hold;
@@ -50,6 +78,9 @@ class BigLock : public stats::Group {
   sc_core::sc_time vcpu_wait_time() const { return contended_; }
 
  private:
+  sc_core::sc_time handoff_;
+  stats::Scalar handoffs_{*this, "handoffs", stats::Unit::Count,
+                          "takes of the lock that waited and paid the wake-up (hv.bql_handoff)"};
   bool held_by_mainloop_ = false;
   bool mainloop_waiting_ = false;
   sc_core::sc_time reserved_until_;

@@ -58,7 +58,8 @@ void HostThread::kick(const sc_time& delay) {
   // this sleep; the extra delay is drawn once per sleep, so more signals do
   // not wake it sooner.
   if (!busy_ && !polling_ && !spinning_) {
-    if (!has_request_) {
+    if (!has_request_ && !wake_drawn_) {
+      wake_drawn_ = true;
       sleep_jitter_ = jitter_draw();
       const sc_time stall = stall_draw();
       if (stall != SC_ZERO_TIME) {
@@ -84,10 +85,23 @@ void HostThread::kick(const sc_time& delay) {
   }
 }
 
+// QEMU's timer_mod notifies the thread's loop (util/qemu-timer.c
+// timerlist_rearm -> timerlist_notify -> qemu_notify_event / aio_notify): a
+// thread asleep in ppoll wakes after its wake-up delay, as for any other
+// notification, and runs the timer then if it has expired; a running or
+// polling thread sees the deadline in its next poll and wakes on time.
 void HostThread::arm_timer(const sc_time& delay) {
   timer_armed_ = true;
-  timer_time_ = kernel_now() + delay;
-  activations::notify(kick_event_, delay);
+  sc_time at = kernel_now() + delay;
+  if (!busy_ && !polling_ && !spinning_) {
+    if (!has_request_ && !wake_drawn_) {
+      sleep_jitter_ = jitter_draw();  // once per sleep, as a kick's
+      wake_drawn_ = true;
+    }
+    at = std::max(at, kernel_now() + params_.dispatch_latency + sleep_jitter_);
+  }
+  timer_time_ = at;
+  activations::notify(kick_event_, at - kernel_now());
 }
 
 void HostThread::sync(sc_time& local) {
@@ -178,6 +192,7 @@ void HostThread::run() {
   for (;;) {
     wait_for_request();
     has_request_ = false;
+    wake_drawn_ = false;
     if (timer_armed_ && timer_time_ <= kernel_now()) timer_armed_ = false;
     busy_ = true;
     if (cpus_) cpus_->set_runnable(cpu_id_, true);

@@ -59,9 +59,9 @@ class HostThread : public sc_core::sc_module {
   // Ask for the work to run `delay` after kernel_now(). While the thread
   // sleeps this adds the dispatch latency; requests coalesce to the earliest.
   void kick(const sc_core::sc_time& delay);
-  // A timer (QEMU timer_mod): the work runs exactly `delay` from now; a
-  // later arming replaces an earlier one. The thread sleeps in its poll
-  // until the deadline, so no dispatch latency is added.
+  // A timer (QEMU timer_mod): the work runs `delay` from now; a later
+  // arming replaces an earlier one. Arming it wakes a sleeping thread, which
+  // then runs no sooner than its wake-up delay (dispatch latency and jitter).
   void arm_timer(const sc_core::sc_time& delay);
   void cancel_timer() { timer_armed_ = false; }  // QEMU timer_del
   // A thread whose poll always finds a readable fd (Ming Lin's uncleared
@@ -128,6 +128,7 @@ class HostThread : public sc_core::sc_module {
   uint64_t jitter_state_ = 0;
   double next_uniform();  // (0, 1], from jitter_state_
   sc_core::sc_time sleep_jitter_;  // this sleep's extra wake-up delay
+  bool wake_drawn_ = false;         // this sleep's wake-up delay is drawn (by a kick or a timer's arming)
 };
 
 }  // namespace nvmesim::models

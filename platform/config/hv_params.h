@@ -30,6 +30,7 @@ struct HvParams {
   EventfdFault fault{};
   unsigned iothreads{};
   bool bql{};                        // QEMU's global lock: System makes one
+  sc_core::sc_time bql_handoff;      // a waiter's wake-up after the unlock
   unsigned host_cores{};
   sc_core::sc_time host_wakeup_wait;
   DeviceThread device_thread{};
@@ -75,6 +76,9 @@ struct HvParams {
     v.flag(bql, "bql", "off", "QEMU's global lock: the main loop and MMIO handlers in QEMU exclude each other");
     v.time(exits.bql_hold, "bql_hold", "1us", 0, 1 * MS,
            "hv.bql: how long an MMIO handler in QEMU holds the global lock");
+    v.time(bql_handoff, "bql_handoff", "0ns", 0, 1 * MS,
+           "hv.bql: a thread that found the lock taken sleeps (a pthread mutex) and runs this long "
+           "after the unlock wakes it (0 = at once)");
     v.flag(exits.bql_interrupts, "bql_interrupts", "off",
            "hv.bql: the vCPU takes the global lock to take an interrupt and for its EOI, each for "
            "hv.bql_hold (QEMU TCG: cpu_handle_interrupt, the xAPIC's MMIO EOI)");

@@ -66,16 +66,24 @@ const std::vector<Preset>& presets() {
        "no injection or EOI exit; an MMIO exit to QEMU runs in phases, the device seeing the "
        "write before the vCPU is back in the guest; a halted vCPU polls for up to 200 us "
        "(halt_poll_ns) before it schedules out, and a vCPU that scheduled out takes 5 us to run "
-       "again once its interrupt comes",
+       "again once its interrupt comes; a device thread asleep in ppoll wakes 5 us after its "
+       "notification, plus an exponentially distributed delay (hv.dispatch_jitter)",
        "Linux virt/kvm/kvm_main.c kvm_vcpu_halt, grow_halt_poll_ns (KVM_HALT_POLL_NS_DEFAULT "
        "200000 on x86); arch/x86/kvm/vmx/vmx.c enable_apicv, posted interrupts; QEMU "
        "accel/kvm/kvm-all.c kvm_cpu_exec (KVM_EXIT_MMIO dispatched in the vCPU thread); the "
-       "30% return share and the 5 us wake-up are assumptions (sensitivity in docs/mechanisms.md)",
+       "30% return share, the 5 us wake-ups (vCPU and device thread) and the guest's costs per "
+       "I/O (3 us to submit, 2 us to complete, 1 us interrupt entry) are assumptions "
+       "(sensitivity in docs/mechanisms.md); nvmesim validate fits the MMIO exit and the device "
+       "thread's wake-up spread",
        {{"hv.posted_interrupts", "on"},
         {"hv.apicv", "on"},
         {"hv.exit_return_share", "0.3"},
         {"hv.halt_poll", "200us"},
-        {"hv.halt_wakeup", "5us"}}},
+        {"hv.halt_wakeup", "5us"},
+        {"hv.dispatch_latency", "5us"},
+        {"guest.submit_cost", "3us"},
+        {"guest.complete_cost", "2us"},
+        {"guest.irq_entry", "1us"}}},
       // How the guest runs: under TCG the guest is emulated instruction by
       // instruction (slow) and a doorbell write is a call into the device
       // model from the vCPU thread, not a VM exit.

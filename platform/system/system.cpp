@@ -78,7 +78,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
   tp.jitter_seed = seed + 1;
   tp.trace_id = 0;
   tp.poll_max = SC_ZERO_TIME;  // QEMU's iothreads busy-poll adaptively; the main loop does not
-  if (p.hv.bql) bql_ = std::make_unique<BigLock>();
+  if (p.hv.bql) bql_ = std::make_unique<BigLock>(p.hv.bql_handoff);
   std::vector<uint8_t> queue_thread(size_t(p.nvme.firmware.max_io_queues) + 1, 0);
   if (p.hv.exits.passthrough) {
     build_device_engines(p, queue_thread);  // hv.bql: only trapped accesses take the lock

@@ -165,19 +165,25 @@ PublishedResult validate_published(const PublishedSetup& setup, const std::vecto
     auto run = [&](const PublishedRow& r) {
       return run_model(published_row_config(out.presets, setup, out.calibrations, r), "source " + s.id + ": " + r.description());
     };
-    // One cost: one fit. Two: each with the other fixed, twice over.
+    // One cost: one fit. Two: each with the other fixed, three times over.
+    // With as many baseline rows as costs, cost k is fitted on baseline row
+    // k alone (two figures pin two costs); otherwise each on all of them.
     const std::vector<const PublishedRow*> baselines = baseline_rows(s);
-    const int rounds = out.calibrations.size() > 1 ? 2 : 1;
+    const bool paired = out.calibrations.size() > 1 && out.calibrations.size() == baselines.size();
+    const int rounds = out.calibrations.size() > 1 ? 3 : 1;
     for (int round = 0; round < rounds; ++round)
-      for (Calibration& c : out.calibrations) {
-        c.matched_rows = unsigned(baselines.size());
-        bisect_calibration(c, reference_figure(c, baselines), [&] {
+      for (size_t k = 0; k < out.calibrations.size(); ++k) {
+        Calibration& c = out.calibrations[k];
+        const std::vector<const PublishedRow*> rows =
+            paired ? std::vector<const PublishedRow*>{baselines[k]} : baselines;
+        c.matched_rows = unsigned(rows.size());
+        bisect_calibration(c, reference_figure(c, rows), [&] {
           double sum = 0;
-          for (const PublishedRow* r : baselines) {
+          for (const PublishedRow* r : rows) {
             const ModelFigures m = run(*r);
             sum += c.target == Calibration::Target::Iops ? m.iops : m.lat_p99_ns - m.lat_p50_ns;
           }
-          return c.target == Calibration::Target::Iops ? sum : sum / double(baselines.size());
+          return c.target == Calibration::Target::Iops ? sum : sum / double(rows.size());
         });
       }
     const PublishedRow& baseline = s.reference_baseline();
