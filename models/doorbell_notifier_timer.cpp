@@ -20,7 +20,7 @@ void TimerNotifier::doorbell_written(uint16_t qid, bool sq, sc_time& delay) {
     return;
   }
   set_deadline(qid, sq, delay + timer_delay_);
-  rearm_thread_timer(target_.thread_of(qid));
+  rearm_thread_timer(target_.thread_of(qid), delay);
 }
 
 // QEMU's timer_mod: each arming replaces the deadline, even with a later one.
@@ -29,7 +29,7 @@ void TimerNotifier::set_deadline(uint16_t qid, bool sq, const sc_time& delay) {
 }
 
 // The thread's single timer wakes it at the earliest deadline of its queues.
-void TimerNotifier::rearm_thread_timer(unsigned index) {
+void TimerNotifier::rearm_thread_timer(unsigned index, const sc_time& notified) {
   bool any = false;
   sc_time earliest;
   for (uint16_t q = 1; q < sq_deadline_.size(); ++q) {
@@ -42,7 +42,7 @@ void TimerNotifier::rearm_thread_timer(unsigned index) {
   }
   HostThread& thread = target_.thread(index);
   if (any)
-    thread.arm_timer(earliest > kernel_now() ? earliest - kernel_now() : SC_ZERO_TIME);
+    thread.arm_timer(earliest > kernel_now() ? earliest - kernel_now() : SC_ZERO_TIME, notified);
   else
     thread.cancel_timer();  // every deadline was served: no empty wake-up
 }

@@ -30,7 +30,7 @@ class TimerNotifier : public DoorbellNotifier {
 
  private:
   void set_deadline(uint16_t qid, bool sq, const sc_core::sc_time& delay);
-  void rearm_thread_timer(unsigned index);
+  void rearm_thread_timer(unsigned index, const sc_core::sc_time& notified = sc_core::SC_ZERO_TIME);
   bool due(std::vector<sc_core::sc_time>& deadline, uint16_t qid);
 
   NotifyTarget& target_;

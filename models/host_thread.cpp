@@ -77,6 +77,7 @@ void HostThread::kick(const sc_time& delay) {
       }
     }
     at += params_.dispatch_latency + sleep_jitter_;
+    if (!has_request_ || at < request_time_) wake_at_ = at;
   }
   if (!has_request_ || at < request_time_) {
     has_request_ = true;
@@ -90,15 +91,16 @@ void HostThread::kick(const sc_time& delay) {
 // thread asleep in ppoll wakes after its wake-up delay, as for any other
 // notification, and runs the timer then if it has expired; a running or
 // polling thread sees the deadline in its next poll and wakes on time.
-void HostThread::arm_timer(const sc_time& delay) {
+void HostThread::arm_timer(const sc_time& delay, const sc_time& notified) {
   timer_armed_ = true;
   sc_time at = kernel_now() + delay;
   if (!busy_ && !polling_ && !spinning_) {
-    if (!has_request_ && !wake_drawn_) {
+    if (!wake_drawn_) {  // the sleep's first notification: its wake-up is on its way
       sleep_jitter_ = jitter_draw();  // once per sleep, as a kick's
       wake_drawn_ = true;
+      wake_at_ = kernel_now() + notified + params_.dispatch_latency + sleep_jitter_;
     }
-    at = std::max(at, kernel_now() + params_.dispatch_latency + sleep_jitter_);
+    at = std::max(at, wake_at_);
   }
   timer_time_ = at;
   activations::notify(kick_event_, at - kernel_now());

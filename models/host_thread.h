@@ -62,7 +62,8 @@ class HostThread : public sc_core::sc_module {
   // A timer (QEMU timer_mod): the work runs `delay` from now; a later
   // arming replaces an earlier one. Arming it wakes a sleeping thread, which
   // then runs no sooner than its wake-up delay (dispatch latency and jitter).
-  void arm_timer(const sc_core::sc_time& delay);
+  // `notified`: when, from now, the arming happens (the caller's local offset).
+  void arm_timer(const sc_core::sc_time& delay, const sc_core::sc_time& notified = sc_core::SC_ZERO_TIME);
   void cancel_timer() { timer_armed_ = false; }  // QEMU timer_del
   // A thread whose poll always finds a readable fd (Ming Lin's uncleared
   // eventfd): it never sleeps, each loop iteration is a dispatch (its cost
@@ -129,6 +130,7 @@ class HostThread : public sc_core::sc_module {
   double next_uniform();  // (0, 1], from jitter_state_
   sc_core::sc_time sleep_jitter_;  // this sleep's extra wake-up delay
   bool wake_drawn_ = false;         // this sleep's wake-up delay is drawn (by a kick or a timer's arming)
+  sc_core::sc_time wake_at_;        // when this sleep's first notification wakes the thread (absolute)
 };
 
 }  // namespace nvmesim::models

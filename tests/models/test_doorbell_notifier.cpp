@@ -199,8 +199,10 @@ TEST_CASE("notifier: timer processes an I/O queue when its timer fires, the admi
   });
   sc_start(ns(10000));
   CHECK(due == std::vector<bool>{false, true, false, true});
-  // The timer wakes the thread exactly at the deadline (no dispatch latency).
-  CHECK(t.starts[0] == std::vector<uint64_t>{1500, 6500});
+  // Arming the timer notifies the sleeping thread (QEMU's timer_mod ->
+  // qemu_notify_event): it runs after its dispatch latency from the first
+  // arming (100 + 2000), when the re-armed deadline (1500) has passed.
+  CHECK(t.starts[0] == std::vector<uint64_t>{2100, 6500});
 }
 
 TEST_CASE("notifier: timer posts a CQ only after its timer fired before the pass", "[notifier]") {
@@ -230,5 +232,7 @@ TEST_CASE("notifier: timer posts a CQ only after its timer fired before the pass
   sc_start(ns(10000));
   CHECK(due == std::vector<bool>{false, true, false, true, false});
   CHECK(t.starts[0].empty());
-  CHECK(t.starts[1] == std::vector<uint64_t>{2250});
+  // Thread 1 slept: armed at 1200 for 2250, it wakes after its dispatch
+  // latency, at 1200 + 2000.
+  CHECK(t.starts[1] == std::vector<uint64_t>{3200});
 }

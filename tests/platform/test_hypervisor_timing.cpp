@@ -223,7 +223,7 @@ TEST_CASE("presets: apply the published machines and later options override them
   CHECK(c.text("hv.exit_pio") == "4100cyc");
   CHECK(c.text("hv.exit_pio_ioeventfd") == "1800cyc");
   CHECK_THROWS_WITH(apply_preset("pentium", c),
-                    "--preset: 'pentium' is not one of haswell-ep, ivybridge-i7, qemu-7.2, qemu-7.1, tcg");
+                    "--preset: 'pentium' is not one of haswell-ep, ivybridge-i7, qemu-7.2, qemu-7.1, kvm, tcg");
   // A device preset combines with an exit-cost preset; later ones win.
   Config both;
   apply_preset("qemu-7.1,haswell-ep", both);

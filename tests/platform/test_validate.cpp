@@ -151,7 +151,7 @@ TEST_CASE("validate: bad options and references are refused with one line") {
   check_refused("validate /nonexistent.csv",
                 "nvmesim validate: error: /nonexistent.csv: cannot open (No such file or directory)");
   check_refused("validate " + p + " --preset nosuch",
-                "nvmesim validate: error: --preset: 'nosuch' is not one of haswell-ep, ivybridge-i7, qemu-7.2, qemu-7.1, tcg");
+                "nvmesim validate: error: --preset: 'nosuch' is not one of haswell-ep, ivybridge-i7, qemu-7.2, qemu-7.1, kvm, tcg");
   check_refused("validate " + p + " --calibrate rw", "nvmesim validate: error: --calibrate: 'rw' is not a time parameter (see --list-params)");
   check_refused("validate " + p + " --calibrate hv.inject --calibrate hv.exit_eoi --calibrate hv.exit_mmio",
                 "nvmesim validate: error: --calibrate: at most two costs");
