@@ -1,5 +1,7 @@
 #include "models/vcpu.h"
 
+#include "firmware/halt_poll.h"
+
 #include <algorithm>
 #include <cstring>
 #include <sstream>
@@ -390,19 +392,13 @@ bool Vcpu::wait_for_interrupt() {
   return true;
 }
 
-// KVM's kvm_vcpu_halt after a halt of `blocked` (virt/kvm/kvm_main.c, Linux
-// 5.15): keep the window when the wake-up came within it; drop it after a
-// halt longer than the maximum (halt_poll_ns_shrink = 0); otherwise grow it
-// (grow_halt_poll_ns: times 2, at least 10 us, at most the maximum).
+// KVM's window rule (firmware/halt_poll.h) after a halt of `blocked`.
 void Vcpu::adjust_halt_poll(const sc_time& blocked, const sc_time& max) {
   if (max == SC_ZERO_TIME) return;
-  if (blocked <= halt_poll_window_) return;
-  if (halt_poll_window_ != SC_ZERO_TIME && blocked > max) {
-    halt_poll_window_ = SC_ZERO_TIME;
-  } else if (halt_poll_window_ < max && blocked < max) {
-    halt_poll_window_ = std::max(halt_poll_window_ * 2, sc_time(10, SC_US));
-    halt_poll_window_ = std::min(halt_poll_window_, max);
-  }
+  fw::HaltPollRule rule;
+  rule.max_ns = max.value() / 1000;
+  halt_poll_window_ = sc_time::from_value(
+      fw::next_halt_poll_ns(halt_poll_window_.value() / 1000, blocked.value() / 1000, rule) * 1000);
 }
 
 // ---------------------------------------------------------------- stall reports

@@ -14,11 +14,13 @@ namespace {
 struct Sink : sc_module {
   tlm_utils::simple_target_socket<Sink> socket;
   std::vector<uint64_t> addresses;
+  std::vector<sc_time> arrivals;  // the access's offset when it reached the device
   Sink(sc_module_name n) : sc_module(n), socket("socket") {
     socket.register_b_transport(this, &Sink::b_transport);
   }
   void b_transport(tlm::tlm_generic_payload& p, sc_time& d) {
     addresses.push_back(p.get_address());
+    arrivals.push_back(d);
     d += sc_time(100, SC_NS);
     p.set_response_status(tlm::TLM_OK_RESPONSE);
   }
@@ -125,4 +127,23 @@ TEST_CASE("hypervisor: posted interrupts remove the injection exit", "[hyperviso
   Hypervisor hv("hv", p, 1);
   CHECK(hv.interrupt_exit(0) == SC_ZERO_TIME);
   CHECK(hv.exits(0).count[unsigned(ExitKind::Interrupt)] == 0);
+}
+
+TEST_CASE("hypervisor: an exit in phases, the device sees the write before the vCPU is back", "[hypervisor]") {
+  Hypervisor::Params p = params();
+  p.exit_return_share = 0.25;
+  Hypervisor hv("hv", p, 1);
+  Sink rc("rc");
+  Cpu cpu("cpu");
+  cpu.socket.bind(hv.guest_mmio);
+  hv.rc_initiator.bind(rc.socket);
+  cpu.targets = {kBar0Base + 0x1000, kBar0Base + 0x14};
+  sc_start();
+  // Doorbell exit 2000 ns: the handler (the device) sees it at 1500, the
+  // vCPU resumes at 1500 + 100 (the device's access) + 500. CC write 3000:
+  // at 2250, back at 2250 + 100 + 750.
+  REQUIRE(rc.arrivals == std::vector<sc_time>{sc_time(1500, SC_NS), sc_time(2250, SC_NS)});
+  CHECK(cpu.delays == std::vector<sc_time>{sc_time(2100, SC_NS), sc_time(3100, SC_NS)});
+  // The exit's time is the whole round trip.
+  CHECK(hv.exits(0).time[unsigned(ExitKind::MmioDoorbell)] == sc_time(2100, SC_NS));
 }
