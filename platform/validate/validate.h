@@ -75,8 +75,10 @@ void check_calibration_params(const std::vector<Calibration>& calibrations,
 // One model run's figures that validate compares.
 struct ModelFigures {
   double iops = 0, sq_mmio = 0, cq_mmio = 0, irq = 0;
-  // The run's JSON lat_ns: mean, 50th and 99th percentile.
+  // The run's JSON lat_ns (fio's lat): mean, 50th and 99th percentile; and
+  // clat_ns's percentiles (fio's clat, what the TCG reference records).
   double lat_mean_ns = 0, lat_p50_ns = 0, lat_p99_ns = 0;
+  double clat_p50_ns = 0, clat_p99_ns = 0;
   bool stalled = false;
 };
 // Runs `config` in a child process. Throws std::runtime_error naming

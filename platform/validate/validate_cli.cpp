@@ -44,7 +44,7 @@ const char* kHelp =
     "  --calibrate PARAM[:TARGET][@ROWS]\n"
     "                            fit a time cost on the reference's iodepth=1 rows; TARGET\n"
     "                            iops (default): the model's IOPS summed over them equals\n"
-    "                            the reference's; spread: the model's latency p99 - p50\n"
+    "                            the reference's; spread: the model's clat p99 - p50\n"
     "                            equals that of the reference's clat (mean over the rows);\n"
     "                            ROWS narrows them (KEY=VALUE,... over rw, numjobs, dbbuf,\n"
     "                            ioeventfd); at most two; default: the presets' own choice\n"
@@ -169,7 +169,7 @@ void write_text(const std::string& file, const ValidateSetup& setup, const Valid
   }
   out << "band: doorbell writes per I/O within +-0.15 or the row's min..max; IOPS ratio to the\n"
          "row's iodepth=1 row within +-25%; * marks a figure out of band; irq/IO and clat p50/p99\n"
-         "(the model's latency percentiles, docs/metrics.md) are reported beside, not banded\n\n";
+         "(the model's fio clat, clat_ns in docs/metrics.md) are reported beside, not banded\n\n";
   char line[400];
   std::snprintf(line, sizeof line, "%-9s %5s %4s %5s %5s | %14s | %14s | %13s | %14s | %15s | %15s | %s\n", "rw",
                 "depth", "jobs", "dbbuf", "ioefd", "SQ mmio/IO", "CQ mmio/IO", "irq/IO", "IOPS ratio",
