@@ -233,10 +233,17 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
     ctx.sq_list.resize(kept);
 
     // Backend completions of this thread's queues.
+    const bool post_each = params_.cqe_post == CqePost::Each ||
+                           (params_.cqe_post == CqePost::EachWithIoeventfd && params_.notify == NotifyMode::Ioeventfd);
     for (size_t i = 0; i < ctx.done_count; ++i) {
       firmware_->complete_io(ctx.done[i].tag, ctx.done[i].status);
       const uint16_t sqid = slot_sq_[fw::tag_slot(ctx.done[i].tag)];
-      notifier_->completion_queued(firmware_->sq_state(sqid).cqid, local);
+      const uint16_t cqid = firmware_->sq_state(sqid).cqid;
+      notifier_->completion_queued(cqid, local);
+      if (post_each) {  // nvme_enqueue_req_completion -> nvme_post_cqes at once
+        posted_before_ = firmware_->counters().completions_posted;
+        completions += firmware_->post_completions(cqid);
+      }
     }
     if (ctx.done_count) progress = true;
     ctx.done_count = 0;

@@ -34,6 +34,17 @@ enum class MsixPlacement : uint8_t { Bar2, Bar0 };
 inline constexpr EnumEntry<MsixPlacement> msix_placements[] = {{MsixPlacement::Bar2, "bar2"},
                                                                {MsixPlacement::Bar0, "bar0"}};
 
+// When completions are posted (nvme.cqe_post): in the emulation's pass, all
+// that are ready with one MSI-X message (QEMU's nvme_post_cqes from its
+// timer or bottom half); each as its backend completes, with its own
+// message; or each so only when the doorbell reached the device through an
+// ioeventfd (QEMU 7.1: "hw/nvme: Use ioeventfd to handle doorbell updates",
+// 2e53b0b45024, posted every CQE at once on that path until "hw/nvme:
+// reenable cqe batching", d38cc6fd, QEMU 7.2).
+enum class CqePost : uint8_t { Pass, Each, EachWithIoeventfd };
+inline constexpr EnumEntry<CqePost> cqe_posts[] = {
+    {CqePost::Pass, "pass"}, {CqePost::Each, "each"}, {CqePost::EachWithIoeventfd, "each_ioeventfd"}};
+
 class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, private NotifyTarget {
  public:
   // nvme.msix_table=bar0: the table and the PBA after the doorbells, each on
@@ -57,6 +68,7 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
     sc_core::sc_time cqe_cost;        // host CPU per completion posted
     sc_core::sc_time enable_latency;  // CC.EN=1 to CSTS.RDY=1
     unsigned sq_budget = 64;          // commands per SQ per pass (fairness between queues)
+    CqePost cqe_post = CqePost::Pass;
     uint16_t pci_device_id = 0x5845;
     MsixPlacement msix_table{};
     sc_core::sc_time timer_delay;     // NotifyMode::Timer: timer_mod(now + delay) per doorbell / completion
@@ -92,6 +104,10 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
       v.time(cmd_cost, "cmd_cost", "1us", 0, 1 * MS, "host CPU time per command processed");
       v.time(cqe_cost, "cqe_cost", "300ns", 0, 1 * MS, "host CPU time per completion posted");
       v.time(enable_latency, "enable_latency", "1us", 0, 1 * S, "CC.EN=1 to CSTS.RDY=1");
+      v.choice(cqe_post, "cqe_post", "pass", cqe_posts, "",
+               "when completions are posted: pass (all ready ones in the emulation's pass, one "
+               "MSI-X), each (each at once with its own MSI-X), each_ioeventfd (each at once with "
+               "hv.notify=ioeventfd, per pass otherwise: QEMU 7.1)");
       v.choice(backend.kind, "backend", "null", backend_kinds, "",
                "storage backend: null (instant), fixed latency, or RAM disk");
       v.time(backend.latency, "backend_latency", "10us", 0, 1 * S, "backend service time per I/O");

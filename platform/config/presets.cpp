@@ -48,18 +48,22 @@ const std::vector<Preset>& presets() {
        "queue's 500 ns QEMU_CLOCK_VIRTUAL timer, whose expiry processes the SQ in the main loop; "
        "each completion arms the CQ's 500 ns timer, which posts the CQEs; the SQ EventIdx is set "
        "to the tail after each command, and the device never writes the CQ EventIdx, so the guest "
-       "skips nearly every CQ doorbell",
+       "skips nearly every CQ doorbell; with ioeventfd each completion is posted at once with its "
+       "own interrupt",
        "QEMU 7.1 hw/nvme/ctrl.c: nvme_process_db (timer_mod(sq->timer, now + 500)), "
        "nvme_enqueue_req_completion (timer_mod(cq->timer, now + 500)), nvme_process_sq, "
        "nvme_post_cqes (no CQ EventIdx update: added by 'hw/nvme: fix missing cq eventidx update' "
-       "for 7.2); the timers became bottom halves in 'hw/nvme: reenable cqe batching' (d38cc6fd, 7.2)",
+       "for 7.2); 'hw/nvme: Use ioeventfd to handle doorbell updates' (2e53b0b45024) posted each CQE "
+       "at once, which 'hw/nvme: reenable cqe batching' (d38cc6fd, 7.2) undid, turning the timers into "
+       "bottom halves",
        {{"hv.notify", "timer"},
         {"hv.timer_delay", "500ns"},
         {"hv.device_thread", "mainloop"},
         {"hv.bql", "on"},
         {"nvme.sq_eventidx", "echo"},
         {"nvme.cq_eventidx", "never"},
-        {"nvme.mmio_doorbell_value", "use"}}},
+        {"nvme.mmio_doorbell_value", "use"},
+        {"nvme.cqe_post", "each_ioeventfd"}}},
       // How KVM runs the vCPU around the device's exits and interrupts.
       {"kvm",
        "KVM on a host with APIC virtualization and posted interrupts (Intel since Ivy Bridge-EP): "
@@ -80,7 +84,9 @@ const std::vector<Preset>& presets() {
         {"hv.exit_return_share", "0.3"},
         {"hv.halt_poll", "200us"},
         {"hv.halt_wakeup", "5us"},
-        {"hv.dispatch_latency", "5us"},
+        {"hv.dispatch_latency", "3us"},
+        {"hv.dispatch_jitter", "2us"},
+        {"hv.bql_handoff", "5us"},
         {"guest.submit_cost", "3us"},
         {"guest.complete_cost", "2us"},
         {"guest.irq_entry", "1us"}}},

@@ -165,12 +165,12 @@ PublishedResult validate_published(const PublishedSetup& setup, const std::vecto
     auto run = [&](const PublishedRow& r) {
       return run_model(published_row_config(out.presets, setup, out.calibrations, r), "source " + s.id + ": " + r.description());
     };
-    // One cost: one fit. Two: each with the other fixed, three times over.
+    // One cost: one fit. Two: each with the other fixed, six times over.
     // With as many baseline rows as costs, cost k is fitted on baseline row
     // k alone (two figures pin two costs); otherwise each on all of them.
     const std::vector<const PublishedRow*> baselines = baseline_rows(s);
     const bool paired = out.calibrations.size() > 1 && out.calibrations.size() == baselines.size();
-    const int rounds = out.calibrations.size() > 1 ? 3 : 1;
+    const int rounds = out.calibrations.size() > 1 ? 6 : 1;
     for (int round = 0; round < rounds; ++round)
       for (size_t k = 0; k < out.calibrations.size(); ++k) {
         Calibration& c = out.calibrations[k];
