@@ -132,4 +132,21 @@ void read_csv_table(const std::string& path, const std::vector<const char*>& req
   if (!rows) throw ConfigError(path + ": no rows after the header");
 }
 
+RunColumns read_run_columns(const CsvCells& row) {
+  RunColumns r;
+  r.rw = row.cell("rw");
+  if (r.rw != "read" && r.rw != "randread" && r.rw != "write" && r.rw != "randwrite")
+    row.fail("rw", quoted(r.rw) + " is not one of read, randread, write, randwrite");
+  const double bs = row.number("bs", true), depth = row.number("iodepth", true), jobs = row.number("numjobs", true);
+  if (bs < 512 || bs != std::floor(bs) || std::fmod(bs, 512) != 0) row.fail("bs", "must be a multiple of 512 bytes");
+  if (depth < 1 || depth > 4095 || depth != std::floor(depth)) row.fail("iodepth", "must be 1..4095");
+  if (jobs < 1 || jobs > 64 || jobs != std::floor(jobs)) row.fail("numjobs", "must be 1..64");
+  r.bs = uint64_t(bs);
+  r.iodepth = unsigned(depth);
+  r.numjobs = unsigned(jobs);
+  r.dbbuf = row.on_off("dbbuf");
+  r.ioeventfd = row.on_off("ioeventfd");
+  return r;
+}
+
 }  // namespace nvmesim::platform

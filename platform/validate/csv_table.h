@@ -4,6 +4,7 @@
 // timing (timing_csv.h) share it.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -26,13 +27,20 @@ struct CsvCells {
   bool on_off(const std::string& column) const;
 };
 
-// The column names of the table's first line. Throws ConfigError when the
-// file cannot be read or has no header.
-std::vector<std::string> read_csv_header(const std::string& path);
+// The run settings every table of measured runs has: fio's rw, bs, iodepth,
+// numjobs and the device's dbbuf and ioeventfd, checked.
+struct RunColumns {
+  std::string rw;
+  uint64_t bs = 0;
+  unsigned iodepth = 0, numjobs = 0;
+  bool dbbuf = false, ioeventfd = false;
+};
+RunColumns read_run_columns(const CsvCells& row);
 
 // The column names of the table's first line. Throws ConfigError when the
 // file cannot be read or has no header.
 std::vector<std::string> read_csv_header(const std::string& path);
+
 
 // Calls `each` for every non-empty data line. Throws ConfigError when the
 // file cannot be read, is empty, lacks a required column, has a line longer

@@ -6,20 +6,18 @@
 // citation and setup columns hold one value for all of its rows.
 #pragma once
 
+#include "platform/validate/csv_table.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace nvmesim::platform {
 
-struct PublishedRow {
+struct PublishedRow : RunColumns {  // fio's settings and the device's
   unsigned line = 0;  // in the file, for messages
   std::string label;  // the source's name for the row ("QEMU", "+dbbuf")
-  // fio's settings and the device's.
-  std::string rw, ioengine, direct;
-  uint64_t bs = 0;
-  unsigned iodepth = 0, numjobs = 0;
-  bool dbbuf = false, ioeventfd = false;
+  std::string ioengine, direct;
   std::string irqfd, iothread, polling;  // "on", "off", or "" where the source does not say
   bool baseline = false;                 // fitted on; the first one is what ratios are taken to
   // The figures as published; NaN where the source gives none.

@@ -9,15 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "platform/validate/csv_table.h"
+
 namespace nvmesim::platform {
 
-struct ReferenceRow {
+struct ReferenceRow : RunColumns {  // the configuration (rw, bs, iodepth, numjobs, dbbuf, ioeventfd)
   unsigned line = 0;  // in the file, for messages
-  // The configuration (columns rw, bs, iodepth, numjobs, dbbuf, ioeventfd).
-  std::string rw;
-  uint64_t bs = 0;
-  unsigned iodepth = 0, numjobs = 0;
-  bool dbbuf = false, ioeventfd = false;
   std::string accel, qemu_version, linux_version;
   // The measured figures; NaN where the cell is empty.
   double iops, sq_mmio, sq_mmio_min, sq_mmio_max, cq_mmio, cq_mmio_min, cq_mmio_max, irq;
