@@ -115,22 +115,13 @@ Config published_row_config(const std::vector<std::string>& presets, const Publi
   for (const std::string& p : presets) apply_preset(p, c);
   c.set("sim.stall_timeout", "1s");  // a slow calibration probe is not a stall
   for (const auto& [k, v] : setup.what_if) c.set(k, v);
-  c.set("rw", row.rw);
-  c.set("bs", std::to_string(row.bs));
-  c.set("iodepth", std::to_string(row.iodepth));
-  c.set("numjobs", std::to_string(row.numjobs));
-  c.set("nvme.dbbuf", row.dbbuf ? "spec" : "off");
-  if (row.ioeventfd) c.set("hv.notify", "ioeventfd");
+  set_run_columns(c, row);
   if (row.iothread == "on") {
     c.set("hv.device_thread", "iothread");
     // Without the nvme queues' poll handlers an iothread only sleeps on their eventfds.
     if (row.polling != "on") c.set("hv.poll_max_ns", "0ns");
   }
-  for (const Calibration& cal : calibrations)
-    if (cal.value_ns > 0) c.set(cal.param, time_value_text(cal.value_ns));
-  c.set("runtime", "0s");
-  c.set("number_ios", std::to_string(setup.number_ios));
-  c.validate_all();
+  finish_row_config(c, calibrations, setup.number_ios);
   return c;
 }
 

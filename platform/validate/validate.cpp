@@ -214,6 +214,12 @@ Config row_config(const ValidateSetup& setup, const ReferenceRow& row) {
   for (const auto& [k, v] : setup.what_if) c.set(k, v);
   if (const TimingRow* t = timing_for(setup.timing, row))
     for (const MeasuredParam& m : measured_params(*t)) c.set(m.name, m.config_text());
+  set_run_columns(c, row);
+  finish_row_config(c, setup.calibrations, setup.number_ios);
+  return c;
+}
+
+void set_run_columns(Config& c, const RunColumns& row) {
   c.set("rw", row.rw);
   c.set("bs", std::to_string(row.bs));
   c.set("iodepth", std::to_string(row.iodepth));
@@ -221,12 +227,14 @@ Config row_config(const ValidateSetup& setup, const ReferenceRow& row) {
   c.set("nvme.dbbuf", row.dbbuf ? "spec" : "off");
   // ioeventfd=off keeps the presets' (or the default) notification path.
   if (row.ioeventfd) c.set("hv.notify", "ioeventfd");
-  for (const Calibration& cal : setup.calibrations)
+}
+
+void finish_row_config(Config& c, const std::vector<Calibration>& calibrations, uint64_t number_ios) {
+  for (const Calibration& cal : calibrations)
     if (cal.value_ns > 0) c.set(cal.param, time_value_text(cal.value_ns));
   c.set("runtime", "0s");
-  c.set("number_ios", std::to_string(setup.number_ios));
+  c.set("number_ios", std::to_string(number_ios));
   c.validate_all();
-  return c;
 }
 
 void check_setup(const ValidateSetup& setup, const std::vector<ReferenceRow>& rows) {

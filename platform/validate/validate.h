@@ -119,6 +119,10 @@ struct ValidateResult {
 // The model's configuration for one row: presets, what-ifs, the row's
 // workload and device settings, the calibrated values. Throws ConfigError.
 Config row_config(const ValidateSetup& setup, const ReferenceRow& row);
+// The pieces every reference's rows share: the row's workload and device
+// settings; then the fitted costs, the I/O count, and the check.
+void set_run_columns(Config& c, const RunColumns& row);
+void finish_row_config(Config& c, const std::vector<Calibration>& calibrations, uint64_t number_ios);
 
 // Checks the setup against the rows before anything runs (unknown
 // parameters, bad values, calibration filters that match no row, rows
