@@ -73,6 +73,7 @@ struct FioJob {
   std::string wait_for;     // wait_for=NAME: starts when that job (above it) has finished
   std::string wait_for_where;  // "--job FILE line N: ", for its error
   int group = 0;            // reporting group (fio's groupid): +1 at each stonewall or new_group
+  std::string engine;       // ioengine (fio's default psync)
   std::string log_names[3];  // write_lat_log, write_bw_log, write_iops_log as given ("\1": the job's name)
   FioLogSpec logs;           // resolved (platform/fio/fio_logs.h)
 };
@@ -102,9 +103,11 @@ struct FioJobs {
 // then `command_line` (name, value) on top. Throws ConfigError (one line,
 // naming the file, line and option) for values nvmesim cannot take, and with
 // `strict` for unknown options.
+// `fio_defaults`: fio 3.33's defaults where the file is silent (a job
+// file); false for the bare command line's implicit job (nvmesim's defaults).
 FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
                          const std::vector<std::pair<std::string, std::string>>& command_line,
-                         bool strict);
+                         bool strict, bool fio_defaults = true);
 
 // "nvmesim: ignored fio options (no effect on the simulation): a, b" and the
 // warnings, each line prefixed "nvmesim: ..."; empty when there is nothing to say.
@@ -112,6 +115,11 @@ std::vector<std::string> fio_notices(const FioJobs& jobs);
 
 // fio's time syntax -> nvmesim's: a bare number is seconds; us/usec, ms/msec,
 // s/sec, m/min, h/hour, d/day; ns/nsec. Returns "" when it is not a time.
-std::string fio_time_to_param(const std::string& value);
+std::string fio_time_to_param(const std::string& value, const char* bare_unit = "s");
+
+// A command-line option given in fio's spelling, as nvmesim's parameter:
+// --runtime=5 is 5 s and --thinktime=10 is 10 us as in a file; other
+// values unchanged.
+std::string fio_command_line_value(const std::string& name, const std::string& value);
 
 }  // namespace nvmesim::platform
