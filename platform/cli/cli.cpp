@@ -177,7 +177,7 @@ std::string help_text() {
        "                             signals to trace, e.g. 'q1.*,vcpu0.*'\n"
        "  --job FILE                 read the workload from a fio job file ([global] and\n"
        "                             job sections; command-line options override it)\n"
-       "  --strict                   with --job: unknown fio options are an error\n"
+       "  --strict                   with --job: kept; unmodelled fio options are always an error\n"
        "  --single-run               one run at nvme.dbbuf's value (default spec) even\n"
        "                             when nvme.dbbuf is not set (no comparison)\n"
        "\n"
