@@ -187,7 +187,9 @@ void check_system_params(const SystemParams& p, const Config& c) {
                       std::to_string(mdts_bytes) + " bytes; raise nvme.mdts)");
   // fio's bssplit / bsrange: every size a whole number of LBAs; verify's
   // per-block pattern needs one size.
+  // (bs alone is Config::validate_all's.)
   for (const models::WorkloadParams& w : p.jobs) {
+    if (w.job.bssplit_text.empty() && w.job.bsrange_text.empty()) continue;
     const uint64_t lba = fc.lba_bytes ? fc.lba_bytes : 512;
     for (unsigned d = 0; d < 2; ++d) {
       models::fio_opt::BsSplitList split[2];
