@@ -16,6 +16,8 @@
 //                                                                      or an array of integers
 //   v.choice_or_auto(field, name, default, table, AutoChoice, unit, help)
 //                                                                      std::optional<E>: "auto" = empty
+//   v.text(field, name, default, check, help)                          std::string; check(text)
+//                                                                      returns "" or what is wrong
 // The default is the visit line's text and nowhere else: it is what
 // --list-params shows and what a Config starts from, and only text can say
 // "5100cyc" (cycles at whatever hv.cpu_ghz is) or keep "1500ns" as written.

@@ -37,6 +37,12 @@ Vcpu::Vcpu(sc_module_name name, const Params& params, Guest& guest)
   block_.resize(tags);
   expect_pattern_.resize(tags);
   if (params_.verify) written_.assign(params_.job.size / params_.job.bs, 0);
+  {  // fio's rate / rate_iops (init.c __setup_rate): bytes per second, rate_iops times min_bs
+    uint64_t rate[2], iops[2];
+    fio_opt::parse_rate(params_.rate, true, rate);
+    fio_opt::parse_rate(params_.rate_iops, false, iops);
+    for (unsigned d = 0; d < 2; ++d) rate_bps_[d] = rate[d] ? rate[d] : iops[d] * params_.job.min_bs(d);
+  }
   store_buffer_.reserve(64);
   if (params_.cpus) cpu_id_ = params_.cpus->add_thread(this->name());
   SC_HAS_PROCESS(Vcpu);

@@ -9,6 +9,7 @@
 // where shared memory ordering matters.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <systemc>
@@ -26,6 +27,7 @@
 #include "models/latency_histogram.h"
 #include "models/quantum_keeper.h"
 #include "models/stat_time.h"
+#include "models/fio_options.h"
 #include "models/workload.h"
 
 namespace nvmesim::models {
@@ -45,6 +47,11 @@ struct WorkloadParams {
   uint32_t batch_complete_min{};  // fio iodepth_batch_complete_min: I/Os a reap waits for
   uint32_t batch_complete_max{};  // fio iodepth_batch_complete_max: most I/Os one reap takes
   bool verify{};                  // fio verify=pattern: writes carry a per-block pattern, reads check it
+  uint32_t iodepth_low{};         // fio iodepth_low: a full queue is reaped down to this (0 = iodepth)
+  std::string rate, rate_iops;    // fio rate / rate_iops: "read[,write]" per second (models/fio_options.h)
+  sc_core::sc_time thinktime;     // fio thinktime: stall after every thinktime_blocks I/Os issued
+  sc_core::sc_time thinktime_spin;  // ... of which the first part spins (guest work), the rest sleeps
+  uint32_t thinktime_blocks{};    // fio thinktime_blocks
 
   static constexpr const char* param_prefix = "";
   static constexpr EnumEntry<bool> verify_modes[] = {{false, "off"}, {true, "pattern"}};
@@ -71,7 +78,27 @@ struct WorkloadParams {
               "most I/Os one reap takes (fio's; 0 = iodepth_batch_complete_min)");
     v.choice(verify, "verify", "off", verify_modes, "",
              "pattern: writes carry a per-block pattern that reads of written blocks check");
+    v.integer(iodepth_low, "iodepth_low", "0", "I/Os", 0, 4095,
+              "a full queue is reaped until this many I/Os are left (fio's; 0 = iodepth)");
+    v.text(job.bssplit_text, "bssplit", "", fio_opt::check_bssplit,
+           "block sizes by weight, fio's bs/perc:bs/perc[,write's] (empty: bs)");
+    v.text(job.bsrange_text, "bsrange", "", fio_opt::check_bsrange,
+           "block sizes min-max[,write's], uniform over multiples of min as fio (empty: bs)");
+    v.text(job.distribution_text, "random_distribution", "random", fio_opt::check_distribution,
+           "random offsets: random, zipf[:theta], pareto[:h], normal[:dev%] (fio's, lib/zipf.c)");
+    v.text(rate, "rate", "", fio_opt::check_rate,
+           "bytes per second per job, read[,write] (fio's rate; empty: no limit)");
+    v.text(rate_iops, "rate_iops", "", fio_opt::check_rate_iops,
+           "I/Os per second per job, read[,write] (fio's rate_iops; empty: no limit)");
+    v.time(thinktime, "thinktime", "0s", 0, 3600 * S,
+           "stall after thinktime_blocks I/Os, in-flight ones completed first (fio's)");
+    v.time(thinktime_spin, "thinktime_spin", "0s", 0, 3600 * S,
+           "part of thinktime spent busy (guest work) instead of sleeping (fio's)");
+    v.integer(thinktime_blocks, "thinktime_blocks", "1", "I/Os", 1, 1e9,
+              "I/Os issued between thinktimes (fio's)");
   }
+  // The largest I/O the job issues (buffers, MDTS).
+  uint64_t max_bs() const { return std::max(job.max_bs(0), job.max_bs(1)); }
 };
 
 // What the guest's driver costs a vCPU: guest.submit_cost and the others
@@ -216,6 +243,12 @@ class Vcpu : public sc_core::sc_module,
   void adjust_halt_poll(const sc_core::sc_time& blocked, const sc_core::sc_time& max);
   sc_core::sc_time halt_poll_window_;  // KVM's vcpu->halt_poll_ns
   void reap();
+  void quiesce();  // fio's io_u_quiesce: reap until nothing is in flight
+  // fio's rate_ddir (io_u.c): true when the next I/O must wait for the
+  // rate; with `sleep`, quiesces and sleeps for it first (and returns false).
+  bool rate_wait(bool sleep);
+  void think();  // fio's handle_thinktime (backend.c)
+  void sleep_for(const sc_core::sc_time& d);  // the job sleeps (usec_sleep): the vCPU halts
   bool io_interrupt_due() const;
   void take_io_interrupt();
   void handle_completions(bool from_interrupt);
@@ -271,6 +304,11 @@ class Vcpu : public sc_core::sc_module,
   // fio's view: I/Os submitted and not yet reaped (what iodepth bounds), and
   // those completed by the driver, waiting in the aio ring for fio's reap.
   uint32_t inflight_ = 0, ready_ = 0;
+  // fio's rate control (backend.c usec_for_io): bytes per second per
+  // direction (0: none), bytes issued, and when the next I/O is due (us
+  // from the job's start).
+  uint64_t rate_bps_[2] = {0, 0}, rate_issue_bytes_[2] = {0, 0}, rate_next_us_[2] = {0, 0};
+  uint64_t last_think_issued_ = 0;  // fio's last_thinktime_blocks
   bool in_interrupt_ = false;  // the driver's interrupt handler runs: no nesting
   bool job_running_ = false;   // interrupts preempt guest work only in the job
   unsigned cpu_id_ = 0;

@@ -80,7 +80,7 @@ void Vcpu::submit_batch() {
   }
   unsigned n = 0;
   batch_tags_.clear();
-  while (n < params_.batch_submit && can_issue()) {
+  while (n < params_.batch_submit && can_issue() && (n == 0 || !rate_wait(false))) {
     const NextIo io = workload_.next();
     const sc_time started = now();
     if (!issue(io, started)) break;  // SQ full: publish what we have
@@ -150,6 +150,10 @@ bool Vcpu::issue(const NextIo& io, const sc_time& started) {
   const int32_t tag = vb ? vb->submit(virtqueue(), spec, this) : guest_.driver().submit(params_.qid, spec);
   if (tag < 0) return false;
   if (vb) guest_.avail_published(virtqueue(), now() - kernel_now());  // virtqueue_add stored avail->idx
+  if (const unsigned d = io.write ? 1 : 0; rate_bps_[d]) {  // usec_for_io
+    const uint64_t bytes = rate_issue_bytes_[d] += io.bytes, bps = rate_bps_[d];
+    rate_next_us_[d] = bytes % bps * 1000000 / bps + bytes / bps * 1000000;
+  }
   start_time_[tag] = started;
   issue_time_[tag] = started;  // until its io_submit returns (submitted)
   batch_tags_.push_back(uint16_t(tag));
@@ -257,7 +261,7 @@ void Vcpu::record_completion(const fw::Completion& c, const sc_time& end) {
   ++ready_;
   ++results_.ios;
   if (c.status && results_.errors++ == 0) results_.first_error_status = c.status;
-  const uint64_t bytes = params_.job.bs;
+  const uint64_t bytes = bytes_[c.tag];
   if (params_.verify && !c.status) {
     if (is_write_[c.tag]) {
       written_[block_[c.tag]] = 1;
@@ -332,17 +336,99 @@ void Vcpu::reap_events(uint32_t n) {
   }
 }
 
-// fio's do_io loop (backend.c): queue I/O while below iodepth; with the
-// queue full (or nothing left to issue), reap (wait_for_completions).
+void Vcpu::quiesce() {
+  while (inflight_) reap();
+}
+
+// The job sleeps (fio's usec_sleep): nothing of it is in flight, the vCPU
+// halts until the time is up.
+void Vcpu::sleep_for(const sc_time& d) {
+  if (d == SC_ZERO_TIME) return;
+  sync_local();
+  set_runnable(false);
+  if (auto* t = traces::active()) t->vcpu_state(params_.index, kernel_now().value(), traces::VcpuState::Idle);
+  activations::wait(d);
+  set_runnable(true);
+  if (auto* t = traces::active()) t->vcpu_state(params_.index, kernel_now().value(), traces::VcpuState::Guest);
+  results_.idle_time += d;
+  guest_.hypervisor().record_halt(params_.index, d);
+}
+
+// fio's rate_ddir (io_u.c): the next I/O's direction is due when its
+// rate_next_io_time has passed; else, in a mixed job, the other direction
+// if it is due; else the job quiesces and sleeps until the earlier of them
+// (the sleep computed before the quiesce, as fio does), at most to the
+// runtime's end.
+bool Vcpu::rate_wait(bool sleep) {
+  if (!rate_bps_[0] && !rate_bps_[1]) return false;
+  const uint64_t now_us = (now() - results_.start).value() / 1000000;  // utime_since_now(&td->epoch)
+  unsigned d = workload_.next_is_write() ? 1 : 0;
+  if (rate_next_us_[d] <= now_us) return false;
+  const unsigned od = d ^ 1;
+  const uint32_t mix_other = od ? 100 - params_.job.rwmixread : params_.job.rwmixread;
+  uint64_t usec;
+  if (params_.job.rw == RwMode::RandRw && mix_other) {
+    if (rate_next_us_[od] <= now_us) {
+      if (sleep) workload_.force_write(od == 1);
+      return false;
+    }
+    if (rate_next_us_[d] <= rate_next_us_[od]) {
+      usec = rate_next_us_[d] - now_us;
+    } else {
+      usec = rate_next_us_[od] - now_us;
+      d = od;
+    }
+  } else {
+    usec = rate_next_us_[d] - now_us;
+  }
+  if (!sleep) return true;
+  workload_.force_write(d == 1);
+  quiesce();
+  sc_time nap = sc_time(double(usec), SC_US);
+  if (params_.runtime != SC_ZERO_TIME) {
+    const sc_time end = results_.start + params_.runtime;
+    nap = now() >= end ? SC_ZERO_TIME : std::min(nap, end - now());
+  }
+  sleep_for(nap);
+  return false;
+}
+
+// fio's handle_thinktime (backend.c), thinktime_blocks_type=issue: after
+// every thinktime_blocks I/Os issued, complete those in flight, spin
+// thinktime_spin (guest work), sleep the rest of thinktime.
+void Vcpu::think() {
+  if (params_.thinktime == SC_ZERO_TIME) return;
+  const uint64_t b = results_.issued;
+  if (b < last_think_issued_ + params_.thinktime_blocks) return;
+  quiesce();
+  const sc_time spin = std::min(params_.thinktime_spin, params_.thinktime);
+  if (spin != SC_ZERO_TIME) guest_work(spin);
+  sleep_for(params_.thinktime - spin);
+  last_think_issued_ = b;
+}
+
+// fio's do_io loop (backend.c): queue I/O while below iodepth (each I/O
+// waiting for the rate first, a thinktime after it); with the queue full,
+// reap (wait_for_completions) until at most iodepth_low are left; with
+// nothing left to issue, reap what is in flight.
 void Vcpu::run_job() {
   sync_local();
   results_.start = kernel_now();
   results_.end = results_.start;
   job_running_ = true;
+  const uint32_t low = params_.iodepth_low && params_.iodepth_low < params_.iodepth ? params_.iodepth_low
+                                                                                     : params_.iodepth;
   for (;;) {
-    while (can_issue()) submit_batch();
+    while (can_issue()) {
+      rate_wait(true);
+      if (!can_issue()) break;  // the runtime ended while it slept
+      submit_batch();
+      think();
+    }
     if (inflight_ == 0) break;
-    reap();
+    const bool full = inflight_ >= params_.iodepth;
+    do reap();
+    while (full && inflight_ > low);
   }
   job_running_ = false;
   sync_local();

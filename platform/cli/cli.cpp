@@ -88,6 +88,11 @@ po::options_description all_options(const ParamRegistry& registry) {
       ("job", po::value<std::string>(), "")
       ("strict", "")
       ("single-run", "");
+  // fio's options that are no parameter, in a job file's spelling.
+  for (const char* name : {"time_based", "write_lat_log", "write_bw_log", "write_iops_log", "log_offset"})
+    desc.add_options()(name, po::value<std::string>()->implicit_value(""), "");
+  for (const char* name : {"log_avg_msec", "ioengine", "io_size"})
+    desc.add_options()(name, po::value<std::string>(), "");
   for (const ParamSpec& spec : registry.all()) {
     desc.add_options()(spec.name.c_str(), po::value<std::string>(), "");
     if (!spec.alias.empty()) desc.add_options()(spec.alias.c_str(), po::value<std::string>(), "");
@@ -172,7 +177,7 @@ std::string help_text() {
        "                             signals to trace, e.g. 'q1.*,vcpu0.*'\n"
        "  --job FILE                 read the workload from a fio job file ([global] and\n"
        "                             job sections; command-line options override it)\n"
-       "  --strict                   with --job: unknown fio options are an error\n"
+       "  --strict                   with --job: kept; unmodelled fio options are always an error\n"
        "  --single-run               one run at nvme.dbbuf's value (default spec) even\n"
        "                             when nvme.dbbuf is not set (no comparison)\n"
        "\n"
@@ -311,10 +316,21 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   try {
     if (has_preset) apply_preset(preset, r.config);  // first: everything else overrides it
     for (const std::string& c : configs) r.config.load_ini(c);
-    if (has_job) {
-      // The file's options go between the --config files and the command line.
-      auto jobs = std::make_shared<FioJobs>(
-          resolve_fio_jobs(load_fio_job_file(job_file), r.config, params, strict));
+    bool fio_only = false;  // an option only a fio job has (time_based, the logs, ...)
+    for (const auto& [name, value] : params)
+      if (!ParamRegistry::builtin().find(name)) fio_only = true;
+    if (has_job || fio_only) {
+      // The file's options go between the --config files and the command
+      // line; fio's options alone make the bare command line one job with
+      // nvmesim's defaults.
+      FioJobFile implicit;
+      if (!has_job) {
+        implicit.path = "(command line)";
+        implicit.jobs.emplace_back();
+        implicit.jobs.back().name = "nvmesim";
+      }
+      auto jobs = std::make_shared<FioJobs>(resolve_fio_jobs(
+          has_job ? load_fio_job_file(job_file) : implicit, r.config, params, strict, has_job));
       std::vector<Config*> all{&jobs->config};
       for (FioJob& job : jobs->jobs) all.push_back(&job.config);
       fit_namespace_to_size(all);
@@ -322,7 +338,11 @@ CliResult parse_command_line(int argc, const char* const* argv) {
       options.notices = fio_notices(*jobs);
       options.fio = jobs;
     } else {
-      for (const auto& [name, value] : params) r.config.set(name, value);
+      // fio's spellings as in a file: --runtime=5 is seconds; --size alone
+      // sets the I/O too (the job does size bytes, as fio).
+      for (const auto& [name, value] : params) r.config.set(name, fio_command_line_value(name, value));
+      if (r.config.is_set("size") && !r.config.is_set("number_ios") && !r.config.is_set("runtime"))
+        r.config.set("number_ios", std::to_string(r.config.size_bytes("size") / r.config.size_bytes("bs")));
       fit_namespace_to_size({&r.config});
     }
     r.config.validate_all();

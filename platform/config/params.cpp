@@ -204,6 +204,8 @@ std::string parse_value(const ParamSpec& spec, const std::string& text, Config::
       return {};
     }
     case ParamKind::Text:
+      if (spec.check)
+        if (const std::string e = spec.check(text); !e.empty()) return q + ": " + e;
       out.canonical = text;
       return {};
   }

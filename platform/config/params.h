@@ -37,7 +37,7 @@
 //   Real     a decimal number.
 //   Bool     on/off, true/false, yes/no, 1/0.
 //   Choice   one of a fixed list (case-sensitive).
-//   Text     anything.
+//   Text     anything its check (ParamSpec::check) accepts.
 // Ranges (ParamSpec::min/max) are inclusive and in the kind's base unit:
 // nanoseconds for Time, bytes for Size.
 //
@@ -94,6 +94,8 @@ struct ParamSpec {
   // Time: a bare number means nanoseconds (a parameter that once took ns).
   bool bare_ns = false;
   std::string alias = "";     // another accepted name (e.g. the newer spelling)
+  // Text: "" or what is wrong with a value (checked by Config::set).
+  std::string (*check)(const std::string&) = nullptr;
 };
 
 class ParamRegistry {

@@ -25,7 +25,7 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   for (const Config* job : job_configs) p.jobs.push_back(load_params<models::WorkloadParams>(*job));
   for (const models::WorkloadParams& w : p.jobs) {
     p.iodepth = std::max(p.iodepth, w.iodepth);
-    p.bs = std::max(p.bs, w.job.bs);
+    p.bs = std::max(p.bs, uint32_t(w.max_bs()));
   }
   p.sim = load_params<SimParams>(c);
   p.mem = load_params<models::GuestMemoryParams>(c);
@@ -185,6 +185,26 @@ void check_system_params(const SystemParams& p, const Config& c) {
   if (bs > mdts_bytes)
     throw ConfigError("--bs: " + std::to_string(bs) + " exceeds the controller's MDTS (" +
                       std::to_string(mdts_bytes) + " bytes; raise nvme.mdts)");
+  // fio's bssplit / bsrange: every size a whole number of LBAs; verify's
+  // per-block pattern needs one size.
+  // (bs alone is Config::validate_all's.)
+  for (const models::WorkloadParams& w : p.jobs) {
+    if (w.job.bssplit_text.empty() && w.job.bsrange_text.empty()) continue;
+    const uint64_t lba = fc.lba_bytes ? fc.lba_bytes : 512;
+    for (unsigned d = 0; d < 2; ++d) {
+      models::fio_opt::BsSplitList split[2];
+      models::fio_opt::parse_bssplit(w.job.bssplit_text, split);
+      std::vector<uint64_t> sizes{w.job.min_bs(d), w.job.max_bs(d)};
+      for (const auto& e : split[d]) sizes.push_back(e.bs);
+      for (uint64_t b : sizes)
+        if (b % lba || b < 512 || b > (1u << 20))
+          throw ConfigError(std::string(w.job.bssplit_text.empty() ? "--bsrange" : "--bssplit") + ": " +
+                            std::to_string(b) + " bytes is not a multiple of nvme.lba_bytes (" +
+                            std::to_string(lba) + ") in 512..1048576");
+    }
+    if (w.verify && (w.job.min_bs(0) != w.job.max_bs(0) || w.job.min_bs(1) != w.job.max_bs(1)))
+      throw ConfigError("--verify: pattern needs one block size (not bssplit or bsrange)");
+  }
   // Each doorbell-buffer page holds an SQ tail and a CQ head per queue id.
   const uint32_t max_q = fc.max_io_queues, dstrd = fc.dstrd;
   if (fc.dbbuf != fw::DbbufMode::Off && fw::dbbuf_bytes_needed(uint16_t(max_q), dstrd) > 4096)

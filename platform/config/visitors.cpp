@@ -10,9 +10,9 @@ std::string full_param_name(const char* prefix, const char* name) {
 
 void ParamSpecBuilder::add(const char* name, ParamKind kind, const char* def, const char* unit,
                            double min, double max, std::vector<std::string> choices, const char* help,
-                           ParamOptions options) {
+                           ParamOptions options, std::string (*check)(const std::string&)) {
   registry_.add({full_param_name(prefix_, name), kind, def, unit, min, max, std::move(choices), help,
-                 options.count_suffixes, options.bare_ns, options.alias});
+                 options.count_suffixes, options.bare_ns, options.alias, check});
 }
 
 }  // namespace nvmesim::platform

@@ -51,6 +51,11 @@ class ParamSpecBuilder {
   void flag(bool&, const char* name, const char* def, const char* help) {
     add(name, ParamKind::Bool, def, "", 0, 0, {}, help, {});
   }
+  // Text with its check ("" or what is wrong with a value).
+  void text(std::string&, const char* name, const char* def, std::string (*check)(const std::string&),
+            const char* help) {
+    add(name, ParamKind::Text, def, "", 0, 0, {}, help, {}, check);
+  }
   // An enum (or bool) through its table.
   template <class E, size_t N>
   void choice(E&, const char* name, const char* def, const fw::EnumEntry<E> (&table)[N],
@@ -80,7 +85,8 @@ class ParamSpecBuilder {
 
  private:
   void add(const char* name, ParamKind kind, const char* def, const char* unit, double min,
-           double max, std::vector<std::string> choices, const char* help, ParamOptions options);
+           double max, std::vector<std::string> choices, const char* help, ParamOptions options,
+           std::string (*check)(const std::string&) = nullptr);
 
   ParamRegistry& registry_;
   const char* prefix_;
@@ -113,6 +119,9 @@ class ConfigReader {
     field = config_.real(full(name));
   }
   void flag(bool& field, const char* name, const char*, const char*) { field = config_.flag(full(name)); }
+  void text(std::string& field, const char* name, const char*, std::string (*)(const std::string&), const char*) {
+    field = config_.text(full(name));
+  }
   template <class E, size_t N>
   void choice(E& field, const char* name, const char*, const fw::EnumEntry<E> (&table)[N], const char*,
               const char*) {

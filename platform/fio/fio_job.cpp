@@ -2,6 +2,7 @@
 #include "platform/fio/fio_job.h"
 #include "platform/config/input_file.h"
 #include "platform/config/user_text.h"
+#include "models/fio_options.h"
 
 #include <algorithm>
 #include <cctype>
@@ -40,15 +41,49 @@ const Alias kMapped[] = {
     {"iodepth_batch_complete_min", "iodepth_batch_complete_min"},
     {"iodepth_batch_complete", "iodepth_batch_complete_min"},
     {"iodepth_batch_complete_max", "iodepth_batch_complete_max"},
+    {"iodepth_low", "iodepth_low"},
     {"runtime", "runtime"}, {"timeout", "runtime"}, {"number_ios", "number_ios"},
     {"size", "size"},     {"rwmixread", "rwmixread"}, {"rwmixwrite", "rwmixread"},
     {"randseed", "seed"}, {"verify", "verify"},    {"time_based", ""},
+    {"bssplit", "bssplit"}, {"bsrange", "bsrange"}, {"blocksize_range", "bsrange"},
+    {"random_distribution", "random_distribution"}, {"rate", "rate"}, {"rate_iops", "rate_iops"},
+    {"thinktime", "thinktime"}, {"thinktime_spin", "thinktime_spin"},
+    {"thinktime_blocks", "thinktime_blocks"}, {"io_size", ""}, {"io_limit", ""}, {"ioengine", ""},
 };
 
-// Options that cannot change what is simulated: host files and engines,
+// fio 3.33's defaults (options.c .def, init.c fixup_options) for the
+// options nvmesim maps, where they differ from nvmesim's own (which serve
+// the bare command line's experiment): rw=read, iodepth=1, randseed=0x89.
+// The others are fio's already: bs=4k, numjobs=1, runtime=0, rwmixread=50,
+// iodepth_batch_submit=1, iodepth_batch_complete_min=1, _max=0 (= min),
+// iodepth_low=0 (= iodepth), verify=0, thinktime=0, thinktime_blocks=1.
+const std::pair<const char*, const char*> kFioDefaults[] = {
+    {"rw", "read"}, {"iodepth", "1"}, {"seed", "137"},
+};
+
+// fio's engines that nvmesim's job runs: the asynchronous ones queue up to
+// iodepth; the synchronous ones (FIO_SYNCIO in their ioengine_ops) complete
+// each I/O in the call, so their depth is 1 whatever iodepth says
+// (backend.c: "queue depth will be capped at 1").
+const char* const kAsyncEngines[] = {"libaio", "io_uring", "posixaio"};
+const char* const kSyncEngines[] = {"psync", "sync", "vsync", "pvsync", "pvsync2"};
+
+// Options that change the workload and are not modelled, with the value
+// that is fio's default (accepted: it changes nothing). Any other value is
+// refused by file and line.
+const std::pair<const char*, const char*> kDefaultOnly[] = {
+    {"loops", "1"}, {"startdelay", "0"}, {"ramp_time", "0"}, {"offset", "0"}, {"thinktime_iotime", "0"},
+    {"thinktime_blocks_type", "issue"}, {"rate_process", "linear"}, {"rate_ign_think", "0"},
+    {"ratemin", "0"}, {"rate_min", "0"}, {"rate_iops_min", "0"}, {"fsync", "0"}, {"fdatasync", "0"},
+    {"end_fsync", "0"}, {"fsync_on_close", "0"}, {"do_verify", "1"}, {"verify_backlog", "0"},
+    {"zonemode", "none"}, {"flow", "0"}, {"latency_target", "0"}, {"io_submit_mode", "inline"},
+    {"bs_unaligned", "0"}, {"offset_increment", "0"},
+};
+
+// Options that cannot change what is simulated: host files, engines' details,
 // buffer contents, reporting and logging, CPU placement.
 const char* const kIgnored[] = {
-    "direct", "buffered", "ioengine", "filename", "filename_format", "directory", "nrfiles",
+    "direct", "buffered", "filename", "filename_format", "directory", "nrfiles",
     "norandommap", "randrepeat", "random_generator", "group_reporting", "gtod_reduce",
     "invalidate", "refill_buffers", "zero_buffers", "scramble_buffers", "verify_fatal",
     "verify_pattern", "name", "description", "thread", "clat_percentiles", "lat_percentiles",
@@ -56,13 +91,25 @@ const char* const kIgnored[] = {
     "disable_bw_measurement", "write_hist_log", "per_job_logs", "cpus_allowed", "cpus_allowed_policy",
     "cpumask", "numa_cpu_nodes", "numa_mem_policy", "nice", "prio", "prioclass", "clocksource",
     "exitall", "allow_mounted_write", "overwrite", "unlink", "create_on_open", "fallocate",
-    "iomem", "mem", "iomem_align", "lockmem", "exec_prerun", "exec_postrun",
+    "iomem", "mem", "iomem_align", "lockmem", "exec_prerun", "exec_postrun", "disk_util",
+    "stats", "log_hist_msec", "log_max_value", "log_compression", "log_store_compressed",
+    "kb_base", "unit_base", "significant_figures", "continue_on_error", "ioscheduler", "pre_read",
+    "allow_file_create", "create_serialize", "verify_dump", "error_dump",
 };
 
 const char* mapped_param(const std::string& name) {
   for (const Alias& a : kMapped)
     if (name == a.fio) return a.param;
   return nullptr;
+}
+
+// fio options that are no nvmesim parameter but are accepted on the
+// command line as in a file.
+bool is_fio_only_option(const std::string& name) {
+  for (const char* n : {"time_based", "write_lat_log", "write_bw_log", "write_iops_log", "log_avg_msec",
+                        "log_offset", "ioengine", "io_size"})
+    if (name == n) return true;
+  return false;
 }
 
 bool is_ignored(const std::string& name) {
@@ -93,7 +140,7 @@ std::string strip_param(const std::string& msg, const std::string& param) {
 
 }  // namespace
 
-std::string fio_time_to_param(const std::string& value) {
+std::string fio_time_to_param(const std::string& value, const char* bare_unit) {
   const std::string v = lower(trim(value));
   size_t i = 0;
   while (i < v.size() && (std::isdigit(static_cast<unsigned char>(v[i])) || v[i] == '.')) ++i;
@@ -107,7 +154,8 @@ std::string fio_time_to_param(const std::string& value) {
     std::snprintf(buf, sizeof buf, "%.15gs", x * factor);
     return std::string(buf);
   };
-  if (unit.empty() || unit == "s" || unit == "sec") return number + "s";  // fio's default unit
+  if (unit.empty()) return number + bare_unit;  // fio's default unit (seconds for runtime)
+  if (unit == "s" || unit == "sec") return number + "s";
   if (unit == "ns" || unit == "nsec") return number + "ns";
   if (unit == "us" || unit == "usec") return number + "us";
   if (unit == "ms" || unit == "msec") return number + "ms";
@@ -115,6 +163,14 @@ std::string fio_time_to_param(const std::string& value) {
   if (unit == "h" || unit == "hour") return seconds(3600);
   if (unit == "d" || unit == "day") return seconds(86400);
   return "";
+}
+
+std::string fio_command_line_value(const std::string& name, const std::string& value) {
+  const bool seconds = name == "runtime", micro = name == "thinktime" || name == "thinktime_spin";
+  if (!seconds && !micro) return value;
+  const std::string v = trim(value);
+  if (v.empty() || v.find_first_not_of("0123456789.") != std::string::npos) return value;  // has a unit
+  return fio_time_to_param(v, seconds ? "s" : "us");
 }
 
 namespace {
@@ -220,7 +276,8 @@ FioJobFile load_fio_job_file(const std::string& path) {
 
 FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
                          const std::vector<std::pair<std::string, std::string>>& command_line,
-                         bool strict) {
+                         bool strict, bool fio_defaults) {
+  (void)strict;  // unknown options are always refused now
   FioJobs out(base);
   std::set<std::pair<std::string, int>> reported;  // (file, line) already warned about ([global] applies to every job)
   auto note_ignored = [&](const std::string& name) {
@@ -236,10 +293,21 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
     Config& c = job.config;
     bool time_based = false;
 
-    auto apply = [&](const FioOption& o) {
+    // fio's defaults where nvmesim's differ (unless --config or --preset set them).
+    if (fio_defaults)
+      for (const auto& [name, value] : kFioDefaults)
+        if (base.registry().find(name) && !base.is_set(name)) c.set(name, value);
+    std::string engine = fio_defaults ? "psync" : "libaio";  // fio's FIO_PREFERRED_ENGINE on Linux
+    std::string bs_where;          // where the block size was last set (the MDTS refusal names it)
+    bool batch_submit_iodepth = false;  // iodepth_batch_submit=0: iodepth (init.c)
+    uint64_t io_size = 0;          // io_size / io_limit: bytes of I/O instead of size
+
+    auto apply = [&](const FioOption& o, bool from_cli) {
       const std::string& source = o.source.empty() ? file.path : o.source;
-      const std::string where = "--job " + shown(source) + " line " + std::to_string(o.line) + ": ";
-      const std::string option = platform::shown(o.name + (o.has_value ? "=" + o.value : ""));
+      const std::string where =
+          from_cli ? std::string() : "--job " + shown(source) + " line " + std::to_string(o.line) + ": ";
+      const std::string option =
+          platform::shown((from_cli ? "--" : "") + o.name + (o.has_value ? "=" + o.value : ""));
       if (o.name == "group_reporting") out.group_reporting = true;
       if (o.name == "name" && o.has_value && !o.value.empty()) job.name = o.value;
       // Job order (fio 3.33 HOWTO, stonewall and wait_for; init.c
@@ -286,16 +354,21 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         note_ignored(o.name);
         return;
       }
+      for (const auto& [name, def] : kDefaultOnly)
+        if (o.name == name) {
+          std::string v = lower(trim(o.value));
+          if (v == "false" || v == "off" || v == "no") v = "0";
+          if (v == "true" || v == "on" || v == "yes" || (!o.has_value && std::string(def) == "1")) v = "1";
+          if (v != def && !(std::string(def) == "0" && fio_time_to_param(v) != "" && std::strtod(v.c_str(), nullptr) == 0))
+            throw ConfigError(where + option + ": not modelled (nvmesim runs only fio's default, " + name + "=" +
+                              def + ")");
+          return;
+        }
       const char* param = mapped_param(o.name);
-      if (!param) {
-        if (strict) throw ConfigError(where + "unknown fio option " + quoted(o.name));
-        if (reported.insert({o.source, o.line}).second)
-          out.warnings.push_back(shown(o.source.empty() ? file.path : o.source) + " line " + std::to_string(o.line) +
-                                 ": unknown fio option " + quoted(o.name) +
-                                 (o.name == "seed" ? " (fio's name is randseed)" : "") +
-                                 ", not simulated (--strict makes it an error)");
-        return;
-      }
+      if (!param)
+        throw ConfigError(where + "fio option " + quoted(o.name) + " is not modelled" +
+                          (o.name == "seed" ? " (fio's name is randseed)" : "") +
+                          " (nvmesim refuses what it cannot run as fio would)");
       if (o.name == "time_based") {
         if (o.has_value && !parse_bool(o.value, time_based))
           throw ConfigError(where + option + ": not a boolean (1/0, true/false)");
@@ -305,6 +378,23 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
       if (!o.has_value) throw ConfigError(where + o.name + ": missing value");
       std::string value = o.value;
       const std::string p = param;
+      if (o.name == "ioengine") {
+        const std::string v = lower(trim(value));
+        const bool known = std::find(std::begin(kAsyncEngines), std::end(kAsyncEngines), v) != std::end(kAsyncEngines) ||
+                           std::find(std::begin(kSyncEngines), std::end(kSyncEngines), v) != std::end(kSyncEngines);
+        if (!known)
+          throw ConfigError(where + option +
+                            ": not modelled (nvmesim's job runs libaio, io_uring, posixaio, and the "
+                            "synchronous psync, sync, vsync, pvsync, pvsync2 at depth 1)");
+        engine = v;
+        return;
+      }
+      if (o.name == "io_size" || o.name == "io_limit") {
+        const std::string v = trim(value);
+        if (v.find('%') != std::string::npos || !models::fio_opt::parse_bytes(v, io_size) || io_size == 0)
+          throw ConfigError(where + option + ": not a size (bytes, k, m, g)");
+        return;
+      }
       if (p == "rw") {
         const std::string v = lower(value);
         if (v.find(':') != std::string::npos)
@@ -315,7 +405,24 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
                             ": not supported (nvmesim runs read, write, randread, randwrite, randrw)");
         value = v;
       } else if (p == "bs" && value.find_first_of(",:-") != std::string::npos) {
-        throw ConfigError(where + option + ": per-direction or ranged block sizes are not supported (one size)");
+        // fio: "bs=R,W" per direction, "bs=min-max" a range (bsrange's).
+        if (value.find(':') != std::string::npos)
+          throw ConfigError(where + option + ": not a block size (bs, bs=read,write or bs=min-max)");
+        const std::string target = value.find('-') != std::string::npos ? "bsrange" : "bssplit";
+        std::string text = value;
+        if (target == "bssplit") {
+          std::vector<std::string> parts = models::fio_opt::split(value, ',');
+          for (std::string& part : parts)
+            if (trim(part).empty()) part = c.text("bs");
+          text = join(parts, ",");
+        }
+        try {
+          c.set(target, text);
+        } catch (const ConfigError& e) {
+          throw ConfigError(where + o.name + ": " + strip_param(e.what(), target));
+        }
+        bs_where = where + option;
+        return;
       } else if (p == "size" && value.find('%') != std::string::npos) {
         throw ConfigError(where + option + ": a percentage of the device is not supported (give bytes)");
       } else if (p == "runtime") {
@@ -323,6 +430,10 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         if (value.empty())
           throw ConfigError(where + option +
                             ": not a time (seconds, or with us, ms, s, m, h, d as fio)");
+      } else if (p == "thinktime" || p == "thinktime_spin") {
+        value = fio_time_to_param(o.value, "us");  // fio: a bare thinktime is microseconds
+        if (value.empty())
+          throw ConfigError(where + option + ": not a time (microseconds, or with us, ms, s as fio)");
       } else if (p == "verify") {
         const std::string v = lower(value);
         if (v == "0") value = "off";
@@ -335,30 +446,72 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         if (value.empty() || *end || w < 0 || w > 100)
           throw ConfigError(where + option + ": out of range (0..100)");
         value = std::to_string(100 - w);
+      } else if (p == "iodepth_batch_submit" && trim(value) == "0") {
+        batch_submit_iodepth = true;
+        return;
+      } else if (p == "iodepth_batch_complete_min" && trim(value) == "0") {
+        // fio's loop reaps only with its queue full, and then at least one
+        // (backend.c wait_for_completions): 0 runs as 1.
+        value = "1";
       }
+      if (p == "bs" || p == "bssplit" || p == "bsrange") bs_where = where + option;
+      if (p == "iodepth_batch_submit") batch_submit_iodepth = false;
       try {
         c.set(p, value);
       } catch (const ConfigError& e) {
         throw ConfigError(where + o.name + ": " + strip_param(e.what(), p));
       }
     };
-    for (const FioOption& o : section.global) apply(o);
+    for (const FioOption& o : section.global) apply(o, false);
     for (const FioOption& o : section.options) {
-      apply(o);
+      apply(o, false);
       if (o.has_value) job.options.emplace_back(o.name, o.value);
     }
-    for (const auto& [name, value] : command_line) c.set(name, value);
+    // The command line: fio's spellings mean what they mean in a file.
+    for (const auto& [name, value] : command_line) {
+      if (mapped_param(name) || is_fio_only_option(name)) {
+        FioOption o;
+        o.name = name;
+        o.value = value;
+        o.has_value = !(value.empty() && (name == "time_based" || name.rfind("write_", 0) == 0));
+        apply(o, true);
+      } else {
+        c.set(name, value);
+      }
+    }
+    // fio's synchronous engines complete each I/O in the call: depth 1.
+    if (std::find(std::begin(kSyncEngines), std::end(kSyncEngines), engine) != std::end(kSyncEngines))
+      c.set("iodepth", "1");
+    if (batch_submit_iodepth) c.set("iodepth_batch_submit", c.text("iodepth"));
+    job.engine = engine;
 
     if (!c.is_set("number_ios")) {
       if (time_based && c.time_ns("runtime") > 0)
         c.set("number_ios", "0");  // runs for the runtime
-      else  // fio: the job transfers `size` bytes
-        c.set("number_ios", std::to_string(c.size_bytes("size") / c.size_bytes("bs")));
+      else  // fio: the job transfers io_size (else size) bytes
+        c.set("number_ios", std::to_string((io_size ? io_size : c.size_bytes("size")) / c.size_bytes("bs")));
     }
     try {
       c.validate_all();
     } catch (const ConfigError& e) {
       throw ConfigError("--job " + shown(file.path) + " [" + shown(section.name) + "]: " + e.what());
+    }
+    // The controller's MDTS, named by the option that set the size.
+    if (!bs_where.empty() && c.registry().find("nvme.mdts") && c.registry().find("bssplit")) {
+      uint64_t max_bs = c.size_bytes("bs");
+      models::fio_opt::BsSplitList split[2];
+      models::fio_opt::BsRange range[2];
+      models::fio_opt::parse_bssplit(c.text("bssplit"), split);
+      models::fio_opt::parse_bsrange(c.text("bsrange"), range);
+      for (unsigned d = 0; d < 2; ++d) {
+        for (const auto& e : split[d]) max_bs = std::max(max_bs, e.bs);
+        max_bs = std::max(max_bs, range[d].max);
+      }
+      const int64_t mdts = c.integer("nvme.mdts");
+      const uint64_t mdts_bytes = mdts ? (4096ull << mdts) : ~0ull;
+      if (max_bs > mdts_bytes)
+        throw ConfigError(bs_where + ": " + std::to_string(max_bs) + " bytes exceed the controller's MDTS (" +
+                          std::to_string(mdts_bytes) + " bytes; raise nvme.mdts)");
     }
     job.numjobs = uint32_t(c.integer("numjobs"));
     for (std::string* stem : {&job.log_names[0], &job.log_names[1], &job.log_names[2]})
@@ -375,7 +528,9 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
   // path); differing ones give each vCPU its own.
   const char* const workload[] = {"rw",   "bs",        "iodepth", "iodepth_batch_submit",
                                   "iodepth_batch_complete_min", "iodepth_batch_complete_max",
-                                  "number_ios", "runtime", "size", "rwmixread", "seed", "verify"};
+                                  "number_ios", "runtime", "size", "rwmixread", "seed", "verify",
+                                  "iodepth_low", "bssplit", "bsrange", "random_distribution", "rate",
+                                  "rate_iops", "thinktime", "thinktime_spin", "thinktime_blocks"};
   uint32_t total = 0;
   int group = 0;
   for (size_t j = 0; j < out.jobs.size(); ++j) {
@@ -413,7 +568,7 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
     if (!waits.empty()) out.ordered = true;
     total += out.jobs[j].numjobs;
     for (const char* name : workload)
-      if (out.jobs[j].config.text(name) != out.jobs[0].config.text(name))
+      if (base.registry().find(name) && out.jobs[j].config.text(name) != out.jobs[0].config.text(name))
         out.per_vcpu_workloads = true;
   }
   out.config = out.jobs[0].config;

@@ -11,18 +11,32 @@
 // nvmesim's command line (--bs, --runtime, ...) override the file.
 //
 // Options nvmesim knows map onto its parameters: rw (readwrite), bs
-// (blocksize), iodepth, iodepth_batch_submit (iodepth_batch), numjobs,
-// runtime (timeout; a bare number is seconds, as fio), time_based,
-// number_ios, size, rwmixread, rwmixwrite, randseed (nvmesim's seed),
-// verify (pattern or 0); stonewall (wait_for_previous), wait_for and
-// new_group order the jobs and group them as fio does; write_lat_log,
-// write_bw_log, write_iops_log, log_avg_msec and log_offset write fio's
-// logs (platform/fio/fio_logs.h). Without time_based and without number_ios a job does
-// `size` bytes of I/O, as fio does (number_ios = size / bs); with time_based
-// and a runtime it runs for the runtime. Options that cannot change the
-// simulation (direct, ioengine, filename, ...) are accepted and reported
-// once as ignored; any other option is unknown: a warning, or an error with
-// --strict.
+// (blocksize; bs=R,W per direction is bssplit's, bs=min-max bsrange's),
+// iodepth, iodepth_batch_submit (iodepth_batch; 0 = iodepth),
+// iodepth_batch_complete_min/_max, iodepth_low, numjobs, runtime (timeout;
+// a bare number is seconds, as fio), time_based, number_ios, size, io_size
+// (io_limit), rwmixread, rwmixwrite, randseed (nvmesim's seed), verify
+// (pattern or 0), bssplit, bsrange, random_distribution (random, zipf,
+// pareto, normal), rate, rate_iops, thinktime (bare = microseconds),
+// thinktime_spin, thinktime_blocks, ioengine (libaio, io_uring, posixaio;
+// psync, sync, vsync, pvsync, pvsync2 run at depth 1, as fio's FIO_SYNCIO
+// engines); stonewall (wait_for_previous), wait_for and new_group order the
+// jobs and group them as fio does; write_lat_log, write_bw_log,
+// write_iops_log, log_avg_msec and log_offset write fio's logs
+// (platform/fio/fio_logs.h). Where a file is silent, fio 3.33's defaults
+// apply (options.c, init.c): rw=read, bs=4k, iodepth=1, ioengine=psync,
+// randseed=0x89 (the bare command line keeps nvmesim's own). Without
+// time_based and without number_ios a job does io_size (else `size`) bytes
+// of I/O, as fio does; with time_based and a runtime it runs for the
+// runtime. Options that cannot change the simulation (direct, filename,
+// ...) are accepted and reported once as ignored; options that change the
+// workload and are not modelled (loops, startdelay, ramp_time, ...) are
+// accepted at fio's default value only; any other option or value is
+// refused (one line naming the file and line, exit 2; --strict is kept and
+// changes nothing). Options on nvmesim's command line (--bs, --runtime=5,
+// --write_lat_log=x, ...) mean what they mean in a file and override it.
+// Not modelled: fio's random map (nvmesim's random offsets may repeat, as
+// with norandommap), rwmix's issue cycles (each I/O draws its direction).
 #pragma once
 
 #include <iosfwd>
@@ -73,6 +87,7 @@ struct FioJob {
   std::string wait_for;     // wait_for=NAME: starts when that job (above it) has finished
   std::string wait_for_where;  // "--job FILE line N: ", for its error
   int group = 0;            // reporting group (fio's groupid): +1 at each stonewall or new_group
+  std::string engine;       // ioengine (fio's default psync)
   std::string log_names[3];  // write_lat_log, write_bw_log, write_iops_log as given ("\1": the job's name)
   FioLogSpec logs;           // resolved (platform/fio/fio_logs.h)
 };
@@ -102,9 +117,11 @@ struct FioJobs {
 // then `command_line` (name, value) on top. Throws ConfigError (one line,
 // naming the file, line and option) for values nvmesim cannot take, and with
 // `strict` for unknown options.
+// `fio_defaults`: fio 3.33's defaults where the file is silent (a job
+// file); false for the bare command line's implicit job (nvmesim's defaults).
 FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
                          const std::vector<std::pair<std::string, std::string>>& command_line,
-                         bool strict);
+                         bool strict, bool fio_defaults = true);
 
 // "nvmesim: ignored fio options (no effect on the simulation): a, b" and the
 // warnings, each line prefixed "nvmesim: ..."; empty when there is nothing to say.
@@ -112,6 +129,11 @@ std::vector<std::string> fio_notices(const FioJobs& jobs);
 
 // fio's time syntax -> nvmesim's: a bare number is seconds; us/usec, ms/msec,
 // s/sec, m/min, h/hour, d/day; ns/nsec. Returns "" when it is not a time.
-std::string fio_time_to_param(const std::string& value);
+std::string fio_time_to_param(const std::string& value, const char* bare_unit = "s");
+
+// A command-line option given in fio's spelling, as nvmesim's parameter:
+// --runtime=5 is 5 s and --thinktime=10 is 10 us as in a file; other
+// values unchanged.
+std::string fio_command_line_value(const std::string& name, const std::string& value);
 
 }  // namespace nvmesim::platform

@@ -62,7 +62,7 @@ TEST_CASE("config library: values, units, INI files and refusals without a simul
 }
 
 TEST_CASE("config library: fio job files and sweep grids parse against any registry", "[config]") {
-  std::istringstream job("[global]\nbs=8k ; comment\n[a]\niodepth=4\nnumjobs=2\n");
+  std::istringstream job("[global]\nbs=8k ; comment\nioengine=libaio\n[a]\niodepth=4\nnumjobs=2\n");
   const FioJobFile f = parse_fio_job_file(job, "t.fio");
   const FioJobs j = resolve_fio_jobs(f, Config(small_registry()), {}, false);
   REQUIRE(j.jobs.size() == 1);

@@ -40,7 +40,13 @@ TEST_CASE("workload: random offsets are aligned, in range, seeded", "[workload]"
   s.job_index = 1;
   Workload c(s);
   int same = 0;
-  Workload a2(JobSpec{RwMode::RandRead, 8192, 1 << 20, 50, 1, 0});
+  JobSpec s2;
+  s2.rw = RwMode::RandRead;
+  s2.bs = 8192;
+  s2.size = 1 << 20;
+  s2.rwmixread = 50;
+  s2.seed = 1;
+  Workload a2(s2);
   for (int i = 0; i < 100; ++i) same += c.next().offset == a2.next().offset;
   CHECK(same < 10);  // another job, another stream
 }

@@ -86,7 +86,7 @@ TEST_CASE("fio job: the published ram-disk job file parses to one job of 2, rw=r
                                        {"gtod_reduce", "1"}, {"numjobs", "2"}});
   CHECK(fio_notices(jobs) ==
         std::vector<std::string>{"nvmesim: ignored fio options (no effect on the simulation): "
-                                 "ioengine, direct, norandommap, group_reporting, gtod_reduce, "
+                                 "direct, norandommap, group_reporting, gtod_reduce, "
                                  "filename"});
 }
 
@@ -104,7 +104,7 @@ TEST_CASE("fio job: the published real-NVMe job file parses to one job of 8, rw=
   CHECK(j.config.integer("number_ios") == 0);
   CHECK(jobs.config.integer("numjobs") == 8);
   CHECK(jobs.vcpu_job == std::vector<unsigned>(8, 0));
-  CHECK(jobs.ignored == std::vector<std::string>{"ioengine", "direct", "norandommap",
+  CHECK(jobs.ignored == std::vector<std::string>{"direct", "norandommap",
                                                  "group_reporting", "gtod_reduce", "filename"});
 }
 
@@ -154,8 +154,8 @@ TEST_CASE("fio job: value syntax: sizes, times, booleans, aliases", "[fio]") {
 TEST_CASE("fio job: values nvmesim cannot simulate are one-line errors", "[fio]") {
   CHECK(error_of("[a]\nrw=rw\n") ==
         "--job t.fio line 2: rw=rw: not supported (nvmesim runs read, write, randread, randwrite, randrw)");
-  CHECK(error_of("[a]\nbs=4k,8k\n") ==
-        "--job t.fio line 2: bs=4k,8k: per-direction or ranged block sizes are not supported (one size)");
+  CHECK(error_of("[a]\nbs=4k:8k\n") ==
+        "--job t.fio line 2: bs=4k:8k: not a block size (bs, bs=read,write or bs=min-max)");
   CHECK(error_of("[a]\nverify=md5\n") ==
         "--job t.fio line 2: verify=md5: not supported (nvmesim supports verify=pattern or 0)");
   CHECK(error_of("[a]\nruntime=5y\n") ==
@@ -167,32 +167,36 @@ TEST_CASE("fio job: values nvmesim cannot simulate are one-line errors", "[fio]"
         "--job t.fio: its job sections add up to 80 jobs: --numjobs: 80 is out of range (1..64)");
 }
 
-TEST_CASE("fio job: unknown options warn once per line, or fail with --strict", "[fio]") {
-  const std::string text = "[global]\nthinktime=10\nseed=3\ndirect=1\n[a]\ndirect=1\n[b]\n";
-  const FioJobs jobs = resolve(text);
-  CHECK(jobs.jobs.size() == 2);
-  CHECK(jobs.warnings ==
-        std::vector<std::string>{
-            "t.fio line 2: unknown fio option 'thinktime', not simulated (--strict makes it an error)",
-            "t.fio line 3: unknown fio option 'seed' (fio's name is randseed), not simulated "
-            "(--strict makes it an error)"});
-  CHECK(jobs.ignored == std::vector<std::string>{"direct"});
-  CHECK(error_of(text, true) == "--job t.fio line 2: unknown fio option 'thinktime'");
+TEST_CASE("fio job: an option that is not modelled is refused by file and line, --strict or not", "[fio]") {
+  const std::string text = "[global]\ndirect=1\nthinktime_iotime=1s\n[a]\n";
+  const std::string refused =
+      "--job t.fio line 3: thinktime_iotime=1s: not modelled (nvmesim runs only fio's default, thinktime_iotime=0)";
+  CHECK(error_of(text) == refused);
+  CHECK(error_of(text, true) == refused);
+  CHECK(error_of("[a]\nseed=3\n") ==
+        "--job t.fio line 2: fio option 'seed' is not modelled (fio's name is randseed) (nvmesim refuses what it "
+        "cannot run as fio would)");
+  CHECK(error_of("[a]\nioengine=rbd\n") ==
+        "--job t.fio line 2: ioengine=rbd: not modelled (nvmesim's job runs libaio, io_uring, posixaio, and the "
+        "synchronous psync, sync, vsync, pvsync, pvsync2 at depth 1)");
+  // fio's default value of an unmodelled option changes nothing: accepted.
+  CHECK(resolve("[a]\nloops=1\nstartdelay=0\nramp_time=0s\n").jobs.size() == 1);
 }
 
-TEST_CASE("fio job: through the binary: --strict exits 2 with one line, else warnings once",
+TEST_CASE("fio job: through the binary: an unmodelled option exits 2 with one line naming file and line",
           "[fio][binary]") {
   TempJob job("[global]\ndirect=1\nfoo=1\nnumber_ios=50\niodepth=4\n[a]\nfilename=/dev/x\n[b]\n");
-  const auto strict = test::run_nvmesim("--job " + job.path + " --strict");
-  CHECK(strict.exit_code == 2);
-  CHECK(strict.err == "nvmesim: error: --job " + job.path + " line 3: unknown fio option 'foo'\n");
-  CHECK(strict.out.empty());
-
-  const auto lax = test::run_nvmesim("--job " + job.path + " --output-format=json");
+  for (const char* strict : {" --strict", ""}) {
+    const auto r = test::run_nvmesim("--job " + job.path + strict);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "nvmesim: error: --job " + job.path +
+                       " line 3: fio option 'foo' is not modelled (nvmesim refuses what it cannot run as fio would)\n");
+    CHECK(r.out.empty());
+  }
+  TempJob good("[global]\ndirect=1\nnumber_ios=50\niodepth=4\nioengine=libaio\n[a]\nfilename=/dev/x\n[b]\n");
+  const auto lax = test::run_nvmesim("--job " + good.path + " --output-format=json");
   CHECK(lax.exit_code == 0);
-  CHECK(lax.err == "nvmesim: ignored fio options (no effect on the simulation): direct, filename\n"
-                   "nvmesim: warning: " + job.path +
-                   " line 3: unknown fio option 'foo', not simulated (--strict makes it an error)\n");
+  CHECK(lax.err == "nvmesim: ignored fio options (no effect on the simulation): direct, filename\n");
   // Two identical sections: one workload, numjobs 2, 50 I/Os each.
   CHECK(test::json_number(lax.out, "ios") == 100);
 
@@ -231,7 +235,7 @@ TEST_CASE("fio job: sections with different workloads get a vCPU each", "[fio][e
 }
 
 TEST_CASE("fio job: inline comments end an option line, as fio's strip_blank_end", "[fio]") {
-  const FioJobs j = resolve("[global]\nbs=8k # larger blocks\n[a]  ; the first job\nnumjobs=4 ; four threads\n"
+  const FioJobs j = resolve("[global]\nbs=8k # larger blocks\nioengine=libaio\n[a]  ; the first job\nnumjobs=4 ; four threads\n"
                             "iodepth=16#sixteen\nrw=read;sequential\n");
   REQUIRE(j.jobs.size() == 1);
   CHECK(j.jobs[0].name == "a");
@@ -240,15 +244,17 @@ TEST_CASE("fio job: inline comments end an option line, as fio's strip_blank_end
   CHECK(j.jobs[0].config.size_bytes("bs") == 8192);
   CHECK(j.jobs[0].config.choice("rw") == "read");
   // A line that is all comment after trimming is skipped.
-  CHECK(resolve("[a]\n   # nothing\niodepth=2\n").jobs[0].config.integer("iodepth") == 2);
+  CHECK(resolve("[a]\n   # nothing\nioengine=io_uring\niodepth=2\n").jobs[0].config.integer("iodepth") == 2);
 }
 
 TEST_CASE("fio job: include reads an options file inside a section, relative to the job file", "[fio]") {
   char dir_template[] = "/tmp/nvmesim_include_XXXXXX";
   REQUIRE(::mkdtemp(dir_template) != nullptr);
   const std::string dir = dir_template;
-  std::ofstream(dir + "/depth.fio") << "iodepth=8 ; from the include\nbogus_option=1\n";
-  std::ofstream(dir + "/job.fio") << "[global]\nrw=randread\n[a]\ninclude depth.fio\nnumjobs=2\n";
+  std::ofstream(dir + "/depth.fio") << "iodepth=8 ; from the include\n";
+  std::ofstream(dir + "/bogus.fio") << "iodepth=8\nbogus_option=1\n";
+  std::ofstream(dir + "/job.fio") << "[global]\nrw=randread\nioengine=libaio\n[a]\ninclude depth.fio\nnumjobs=2\n";
+  std::ofstream(dir + "/job2.fio") << "[a]\ninclude bogus.fio\n";
   std::ofstream(dir + "/section.fio") << "[b]\n";
   std::ofstream(dir + "/bad.fio") << "[a]\ninclude section.fio\n";
   std::ofstream(dir + "/loop.fio") << "[a]\ninclude loop_opts.fio\n";
@@ -260,9 +266,13 @@ TEST_CASE("fio job: include reads an options file inside a section, relative to 
   REQUIRE(j.jobs.size() == 1);
   CHECK(j.jobs[0].config.integer("iodepth") == 8);
   CHECK(j.jobs[0].numjobs == 2);
-  // A warning about an included option names the included file and its line.
-  REQUIRE(j.warnings.size() == 1);
-  CHECK(j.warnings[0].rfind(dir + "/depth.fio line 2: unknown fio option 'bogus_option'", 0) == 0);
+  // A refusal of an included option names the included file and its line.
+  try {
+    resolve_fio_jobs(load_fio_job_file(dir + "/job2.fio"), Config(), {}, false);
+    FAIL("no refusal");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).rfind("--job " + dir + "/bogus.fio line 2: fio option 'bogus_option' is not modelled", 0) == 0);
+  }
 
   auto error_loading = [](const std::string& path) {
     try {
@@ -277,7 +287,7 @@ TEST_CASE("fio job: include reads an options file inside a section, relative to 
   CHECK(error_loading(dir + "/loop.fio").find("nested more than 16 deep (an include cycle?)") != std::string::npos);
   CHECK(error_loading(dir + "/missing.fio").rfind("--job " + dir + "/missing.fio line 2: include " + dir + "/nowhere.fio", 0) ==
         0);
-  for (const char* n : {"depth.fio", "job.fio", "section.fio", "bad.fio", "loop.fio", "loop_opts.fio", "missing.fio"})
+  for (const char* n : {"depth.fio", "bogus.fio", "job2.fio", "job.fio", "section.fio", "bad.fio", "loop.fio", "loop_opts.fio", "missing.fio"})
     std::remove((dir + "/" + n).c_str());
   ::rmdir(dir.c_str());
 }
