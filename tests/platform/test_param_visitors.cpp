@@ -54,25 +54,25 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 112 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 113 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 112);
+  REQUIRE(reg.all().size() == 113);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, then the device choice and virtio.*.
   CHECK(reg.all().front().name == "rw");
   CHECK(reg.all()[22].name == "sim.quantum");
   CHECK(reg.all()[26].name == "guest.submit_cost");
   CHECK(reg.all()[43].name == "nvme.mqes");
-  CHECK(reg.all()[61].name == "pcie.mode");
-  CHECK(reg.all()[70].name == "hv.cpu_ghz");
-  CHECK(reg.all()[100].name == "host.cores");
-  CHECK(reg.all()[101].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all()[102].name == "hv.device_thread");
-  CHECK(reg.all()[103].name == "hv.passthrough");
-  CHECK(reg.all()[104].name == "hv.msix_bar_mmap");
-  CHECK(reg.all()[105].name == "hv.page_size");
-  CHECK(reg.all()[106].name == "device");
-  CHECK(reg.all()[110].name == "virtio.queues");
+  CHECK(reg.all()[62].name == "pcie.mode");
+  CHECK(reg.all()[71].name == "hv.cpu_ghz");
+  CHECK(reg.all()[101].name == "host.cores");
+  CHECK(reg.all()[102].name == "host.wakeup_wait");  // added by its Params field and visit line only
+  CHECK(reg.all()[103].name == "hv.device_thread");
+  CHECK(reg.all()[104].name == "hv.passthrough");
+  CHECK(reg.all()[105].name == "hv.msix_bar_mmap");
+  CHECK(reg.all()[106].name == "hv.page_size");
+  CHECK(reg.all()[107].name == "device");
+  CHECK(reg.all()[111].name == "virtio.queues");
   CHECK(reg.all().back().name == "virtio.busy_poll");
   const ParamSpec* busy_poll = reg.find("virtio.busy_poll");
   REQUIRE(busy_poll);
