@@ -1,5 +1,6 @@
 #include "platform/report/results.h"
 #include "platform/fio/fio_json.h"
+#include "platform/report/fio_text.h"
 #include "platform/report/job_sections.h"
 
 #include <algorithm>
@@ -258,8 +259,11 @@ void write_normal(const RunResults& r, std::ostream& o) {
   if (!headline.empty()) o << headline << "\n";
   const std::string& pt = cfg("hv.passthrough");
   const bool passthrough = pt == "on" || pt == "true" || pt == "yes" || pt == "1";
-  o << "job: rw=" << cfg("rw") << ", bs=" << cfg("bs") << ", iodepth=" << cfg("iodepth")
-    << ", numjobs=" << cfg("numjobs") << ", backend=" << cfg("nvme.backend");
+  if (r.sections.size() > 1)  // each section's own workload is listed below
+    o << "jobs: " << r.sections.size() << " sections (their options below), backend=" << cfg("nvme.backend");
+  else
+    o << "job: rw=" << cfg("rw") << ", bs=" << cfg("bs") << ", iodepth=" << cfg("iodepth")
+      << ", numjobs=" << cfg("numjobs") << ", backend=" << cfg("nvme.backend");
   if (cfg("device") == "virtio-blk")  // its kicks' EventIdx is VIRTIO_RING_F_EVENT_IDX
     o << ", device=virtio-blk, event_idx=" << cfg("virtio.event_idx")
       << (r.dbbuf_active ? " (negotiated)" : " (not negotiated)");
@@ -283,30 +287,15 @@ void write_normal(const RunResults& r, std::ostream& o) {
       << fixed(r.sim_time_ns / 1000.0, 1) << " us simulated)\n";
   };
   // fio's layout (stat.c show_ddir_status): per direction slat, clat, lat,
-  // then clat's percentiles.
-  auto stat_line = [&](const char* name, const models::LatencyStat& l) {
-    o << "    " << name << " (nsec): min=" << l.hist.min() << ", max=" << l.hist.max()
-      << ", avg=" << fixed(l.hist.mean(), 2) << ", stdev=" << fixed(l.stddev(), 2) << "\n";
-  };
-  auto percentiles = [&](const LatencyHistogram& h) {
-    const auto& ps = LatencyHistogram::fio_percentiles();
-    for (size_t k = 0; k < ps.size(); ++k) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%s%6.2fth=[%llu]", k % 4 == 0 ? "     |" : ", ", ps[k],
-                    static_cast<unsigned long long>(h.percentile(ps[k])));
-      o << buf;
-      if (k % 4 == 3 || k + 1 == ps.size()) o << "\n";
-    }
-  };
+  // then clat's percentiles, in fio's units (platform/report/fio_text.h).
   for (const DirectionFigures* d : {&r.read, &r.write}) {
     direction(d == &r.read ? "read" : "write", d == &r.read ? r.read_ios : r.write_ios,
               d == &r.read ? r.read_bytes : r.write_bytes);
     if (!d->lat.hist.count()) continue;
-    stat_line("slat", d->slat);
-    stat_line("clat", d->clat);
-    stat_line(" lat", d->lat);
-    o << "    clat percentiles (nsec):\n";
-    percentiles(d->clat.hist);
+    fio_text::latency_line(o, "slat", d->slat);
+    fio_text::latency_line(o, "clat", d->clat);
+    fio_text::latency_line(o, " lat", d->lat);
+    fio_text::percentiles(o, "clat", d->clat.hist);
   }
   o << "  driver lat (nsec): min=" << r.driver_lat.min() << ", max=" << r.driver_lat.max()
     << ", avg=" << fixed(r.driver_lat.mean(), 2) << " (driver builds the command .. driver finishes its completion)\n";
@@ -329,6 +318,7 @@ void write_normal(const RunResults& r, std::ostream& o) {
       o << buf;
     }
   }
+  fio_text::group_status(o, r);
   if (r.io_errors) o << "    errors: " << r.io_errors << " completions with non-zero status\n";
   if (r.verified_reads || r.verify_errors)
     o << "    verify: " << r.verified_reads << " reads checked, " << r.verify_errors

@@ -1,0 +1,49 @@
+// fio's text pieces (platform/report/fio_text.h) against what fio 3.33
+// prints: figures from a real fio report (rate_iops=2000, 400 reads of 4k in
+// 200 ms: "bw=8000KiB/s (8192kB/s)", "io=1600KiB (1638kB)", "max=12043k")
+// and the unit rules of stat.h nsec_to_usec / nsec_to_msec.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "platform/report/fio_text.h"
+
+using namespace nvmesim;
+using platform::fio_text::num2str;
+
+TEST_CASE("fio text: num2str as fio prints bandwidths, sizes and large latencies", "[fio][text]") {
+  CHECK(num2str(8192000, 4, true, "B/s") == "8000KiB/s");
+  CHECK(num2str(8192000, 4, false, "B/s") == "8192kB/s");
+  CHECK(num2str(1638400, 4, true, "B") == "1600KiB");
+  CHECK(num2str(1638400, 4, false, "B") == "1638kB");
+  CHECK(num2str(12043000, 6, false, "") == "12043k");
+  CHECK(num2str(781, 6, false, "") == "781");
+  CHECK(num2str(10276044, 4, true, "B") == "9.80MiB");  // a decimal where there is room
+}
+
+TEST_CASE("fio text: latency lines switch to usec and msec by fio's rule", "[fio][text]") {
+  auto line = [](std::initializer_list<uint64_t> ns) {
+    models::LatencyStat l;
+    for (uint64_t v : ns) l.add(v);
+    std::ostringstream o;
+    platform::fio_text::latency_line(o, "clat", l);
+    return o.str();
+  };
+  // Small or tight values stay in nsec.
+  CHECK(line({1000, 2000, 3000}).rfind("    clat (nsec): min=1000, max=3000,", 0) == 0);
+  CHECK(line({200000, 200000}).rfind("    clat (nsec):", 0) == 0);  // no spread (stdev 0)
+  // min > 2000, max > 99999 and stdev > 1000: usec.
+  CHECK(line({36000, 5748000, 100000}).rfind("    clat (usec): min=36, max=5748,", 0) == 0);
+  // min > 2 ms, max > 99.999999 ms and stdev > 1 ms: msec.
+  CHECK(line({3000000, 150000000}).rfind("    clat (msec): min=3, max=150,", 0) == 0);
+}
+
+TEST_CASE("fio text: the percentile block scales as fio's show_clat_percentiles", "[fio][text]") {
+  models::LatencyHistogram h;
+  for (int i = 0; i < 100; ++i) h.add(100000 + uint64_t(i) * 1000);  // 100..199 us
+  std::ostringstream o;
+  platform::fio_text::percentiles(o, "clat", h);
+  const std::string s = o.str();
+  CHECK(s.rfind("    clat percentiles (usec):\n     |  1.00th=[  100],", 0) == 0);
+  CHECK(s.find("99.99th=[  200]\n") != std::string::npos);  // rounded up to whole usec
+}
