@@ -21,6 +21,7 @@
 #include "firmware/statistics.h"
 #include "models/doorbell_notifier.h"
 #include "models/host_thread.h"
+#include "models/param_defaults.h"
 #include "models/param_visit.h"
 #include "models/interrupt_coalescer.h"
 #include "models/pcie_endpoint.h"
@@ -81,6 +82,14 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
     // Host thread of each queue id (0: the main loop, which always owns the
     // admin queue); empty: everything on thread 0.
     std::vector<uint8_t> queue_thread;
+
+    // Every visited field at its visit line's default, the auto choices
+    // resolved: a working controller (after changing nvme.dbbuf, capacity,
+    // max_io_queues or lba_bytes, call resolve_auto() again).
+    Params() {
+      set_param_defaults(*this);
+      resolve_auto();
+    }
 
     static constexpr const char* param_prefix = "nvme";
     static constexpr unsigned lba_sizes[] = {512, 4096};

@@ -22,6 +22,7 @@
 #include "firmware/virtqueue_driver.h"
 #include "firmware/statistics.h"
 #include "models/hypervisor.h"
+#include "models/param_defaults.h"
 #include "models/fio_latency.h"
 #include "models/latency_histogram.h"
 #include "models/quantum_keeper.h"
@@ -45,6 +46,8 @@ struct WorkloadParams {
   uint32_t batch_complete_min{};  // fio iodepth_batch_complete_min: I/Os a reap waits for
   uint32_t batch_complete_max{};  // fio iodepth_batch_complete_max: most I/Os one reap takes
   bool verify{};                  // fio verify=pattern: writes carry a per-block pattern, reads check it
+
+  WorkloadParams() { set_param_defaults(*this); }  // the visit lines' defaults
 
   static constexpr const char* param_prefix = "";
   static constexpr EnumEntry<bool> verify_modes[] = {{false, "off"}, {true, "pattern"}};
