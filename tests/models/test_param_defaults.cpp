@@ -12,6 +12,7 @@
 #include "models/guest.h"
 #include "models/guest_memory.h"
 #include "models/nvme_controller.h"
+#include "models/nvme_hw_engine.h"
 #include "models/pcie_link.h"
 #include "models/vcpu.h"
 #include "models/virtio_blk_model.h"
@@ -87,12 +88,14 @@ TEMPLATE_TEST_CASE("param defaults: default-constructed Params equal the configu
   CHECK(own == configured);
 }
 
-TEST_CASE("param defaults: the controller's derived settings and the link", "[param_defaults]") {
+TEST_CASE("param defaults: the controller's derived settings and the hardware engine's", "[param_defaults]") {
   const NvmeControllerModel::Params p;
   CHECK(p.firmware.namespace_lbas == (1ull << 30) / 512);  // nvme.capacity 1g of 512-byte LBAs
   CHECK(p.firmware.msix_vectors == 65);                      // one per queue: 64 I/O + admin
   CHECK(p.firmware.cq_eventidx == fw::EventIdxPolicy::Echo);
   CHECK(p.cmd_cost == sc_core::sc_time(1, sc_core::SC_US));
+  CHECK(p.engine.clock_ghz == 1.0);
+  CHECK(p.engine.command_parse == 32);
   // The link at its defaults validates (it used to throw "pcie.gen: 0 is not allowed").
   CHECK_NOTHROW(PcieLink(PcieLinkParams{}));
   CHECK(PcieLink(PcieLinkParams{}).describe() == PcieLink(platform::default_params<PcieLinkParams>()).describe());
