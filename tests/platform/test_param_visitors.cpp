@@ -54,25 +54,25 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 103 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 104 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 103);
+  REQUIRE(reg.all().size() == 104);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, then the device choice and virtio.*.
   CHECK(reg.all().front().name == "rw");
   CHECK(reg.all()[13].name == "sim.quantum");
   CHECK(reg.all()[17].name == "guest.submit_cost");
   CHECK(reg.all()[34].name == "nvme.mqes");
-  CHECK(reg.all()[52].name == "pcie.mode");
-  CHECK(reg.all()[61].name == "hv.cpu_ghz");
-  CHECK(reg.all()[91].name == "host.cores");
-  CHECK(reg.all()[92].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all()[93].name == "hv.device_thread");
-  CHECK(reg.all()[94].name == "hv.passthrough");
-  CHECK(reg.all()[95].name == "hv.msix_bar_mmap");
-  CHECK(reg.all()[96].name == "hv.page_size");
-  CHECK(reg.all()[97].name == "device");
-  CHECK(reg.all()[101].name == "virtio.queues");
+  CHECK(reg.all()[53].name == "pcie.mode");
+  CHECK(reg.all()[62].name == "hv.cpu_ghz");
+  CHECK(reg.all()[92].name == "host.cores");
+  CHECK(reg.all()[93].name == "host.wakeup_wait");  // added by its Params field and visit line only
+  CHECK(reg.all()[94].name == "hv.device_thread");
+  CHECK(reg.all()[95].name == "hv.passthrough");
+  CHECK(reg.all()[96].name == "hv.msix_bar_mmap");
+  CHECK(reg.all()[97].name == "hv.page_size");
+  CHECK(reg.all()[98].name == "device");
+  CHECK(reg.all()[102].name == "virtio.queues");
   CHECK(reg.all().back().name == "virtio.busy_poll");
   const ParamSpec* busy_poll = reg.find("virtio.busy_poll");
   REQUIRE(busy_poll);
