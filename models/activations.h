@@ -17,7 +17,7 @@ enum Kind : unsigned {
   VcpuStoreCommit,    // a vCPU's store-buffer drain (SC_METHOD)
   HostThread,         // a host emulation thread (main loop, iothreads)
   BackendCompletion,  // the storage backend's completion timer (SC_METHOD)
-  ControllerMethod,   // the controller's enable and coalescing timers (SC_METHODs)
+  ControllerMethod,   // the controller's enable and coalescing timers (SC_METHODs), its hardware engine (SC_THREAD)
   Watchdog,           // the stall watchdog (SC_METHOD)
   KIND_COUNT
 };

@@ -15,6 +15,7 @@
 #include "firmware/virtio_blk_driver.h"
 #include "models/guest_memory.h"
 #include "models/hypervisor.h"
+#include "models/param_defaults.h"
 #include "models/param_visit.h"
 #include "models/vcpu.h"
 
@@ -30,6 +31,8 @@ struct GuestParams {
   double irq_coalescing_time_ns{};  // Set Features 0x08 TIME, a multiple of 100 us
   fw::VirtioRingFault virtio_fault = fw::VirtioRingFault::None;  // device=virtio-blk
   uint64_t virtio_fault_after = 0;
+
+  GuestParams() { set_param_defaults(*this); }  // the visit lines' defaults
 
   static constexpr const char* param_prefix = "guest";
   static constexpr EnumEntry<bool> prp_faults[] = {{false, "none"}, {true, "misaligned"}};

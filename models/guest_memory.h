@@ -13,6 +13,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "firmware/statistics.h"
+#include "models/param_defaults.h"
 #include "models/param_visit.h"
 
 namespace nvmesim::models {
@@ -21,6 +22,8 @@ namespace nvmesim::models {
 struct GuestMemoryParams {
   uint64_t size{};           // bytes of guest RAM
   sc_core::sc_time latency;  // per access
+
+  GuestMemoryParams() { set_param_defaults(*this); }  // the visit lines' defaults
 
   static constexpr const char* param_prefix = "mem";
   template <class V>

@@ -41,6 +41,21 @@ NotifierParams notifier_params(const NvmeControllerModel::Params& params) {
   return n;
 }
 
+// The hardware engine's doorbell path: a doorbell write wakes the engine
+// after its decode cycles (the write's own delay first).
+class HwDoorbellNotifier : public DoorbellNotifier {
+ public:
+  explicit HwDoorbellNotifier(NvmeHwEngine& engine) : engine_(engine) {}
+  // Not a hv.notify mode; the nearest: the write schedules the processing.
+  NotifyMode mode() const override { return NotifyMode::Deferred; }
+  void doorbell_written(uint16_t, bool, sc_time& delay) override {
+    engine_.kick(delay + engine_.cycles(engine_.params().doorbell_decode));
+  }
+
+ private:
+  NvmeHwEngine& engine_;
+};
+
 }  // namespace
 
 NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& params,
@@ -50,18 +65,40 @@ NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& para
       params_(params),
       link_(link),
       coalescer_(params.firmware.msix_vectors) {
+  init(std::move(threads));
+}
+
+NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& params,
+                                         const PcieLinkParams& link)
+    : PcieEndpoint(name, nvme_identity(params), params.firmware.msix_vectors),
+      bar0_target("bar0_target"),
+      params_(params),
+      own_link_(std::make_unique<PcieLink>(link)),
+      link_(*own_link_),
+      coalescer_(params.firmware.msix_vectors) {
+  init({});
+}
+
+void NvmeControllerModel::init(std::vector<HostThread*> threads) {
   firmware_ = std::make_unique<fw::Controller>(params_.firmware, *this);
   backend_ = std::make_unique<StorageBackend>("backend", params_.backend, *this);
   backend_->set_completion_callback(
       [this](uint32_t tag, uint16_t status) { on_backend_complete(tag, status); });
-  ctx_.resize(threads.size());
-  for (size_t i = 0; i < threads.size(); ++i) {
+  // QEMU's engine: a context per host thread. The hardware engine: one
+  // context, every queue's, run by the engine's process.
+  ctx_.resize(threads.empty() ? 1 : threads.size());
+  if (threads.empty()) engine_ = std::make_unique<NvmeHwEngine>("engine", params_.engine);
+  for (size_t i = 0; i < ctx_.size(); ++i) {
     Context& c = ctx_[i];
-    c.thread = threads[i];
+    c.thread = threads.empty() ? nullptr : threads[i];
     c.index = unsigned(i);
     c.done.resize(65536);
     c.sq_list.reserve(params_.firmware.max_io_queues + 1u);
-    c.thread->set_work([this, &c](sc_time& local) { emulate(c, local); });
+    auto work = [this, &c](sc_time& local) { emulate(c, local); };
+    if (c.thread)
+      c.thread->set_work(work);
+    else
+      engine_->set_work(work);
   }
   queue_ctx_.assign(params_.firmware.max_io_queues + 1u, 0);
   for (size_t q = 1; q < queue_ctx_.size() && q < params_.queue_thread.size(); ++q)
@@ -72,7 +109,10 @@ NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& para
     small_read_time_[n] = link_.read_time(n);
     small_write_time_[n] = link_.write_time(n);
   }
-  notifier_ = make_doorbell_notifier(notifier_params(params_), *this);
+  if (engine_)
+    notifier_ = std::make_unique<HwDoorbellNotifier>(*engine_);
+  else
+    notifier_ = make_doorbell_notifier(notifier_params(params_), *this);
 
   const unsigned queues = params_.firmware.max_io_queues + 1u;
   sq_marked_.assign(queues, 0);
@@ -195,14 +235,16 @@ void NvmeControllerModel::mark_cq(uint16_t qid, bool read_shadow_head) {
 void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
   ctx.in_emulation = true;
   running_ = Running{&local, &ctx};
-  const unsigned trace_id = ctx.thread->params().trace_id;
+  // Device bursts are traced on a host thread's track (the hardware engine has none).
+  const unsigned trace_id = ctx.thread ? ctx.thread->params().trace_id : 0;
+  auto burst_tracer = [&ctx] { return ctx.thread ? traces::active() : nullptr; };
   counters_.stuck_handler_runs += notifier_->on_emulation_start(ctx.index);
   bool progress = true;
   while (progress) {
     progress = false;
     const sc_time burst_start = kernel_now() + local;
     unsigned commands = 0, completions = 0;
-    if (auto* t = traces::active()) t->hold_begin(traces::Hold::DeviceBurst, trace_id, burst_start.value());
+    if (auto* t = burst_tracer()) t->hold_begin(traces::Hold::DeviceBurst, trace_id, burst_start.value());
     notifier_->on_pass_start(ctx.index, cq_scan_limit_);
     // Submission queues that were rung (or still hold work).
     for (size_t i = 0; i < ctx.sq_list.size(); ++i) {
@@ -265,11 +307,11 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
     }
     if (progress) {
       ++counters_.bursts;
-      if (auto* t = traces::active())
+      if (auto* t = burst_tracer())
         t->device_burst(trace_id, burst_start.value(), (kernel_now() + local).value(), commands,
                         completions);
     }
-    if (auto* t = traces::active()) t->hold_end(traces::Hold::DeviceBurst, trace_id);
+    if (auto* t = burst_tracer()) t->hold_end(traces::Hold::DeviceBurst, trace_id);
   }
   notifier_->on_emulation_end(ctx.index);
   running_ = Running{};
@@ -301,6 +343,7 @@ void NvmeControllerModel::coalescing_timeout() {
 
 void NvmeControllerModel::send_msix(uint16_t vector) {
   coalescer_.on_sent(vector);
+  if (engine_ && running_.local) *running_.local += engine_->cycles(params_.engine.msix);
   sc_time t = running_.local ? *running_.local : SC_ZERO_TIME;
   if (PcieEndpoint::send_msix(vector, t) == MsixOutcome::Masked) {
     ++counters_.msix_masked;
@@ -320,6 +363,7 @@ void NvmeControllerModel::send_pending_msix(uint16_t vector, const sc_time& dela
 
 bool NvmeControllerModel::work_pending() const {
   if (backend_->in_flight() > 0) return true;
+  if (engine_ && engine_->work_pending()) return true;
   for (const Context& c : ctx_)
     if (c.done_count) return true;
   return coalescer_.holding();
@@ -329,16 +373,27 @@ bool NvmeControllerModel::work_pending() const {
 void NvmeControllerModel::on_backend_complete(uint32_t tag, uint16_t status) {
   Context& c = context_of(slot_sq_[fw::tag_slot(tag)]);
   if (c.done_count < c.done.size()) c.done[c.done_count++] = Done{tag, status};
-  c.thread->kick(SC_ZERO_TIME);  // the AIO completion wakes the queue's thread
+  if (c.thread)
+    c.thread->kick(SC_ZERO_TIME);  // the AIO completion wakes the queue's thread
+  else
+    engine_->kick(SC_ZERO_TIME);  // the backend's completion signal wakes the engine
 }
 
 void NvmeControllerModel::on_command_fetched() {
   if (!running_.local) return;
+  if (engine_) {
+    *running_.local += engine_->cycles(params_.engine.sqe_fetch + params_.engine.command_parse);
+    return;
+  }
   *running_.local += running_.ctx ? running_.ctx->thread->cpu(params_.cmd_cost) : params_.cmd_cost;
 }
 
 void NvmeControllerModel::on_completion_posting() {
   if (!running_.local) return;
+  if (engine_) {
+    *running_.local += engine_->cycles(params_.engine.cqe_post);
+    return;
+  }
   *running_.local += running_.ctx ? running_.ctx->thread->cpu(params_.cqe_cost) : params_.cqe_cost;
 }
 

@@ -1,9 +1,11 @@
 // The NVMe controller as a PCIe endpoint (models/pcie_endpoint: configuration
 // space, MSI-X, the bus-master initiator) with BAR0 (registers and
-// doorbells) as a TLM target, and the emulation that runs the firmware's
-// queue processing on a host thread (or inside the vCPU's exit): how a
-// doorbell starts it is its DoorbellNotifier (hv.notify), when its interrupts
-// go its InterruptCoalescer.
+// doorbells) as a TLM target, and the engine that runs the firmware's queue
+// processing: either the controller's own hardware engine (models/
+// nvme_hw_engine.h: a clocked process, each stage costed in cycles; the
+// default, with no host threads), or QEMU's emulation on host threads (or
+// inside the vCPU's exit), where how a doorbell starts it is its
+// DoorbellNotifier (hv.notify). When its interrupts go: its InterruptCoalescer.
 #pragma once
 
 #include <array>
@@ -21,6 +23,8 @@
 #include "firmware/statistics.h"
 #include "models/doorbell_notifier.h"
 #include "models/host_thread.h"
+#include "models/nvme_hw_engine.h"
+#include "models/param_defaults.h"
 #include "models/param_visit.h"
 #include "models/interrupt_coalescer.h"
 #include "models/pcie_endpoint.h"
@@ -81,6 +85,17 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
     // Host thread of each queue id (0: the main loop, which always owns the
     // admin queue); empty: everything on thread 0.
     std::vector<uint8_t> queue_thread;
+    // The hardware engine's clock and stage costs (not in visit(): the
+    // application's controller runs on QEMU's engine; they have their own).
+    NvmeHwEngineParams engine;
+
+    // Every visited field at its visit line's default, the auto choices
+    // resolved: a working controller (after changing nvme.dbbuf, capacity,
+    // max_io_queues or lba_bytes, call resolve_auto() again).
+    Params() {
+      set_param_defaults(*this);
+      resolve_auto();
+    }
 
     static constexpr const char* param_prefix = "nvme";
     static constexpr unsigned lba_sizes[] = {512, 4096};
@@ -162,9 +177,21 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   tlm_utils::simple_target_socket<NvmeControllerModel> bar0_target;
   // msix_target, config_target and dma_initiator: PcieEndpoint's.
 
-  // `threads` run the emulation (thread 0 is the main loop); `link` times DMA.
+  // QEMU's engine: `threads` run the emulation (thread 0 is the main loop;
+  // hv.notify, hv.fault and queue_thread in `params` apply). With no threads
+  // the controller runs on its hardware engine. `link` times DMA and must
+  // outlive the controller.
   NvmeControllerModel(sc_core::sc_module_name name, const Params& params,
                       std::vector<HostThread*> threads, const PcieLink& link);
+  // The hardware engine, with its own link model: a controller for a
+  // platform of one's own. Bind bar0_target and dma_initiator; msix_target
+  // (BAR2) and config_target may stay unbound.
+  explicit NvmeControllerModel(sc_core::sc_module_name name, const Params& params = Params{},
+                               const PcieLinkParams& link = PcieLinkParams{});
+
+  // The hardware engine (null on QEMU's engine).
+  NvmeHwEngine* hw_engine() { return engine_.get(); }
+  const PcieLink& link() const { return link_; }
 
   // ioeventfd: a doorbell write without its value. Returns false when no
   // ioeventfd is registered for that doorbell (QEMU registers them for the
@@ -225,6 +252,7 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   // nvme.msix_table=bar0: the MSI-X space offset of BAR0 offset `offset`,
   // or -1 when it is a register or doorbell.
   int64_t bar0_msix_offset(uint64_t offset) const;
+  void init(std::vector<HostThread*> threads);
   void complete_enable();
   void reset_emulation();
   void on_backend_complete(uint32_t tag, uint16_t status);
@@ -257,10 +285,11 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   void mark_cq(uint16_t qid, bool read_shadow_head) override;
 
   Params params_;
+  std::unique_ptr<PcieLink> own_link_;  // the hardware constructor's
   const PcieLink& link_;
   struct Done { uint32_t tag; uint16_t status; };
   struct Context {
-    HostThread* thread = nullptr;
+    HostThread* thread = nullptr;  // null on the hardware engine
     unsigned index = 0;
     bool in_emulation = false;
     std::vector<uint16_t> sq_list;  // SQs rung or still holding work
@@ -277,6 +306,7 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   std::unique_ptr<fw::Controller> firmware_;
   std::unique_ptr<StorageBackend> backend_;
   std::unique_ptr<DoorbellNotifier> notifier_;
+  std::unique_ptr<NvmeHwEngine> engine_;  // the hardware engine, or null
   Counters counters_;
 
   // The emulation the firmware's callbacks run for: its time offset (null

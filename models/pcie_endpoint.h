@@ -30,9 +30,12 @@ class PcieEndpoint : public sc_core::sc_module {
   // Vector Control bit 0: the vector is masked (every vector is at reset).
   static constexpr uint32_t kVectorMasked = 1;
 
-  tlm_utils::simple_target_socket<PcieEndpoint> msix_target;    // BAR2
-  tlm_utils::simple_target_socket<PcieEndpoint> config_target;  // configuration space
-  tlm_utils::simple_initiator_socket<PcieEndpoint> dma_initiator;  // DMA and MSI writes
+  // BAR2 and the configuration space may stay unbound (SystemC's
+  // SC_ZERO_OR_MORE_BOUND sockets): a platform that programs MSI-X with
+  // program_msix_vector, or keeps the table in BAR0, needs neither.
+  tlm_utils::simple_target_socket_optional<PcieEndpoint> msix_target;    // BAR2
+  tlm_utils::simple_target_socket_optional<PcieEndpoint> config_target;  // configuration space
+  tlm_utils::simple_initiator_socket<PcieEndpoint> dma_initiator;  // DMA and MSI writes: must be bound
 
   PcieEndpoint(sc_core::sc_module_name name, const Identity& identity, uint16_t msix_vectors);
 

@@ -45,6 +45,7 @@
 
 #include <systemc>
 
+#include "models/param_defaults.h"
 #include "models/param_visit.h"
 
 namespace nvmesim::models {
@@ -67,6 +68,8 @@ struct PcieLinkParams {
   // Emulated mode.
   double host_copy_gbps{};             // GB/s, > 0
   double host_access_overhead_ns{};    // >= 0
+
+  PcieLinkParams() { set_param_defaults(*this); }  // the visit lines' defaults
 
   static constexpr const char* param_prefix = "pcie";
   static constexpr unsigned lane_widths[] = {1, 2, 4, 8, 16};

@@ -23,6 +23,7 @@
 #include "firmware/virtqueue_driver.h"
 #include "firmware/statistics.h"
 #include "models/hypervisor.h"
+#include "models/param_defaults.h"
 #include "models/fio_latency.h"
 #include "models/latency_histogram.h"
 #include "models/quantum_keeper.h"
@@ -52,6 +53,8 @@ struct WorkloadParams {
   sc_core::sc_time thinktime;     // fio thinktime: stall after every thinktime_blocks I/Os issued
   sc_core::sc_time thinktime_spin;  // ... of which the first part spins (guest work), the rest sleeps
   uint32_t thinktime_blocks{};    // fio thinktime_blocks
+
+  WorkloadParams() { set_param_defaults(*this); }  // the visit lines' defaults
 
   static constexpr const char* param_prefix = "";
   static constexpr EnumEntry<bool> verify_modes[] = {{false, "off"}, {true, "pattern"}};

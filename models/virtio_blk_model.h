@@ -42,6 +42,8 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
     uint32_t queues = 0;  // virtio.queues as given (0: one per job); System sets firmware.num_queues
     sc_core::sc_time busy_poll;  // vhost-style busy-poll window (0: off); firmware.vhost_notify follows it
 
+    Params() { set_param_defaults(*this); }  // the visit lines' defaults
+
     static constexpr const char* param_prefix = "virtio";
     template <class V>
     void visit(V& v) {

@@ -1,0 +1,115 @@
+// Params{} is the visit table's defaults as values (models/param_defaults.h),
+// the same values platform/'s Config reads from the same lines.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "models/guest.h"
+#include "models/guest_memory.h"
+#include "models/nvme_controller.h"
+#include "models/nvme_hw_engine.h"
+#include "models/pcie_link.h"
+#include "models/vcpu.h"
+#include "models/virtio_blk_model.h"
+#include "platform/config/visitors.h"
+
+using namespace nvmesim;
+using namespace nvmesim::models;
+
+namespace {
+
+// Each visited field as text "name=value" (times in ps, reals exactly).
+class Recorder {
+ public:
+  std::vector<std::string> values;
+
+  template <class F>
+  void time(F& f, const char* name, const char*, double, double, const char*, ParamOptions = {}) {
+    if constexpr (std::is_same_v<F, sc_core::sc_time>)
+      put(name, std::to_string(f.value()) + "ps");
+    else
+      put(name, real_text(f));
+  }
+  template <class F>
+  void size(F& f, const char* name, const char*, double, double, const char*) { put(name, std::to_string(f)); }
+  template <class F>
+  void integer(F& f, const char* name, const char*, const char*, double, double, const char*, ParamOptions = {}) {
+    put(name, std::to_string(f));
+  }
+  template <class F>
+  void real(F& f, const char* name, const char*, const char*, double, double, const char*) {
+    put(name, real_text(f));
+  }
+  void flag(bool& f, const char* name, const char*, const char*) { put(name, f ? "on" : "off"); }
+  template <class E, size_t N>
+  void choice(E& f, const char* name, const char*, const fw::EnumEntry<E> (&t)[N], const char*, const char*) {
+    put(name, fw::enum_name(t, f));
+  }
+  template <class F, class I, size_t N, class = std::enable_if_t<std::is_integral_v<I>>>
+  void choice(F& f, const char* name, const char*, const I (&)[N], const char*, const char*) {
+    put(name, std::to_string(f));
+  }
+  template <class E, size_t N>
+  void choice_or_auto(std::optional<E>& f, const char* name, const char*, const fw::EnumEntry<E> (&t)[N],
+                      AutoChoice, const char*, const char*) {
+    put(name, f ? fw::enum_name(t, *f) : "auto");
+  }
+
+ private:
+  void put(const char* name, const std::string& v) { values.push_back(std::string(name) + "=" + v); }
+  static std::string real_text(double d) {
+    std::ostringstream o;
+    o.precision(17);
+    o << d;
+    return o.str();
+  }
+};
+
+template <class P>
+std::vector<std::string> record(P p) {
+  Recorder r;
+  p.visit(r);
+  return r.values;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("param defaults: default-constructed Params equal the configuration defaults", "[param_defaults]",
+                   NvmeControllerModel::Params, PcieLinkParams, GuestMemoryParams, GuestParams,
+                   WorkloadParams, VirtioBlkModel::Params) {
+  const auto own = record(TestType{});
+  const auto configured = record(platform::default_params<TestType>());
+  REQUIRE(own.size() > 1);
+  CHECK(own == configured);
+}
+
+TEST_CASE("param defaults: the controller's derived settings and the hardware engine's", "[param_defaults]") {
+  const NvmeControllerModel::Params p;
+  CHECK(p.firmware.namespace_lbas == (1ull << 30) / 512);  // nvme.capacity 1g of 512-byte LBAs
+  CHECK(p.firmware.msix_vectors == 65);                      // one per queue: 64 I/O + admin
+  CHECK(p.firmware.cq_eventidx == fw::EventIdxPolicy::Echo);
+  CHECK(p.cmd_cost == sc_core::sc_time(1, sc_core::SC_US));
+  CHECK(p.engine.clock_ghz == 1.0);
+  CHECK(p.engine.command_parse == 32);
+  // The link at its defaults validates (it used to throw "pcie.gen: 0 is not allowed").
+  CHECK_NOTHROW(PcieLink(PcieLinkParams{}));
+  CHECK(PcieLink(PcieLinkParams{}).describe() == PcieLink(platform::default_params<PcieLinkParams>()).describe());
+}
+
+namespace {
+struct CyclesParams {
+  sc_core::sc_time t;
+  template <class V>
+  void visit(V& v) { v.time(t, "t", "5100cyc", 0, 1e9, ""); }
+};
+}  // namespace
+
+TEST_CASE("param defaults: a default that needs the platform is refused", "[param_defaults]") {
+  CyclesParams p;
+  CHECK_THROWS_AS(set_param_defaults(p), std::logic_error);
+}
