@@ -64,6 +64,10 @@ class ParamDefaults {
     else
       bad(name, def);
   }
+  // A checked text (fio's bssplit, random_distribution): its default as written.
+  void text(std::string& field, const char*, const char* def, std::string (*)(const std::string&), const char*) {
+    field = def;
+  }
   template <class E, size_t N>
   void choice(E& field, const char* name, const char* def, const fw::EnumEntry<E> (&table)[N], const char*,
               const char*) {

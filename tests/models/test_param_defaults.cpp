@@ -46,6 +46,9 @@ class Recorder {
     put(name, real_text(f));
   }
   void flag(bool& f, const char* name, const char*, const char*) { put(name, f ? "on" : "off"); }
+  void text(std::string& f, const char* name, const char*, std::string (*)(const std::string&), const char*) {
+    put(name, f);
+  }
   template <class E, size_t N>
   void choice(E& f, const char* name, const char*, const fw::EnumEntry<E> (&t)[N], const char*, const char*) {
     put(name, fw::enum_name(t, f));
