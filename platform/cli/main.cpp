@@ -18,6 +18,15 @@
 #include "platform/cli/interrupt.h"
 #include "platform/system/run.h"
 
+namespace {
+
+// 128 + the signal when SIGINT/SIGTERM arrived, else 0.
+int interrupted() {
+  return nvmesim::platform::interrupt::received() ? nvmesim::platform::interrupt::exit_code() : 0;
+}
+
+}  // namespace
+
 // libsystemc references sc_main (extern "C"); nvmesim has its own main.
 extern "C" int sc_main(int, char**) { return 0; }
 
@@ -27,8 +36,12 @@ int main(int argc, char** argv) {
   nvmesim::platform::interrupt::install();  // SIGINT/SIGTERM: stop and report (platform/cli/interrupt.h)
   try {
     if (argc > 1)
-      if (const auto* command = nvmesim::platform::cli::find_command(argv[1]))
-        return command->run(argc - 1, argv + 1, std::cout, std::cerr);
+      if (const auto* command = nvmesim::platform::cli::find_command(argv[1])) {
+        const int code = command->run(argc - 1, argv + 1, std::cout, std::cerr);
+        // A signal while the input was read ends the read with an error:
+        // the exit status says it was the signal.
+        return code == 2 && interrupted() ? interrupted() : code;
+      }
 
     CliResult cli = nvmesim::platform::parse_command_line(argc, argv);
     switch (cli.action) {
@@ -40,6 +53,7 @@ int main(int argc, char** argv) {
         return 0;
       case CliResult::Error:
         std::cerr << "nvmesim: error: " << cli.message << "\n";
+        if (const int code = interrupted()) return code;
         return cli.exit_code ? cli.exit_code : 2;
       case CliResult::Run:
         break;

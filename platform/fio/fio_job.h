@@ -5,7 +5,9 @@
 // with '#' or ';', and as fio's parser does, an option line ends at its first
 // ';' or '#' (`numjobs=4 ; four threads`). `include FILE` inside a section
 // reads FILE's options there (the name as given, else relative to the
-// including file; no sections in an included file). fio semantics: the [global] options given above a job
+// including file; no sections in an included file; includes nest at most 16
+// deep, at most 256 are followed in one job file and they hold at most 1 MiB in
+// all, so a fan-out cannot grow without end). fio semantics: the [global] options given above a job
 // section apply to it, then the section's own; each job section is a job
 // that runs `numjobs` copies (one vCPU and I/O queue pair each). Options on
 // nvmesim's command line (--bs, --runtime, ...) override the file.

@@ -16,6 +16,7 @@
 #include "platform/sweep/sweep_output.h"
 #include "platform/sweep/sweep_plot.h"
 #include "platform/cli/interrupt.h"
+#include "platform/config/input_file.h"
 #include "platform/config/param_requires.h"
 #include "platform/sweep/sweep_runner.h"
 #include "platform/config/user_text.h"
@@ -287,9 +288,18 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     const auto t0 = std::chrono::steady_clock::now();
     const std::string partial = a.out + "/results.jsonl.partial";
     std::vector<Record> found;
+    // The sweep's own files must be regular files: a FIFO there would block
+    // the read or the open for writing, deaf to signals.
+    for (const std::string& own : {a.out + "/results.jsonl", partial})
+      if (const std::string why = not_regular_reason(own); !why.empty())
+        throw UsageError("--out: " + own + " " + why);
     if (a.resume) {
-      found = read_jsonl(a.out + "/results.jsonl");
-      for (Record& r : read_jsonl(partial)) found.push_back(std::move(r));
+      try {
+        found = read_jsonl(a.out + "/results.jsonl");
+        for (Record& r : read_jsonl(partial)) found.push_back(std::move(r));
+      } catch (const InputFileError& e) {
+        throw UsageError(std::string("--resume: ") + e.what());
+      }
     }
     std::vector<Record> previous = assemble(points, found);
     std::vector<Point> todo;

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "platform/config/input_file.h"
 #include "platform/report/pending_file.h"
 
 namespace nvmesim::platform {
@@ -293,16 +294,25 @@ int run_timeline_html_command(int argc, const char* const* argv, std::ostream& o
     err << "nvmesim timeline-html: error: needs IN.json and OUT.html (see 'nvmesim timeline-html --help')\n";
     return 2;
   }
-  std::ifstream in(argv[1]);
-  if (!in) {
-    err << "nvmesim timeline-html: error: cannot open '" << argv[1] << "'\n";
+  // A regular file of at most kTimelineInputMax bytes (a FIFO would block,
+  // /dev/zero would grow without end).
+  std::string text;
+  try {
+    InputLimits limits;
+    limits.max_bytes = kTimelineInputMax;
+    limits.check_lines = false;  // JSON may be one line
+    text = read_input_file(argv[1], argv[1], limits);
+  } catch (const InputFileError& e) {
+    err << "nvmesim timeline-html: error: " << e.what()
+        << (std::string(e.what()).find("longer than") != std::string::npos
+                ? " (cut the trace with --trace-start/--trace-stop)"
+                : "")
+        << "\n";
     return 2;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
   std::string html;
   try {
-    html = timeline_html(text.str(), std::string("nvmesim timeline ") + argv[1]);
+    html = timeline_html(text, std::string("nvmesim timeline ") + argv[1]);
   } catch (const std::exception& e) {
     err << "nvmesim timeline-html: error: " << argv[1] << ": " << e.what() << "\n";
     return 2;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "platform/config/input_file.h"
 #include "platform/config/params.h"
 #include "platform/config/user_text.h"
 
@@ -15,6 +16,7 @@ namespace {
 
 constexpr size_t kMaxLine = 4096;  // a row of these tables is ~300 characters
 constexpr size_t kMaxRows = 100000;
+constexpr size_t kMaxInputBytes = size_t(64) << 20;  // 64 MiB: kMaxRows rows of ~300 characters, twice over
 
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> cells;
@@ -64,8 +66,11 @@ bool CsvCells::on_off(const std::string& column) const {
 
 void read_csv_table(const std::string& path, const std::vector<const char*>& required,
                     const std::vector<const char*>& optional, const std::function<void(const CsvCells&)>& each) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path + ": cannot open (" + std::strerror(errno) + ")");
+  // Bounded, regular files only (a FIFO would block): kMaxRows lines of kMaxLine.
+  InputLimits limits;
+  limits.max_bytes = kMaxInputBytes;
+  limits.check_lines = false;  // the lines are checked below, with their own message
+  std::istringstream in(read_input_file_as<ConfigError>(path, path, limits));
   std::string header;
   if (!std::getline(in, header) || header.empty()) throw ConfigError(path + ": empty file, no header line");
   if (header.size() > kMaxLine) throw ConfigError(path + " line 1: longer than 4096 characters");
