@@ -99,7 +99,9 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
                 "I/Os the backend serves at once (0 = unlimited)");
       v.real(backend.bandwidth_mb_s, "backend_bandwidth", "0", "MB/s", 0, 1e6,
              "nvme.backend=latency: after its latency each I/O's data moves through one channel at "
-             "this rate, one I/O at a time (10^6 bytes/s; 0 = unlimited)");
+             "this rate, one I/O at a time (10^6 bytes/s; 0 = unlimited; else at least 0.001, so that "
+             "one transfer of the largest bs, 1 MiB, takes at most 1049 s)",
+             ParamOptions{false, false, "", 0.001});
       v.size(backend.capacity, "capacity", "1g", 1 * MiB, 16 * TiB, "namespace size");
       v.choice(firmware.lba_bytes, "lba_bytes", "512", lba_sizes, "bytes", "logical block size");
       v.integer(firmware.mdts, "mdts", "5", "", 0, 10,

@@ -84,6 +84,12 @@ std::string out_of_range(const std::string& text, const ParamSpec& spec) {
   return shown(text) + " is out of range (" + format_range(spec) + ")";
 }
 
+// A time other than 0 that would round to 0 at the kernel's resolution.
+std::string below_resolution(const ParamSpec& spec) {
+  return "is below the simulator's time resolution of 1 ps (0, or " +
+         format_time_ns(std::max(spec.min, kTimeResolutionNs)) + ".." + format_time_ns(spec.max) + ")";
+}
+
 // Parses `text` (already trimmed) for `spec` into `out`. Returns an empty
 // string on success, else the message detail (without the "--name: " prefix).
 // The range of a `cyc` time is checked by Config::validate_all.
@@ -109,6 +115,7 @@ std::string parse_value(const ParamSpec& spec, const std::string& text, Config::
       if (idx != kCyc) {
         double ns = num * kTimeScale[idx];
         if (ns < spec.min || ns > spec.max) return out_of_range(text, spec);
+        if (ns != 0 && std::fabs(ns) < kTimeResolutionNs) return shown(text) + " " + below_resolution(spec);
       } else if (num < 0 && spec.min >= 0) {
         return out_of_range(text, spec);
       }
@@ -179,6 +186,9 @@ std::string parse_value(const ParamSpec& spec, const std::string& text, Config::
       if (!parse_double_prefix(text, v, used) || used != text.size())
         return q + " is not a number";
       if (v < spec.min || v > spec.max) return out_of_range(text, spec);
+      if (v != 0 && std::fabs(v) < spec.min_nonzero)
+        return shown(text) + " is below " + shortest(spec.min_nonzero) + ", the smallest value other than 0 (0, or " +
+               shortest(spec.min_nonzero) + ".." + shortest(spec.max) + ")";
       out.number = v;
       out.canonical = shortest(v);
       return {};
@@ -483,6 +493,9 @@ void Config::validate_all() const {
       throw ConfigError("--" + spec.name + ": " + v.canonical + " (" + format_time_ns(ns) +
                         " at " + kCpuGhz + " " + shortest(ghz) + ") is out of range (" +
                         format_range(spec) + ")");
+    if (ns != 0 && std::fabs(ns) < kTimeResolutionNs)
+      throw ConfigError("--" + spec.name + ": " + v.canonical + " (" + format_time_ns(ns) + " at " + kCpuGhz +
+                        " " + shortest(ghz) + ") " + below_resolution(spec));
   }
   auto has = [this](const char* n) { return registry_->find(n) != nullptr; };
   if (has("number_ios") && has("runtime") && integer("number_ios") == 0 && time_ns("runtime") == 0)

@@ -94,7 +94,14 @@ struct ParamSpec {
   // Time: a bare number means nanoseconds (a parameter that once took ns).
   bool bare_ns = false;
   std::string alias = "";     // another accepted name (e.g. the newer spelling)
+  // Real: a value other than 0 is at least this (0: no such bound). Time:
+  // a value other than 0 is always at least kTimeResolutionNs.
+  double min_nonzero = 0;
 };
+
+// The simulator's time resolution (SystemC's default, 1 ps): a time other
+// than 0 below it would round to 0 (no limit, no cost), so it is refused.
+constexpr double kTimeResolutionNs = 0.001;
 
 class ParamRegistry {
  public:
