@@ -12,7 +12,10 @@
 #include "platform/cli/commands.h"
 #include "platform/cli/options.h"
 
+#include "platform/config/input_file.h"
 #include "platform/fio/fio_job.h"
+#include "platform/fio/fio_logs.h"
+#include "traces/gtkwave_save.h"
 #include "platform/config/param_requires.h"
 #include "platform/report/pending_file.h"
 #include "platform/config/user_text.h"
@@ -229,6 +232,46 @@ std::string list_params_text(const ParamRegistry& registry) {
   return o.str();
 }
 
+namespace {
+
+// The files a run reads: --config files, the job file and its includes.
+NamedFiles run_inputs(const std::vector<std::string>& configs, const RunOptions& options) {
+  NamedFiles in;
+  for (const std::string& c : configs) in.emplace_back("--config", c);
+  if (options.fio)
+    for (size_t k = 0; k < options.fio->inputs.size(); ++k)
+      in.emplace_back(k ? "an include of --job" : "--job", options.fio->inputs[k]);
+  return in;
+}
+
+// fio's log files the run will write (platform/system/run.cpp: job number =
+// the vCPU's index + 1).
+std::vector<std::string> fio_log_files(const RunOptions& options) {
+  std::vector<std::string> names;
+  if (!options.fio || !options.fio->logs) return names;
+  const FioJobs& f = *options.fio;
+  for (size_t v = 0; v < f.vcpu_job.size(); ++v) {
+    const FioLogSpec& spec = f.jobs[f.vcpu_job[v]].logs;
+    if (!spec.any()) continue;
+    for (const std::string& n : FioLogs(spec, unsigned(v + 1)).file_names()) names.push_back(n);
+  }
+  return names;
+}
+
+// The files a run writes: --output, --vcd and its GTKWave save file,
+// --timeline, fio's logs (as run.cpp names them: one set per vCPU whose job
+// asks).
+NamedFiles run_outputs(const RunOptions& options) {
+  NamedFiles out{{"--output", options.output_file}, {"--vcd", options.vcd_file}};
+  if (!options.vcd_file.empty() && not_regular_reason(options.vcd_file).empty())
+    out.emplace_back("the GTKWave save file of --vcd", traces::gtkwave_save_path(options.vcd_file));
+  out.emplace_back("--timeline", options.timeline_file);
+  for (const std::string& log : fio_log_files(options)) out.emplace_back("a fio log of --job", log);
+  return out;
+}
+
+}  // namespace
+
 CliResult parse_command_line(int argc, const char* const* argv) {
   const ParamRegistry& registry = ParamRegistry::builtin();
   std::vector<po::option> parsed;
@@ -313,8 +356,10 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     for (const std::string& c : configs) r.config.load_ini(c);
     if (has_job) {
       // The file's options go between the --config files and the command line.
-      auto jobs = std::make_shared<FioJobs>(
-          resolve_fio_jobs(load_fio_job_file(job_file), r.config, params, strict));
+      const FioJobFile file = load_fio_job_file(job_file);
+      auto jobs = std::make_shared<FioJobs>(resolve_fio_jobs(file, r.config, params, strict));
+      jobs->inputs.push_back(file.path);
+      jobs->inputs.insert(jobs->inputs.end(), file.includes.begin(), file.includes.end());
       std::vector<Config*> all{&jobs->config};
       for (FioJob& job : jobs->jobs) all.push_back(&job.config);
       fit_namespace_to_size(all);
@@ -339,12 +384,6 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     for (const po::option& opt : parsed)
       if (opt.string_key == name && file->empty()) return error(std::string("--") + name + ": empty file name");
   const bool tracing = !options.vcd_file.empty() || !options.timeline_file.empty();
-  // Two outputs into one file would interleave (or one would replace the other).
-  if (const std::string e = same_output_files({{"--output", options.output_file},
-                                               {"--vcd", options.vcd_file},
-                                               {"--timeline", options.timeline_file}});
-      !e.empty())
-    return error(e);
   for (const char* o : {"trace-start", "trace-stop", "trace-signals"})
     for (const po::option& opt : parsed)
       if (opt.string_key == o && !tracing) return error(std::string("--") + o + ": needs --vcd FILE or --timeline FILE");
@@ -386,6 +425,11 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     return error(std::string(options.vcd_file.empty() ? "--timeline" : "--vcd") +
                  ": a trace follows one run and nvme.dbbuf is not set, so two run (off and spec):"
                  " set --nvme.dbbuf=off or spec, or give --single-run");
+  // Every output against every input and every other output, implicit ones
+  // included: two outputs into one file would interleave (or one replace the
+  // other), an output over an input would replace it with results.
+  if (const std::string e = clashing_files(run_inputs(configs, options), run_outputs(options)); !e.empty())
+    return error(e);
   r.options = options;
   r.action = CliResult::Run;
   return r;

@@ -190,6 +190,7 @@ void parse_lines(std::istream& in, const std::string& path, ParseState& st, int 
                           " includes in one job file (counting those of included files)");
       const std::string text = read_input_file_as<ConfigError>(full, where + "include " + shown(full));
       st.included_bytes += text.size();
+      st.file.includes.push_back(full);
       if (st.included_bytes > kInputFileMax)
         throw ConfigError(where + "include " + quoted(name) + ": the included files hold more than " +
                           std::to_string(kInputFileMax) + " bytes in all");

@@ -56,6 +56,7 @@ struct FioJobFile {
   std::string path;
   std::vector<FioOption> global;    // every [global] option in the file
   std::vector<FioSection> jobs;
+  std::vector<std::string> includes;  // every file an include line read, as resolved
 };
 
 // Syntax only (no option is checked here). Throws ConfigError
@@ -89,6 +90,8 @@ struct FioJobs {
   // jobs[vcpu_job[v]].config's workload. Always filled (one entry per vCPU).
   bool per_vcpu_workloads = false;
   std::vector<unsigned> vcpu_job;
+  // The files the job file read (itself and its includes): no output may be one.
+  std::vector<std::string> inputs;
   // Per vCPU: the vCPUs whose jobs must finish before its job starts
   // (stonewall, wait_for); `ordered` when any has one.
   std::vector<std::vector<unsigned>> vcpu_waits_for;

@@ -78,29 +78,38 @@ std::string PendingFile::commit() {
 }
 
 std::string same_output_files(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  return clashing_files({}, outputs);
+}
+
+std::string clashing_files(const NamedFiles& inputs, const NamedFiles& outputs) {
   struct Seen {
     std::string option, name, resolved;
-    bool exists;
+    bool exists, input;
     dev_t dev;
     ino_t ino;
   };
   std::vector<Seen> seen;
-  for (const auto& [option, name] : outputs) {
-    if (name.empty()) continue;
-    Seen s{option, name, resolved_name(name), false, 0, 0};
-    struct stat st {};
-    if (::stat(name.c_str(), &st) == 0) {
-      if (S_ISCHR(st.st_mode)) continue;  // /dev/null twice is fine: nothing to mix up
-      s.exists = true, s.dev = st.st_dev, s.ino = st.st_ino;
+  auto clash = [](const Seen& o, const Seen& s) {
+    return o.resolved == s.resolved || (o.exists && s.exists && o.dev == s.dev && o.ino == s.ino);
+  };
+  for (const bool input : {true, false})
+    for (const auto& [option, name] : input ? inputs : outputs) {
+      if (name.empty()) continue;
+      Seen s{option, name, resolved_name(name), false, input, 0, 0};
+      struct stat st {};
+      if (::stat(name.c_str(), &st) == 0) {
+        if (!input && S_ISCHR(st.st_mode)) continue;  // /dev/null twice is fine: nothing to mix up
+        s.exists = true, s.dev = st.st_dev, s.ino = st.st_ino;
+      }
+      if (!input)
+        for (const Seen& o : seen)
+          if (clash(o, s))
+            return o.option + " and " + s.option + ": " +
+                   (o.name == s.name ? "both name " + quoted(o.name)
+                                     : quoted(o.name) + " and " + quoted(s.name) + " are the same file") +
+                   (o.input ? "; an output may not replace an input, give another file" : "; give two files");
+      seen.push_back(s);
     }
-    for (const Seen& o : seen)
-      if (o.resolved == s.resolved || (o.exists && s.exists && o.dev == s.dev && o.ino == s.ino))
-        return o.option + " and " + s.option + ": " +
-               (o.name == s.name ? "both name " + quoted(o.name)
-                                 : quoted(o.name) + " and " + quoted(s.name) + " are the same file") +
-               "; give two files";
-    seen.push_back(s);
-  }
   return "";
 }
 

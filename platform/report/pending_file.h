@@ -42,4 +42,14 @@ class PendingFile {
 // Returns "" or the one-line error naming both options.
 std::string same_output_files(const std::vector<std::pair<std::string, std::string>>& outputs);
 
+// The same for every file a command names: an output that is one of the
+// inputs (it would be replaced by the results), or two outputs that are one
+// file. Implicit outputs count (the GTKWave save file beside --vcd, fio's
+// log files): their `option` says whose they are ("the GTKWave save file of
+// --vcd"). Inputs and outputs are (option, file name) pairs; empty names
+// are skipped, and so are character devices among the outputs (/dev/null).
+// Returns "" or the one-line error naming both.
+using NamedFiles = std::vector<std::pair<std::string, std::string>>;
+std::string clashing_files(const NamedFiles& inputs, const NamedFiles& outputs);
+
 }  // namespace nvmesim::platform

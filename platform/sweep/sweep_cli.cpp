@@ -36,7 +36,8 @@ std::string sweep_help_text() {
          "Runs every point of the grid (all combinations of the --grid values; the\n"
          "first axis is the outermost loop) as its own nvmesim process with the fixed\n"
          "options, --NAME=VALUE per axis, --output-format=json, --single-run and the\n"
-         "point's seed.\n"
+         "point's seed. --output, --vcd and --timeline are refused (every point would\n"
+         "write the one file): results go to --out DIR, traces come from one point's run.\n"
          "\n"
          "  --grid NAME=...      a parameter (see --list-params) and its values: a list,\n"
          "                       or START:STOP:STEP with one unit (2000cyc:10000cyc:2000cyc)\n"
@@ -114,6 +115,10 @@ Args parse(int argc, const char* const* argv) {
       if (o.unregistered && (name == "output" || name == "output-format" || name == "--output" ||
                              name == "--output-format"))
         throw UsageError(option_name(o) + ": the sweep sets it (results go to --out DIR)");
+      // Every point would write the one file (and the last one finishing win).
+      if (o.unregistered && (name == "vcd" || name == "timeline" || name == "--vcd" || name == "--timeline"))
+        throw UsageError(option_name(o) + ": every point would write this one file; trace one point with "
+                         "nvmesim " + option_name(o) + " FILE and that point's options");
       for (const std::string& t : o.original_tokens) a.fixed.push_back(t);
       continue;
     }

@@ -294,6 +294,10 @@ int run_timeline_html_command(int argc, const char* const* argv, std::ostream& o
     err << "nvmesim timeline-html: error: needs IN.json and OUT.html (see 'nvmesim timeline-html --help')\n";
     return 2;
   }
+  if (const std::string e = clashing_files({{"IN.json", argv[1]}}, {{"OUT.html", argv[2]}}); !e.empty()) {
+    err << "nvmesim timeline-html: error: " << e << "\n";
+    return 2;
+  }
   // A regular file of at most kTimelineInputMax bytes (a FIFO would block,
   // /dev/zero would grow without end).
   std::string text;

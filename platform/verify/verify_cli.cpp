@@ -13,6 +13,7 @@
 #include "platform/verify/canonical.h"
 #include "platform/verify/report.h"
 #include "traces/gtkwave_save.h"
+#include "platform/report/pending_file.h"
 #include "traces/timeline_writer.h"
 #include "traces/vcd_writer.h"
 #include "platform/verify/search.h"
@@ -220,6 +221,16 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
     const std::string time = vm["time"].as<std::string>();
     if (time != "on" && time != "off") throw UsageError{"--time: " + quoted(time) + " is not one of on, off"};
 
+    // The outputs (the GTKWave save file beside --vcd included) are distinct files.
+    {
+      NamedFiles outputs;
+      if (vm.count("vcd")) {
+        outputs.emplace_back("--vcd", vm["vcd"].as<std::string>());
+        outputs.emplace_back("the GTKWave save file of --vcd", traces::gtkwave_save_path(vm["vcd"].as<std::string>()));
+      }
+      if (vm.count("timeline")) outputs.emplace_back("--timeline", vm["timeline"].as<std::string>());
+      if (const std::string e = clashing_files({}, outputs); !e.empty()) throw UsageError{e};
+    }
     // Every option's values, in the help's order; the last varies fastest.
     std::vector<std::pair<std::string, std::vector<std::string>>> axes;
     for (const char* name : kSimParams) axes.push_back({name, sim_values(name, vm[name].as<std::string>())});
