@@ -207,6 +207,7 @@ std::string help_text() {
        "Exit status: 0 success, 1 internal error, 2 usage or configuration error,\n"
        "3 the run stalled and --fail-on-stall was given, 4 I/Os failed (completed\n"
        "with an error status or failed verification; the report's first line says so),\n"
+       "5 the results could not be written (standard output failed),\n"
        "130/143 SIGINT/SIGTERM stopped the run (the results so far are written, marked\n"
        "interrupted).\n";
   return o.str();
@@ -384,6 +385,16 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     for (const po::option& opt : parsed)
       if (opt.string_key == name && file->empty()) return error(std::string("--") + name + ": empty file name");
   const bool tracing = !options.vcd_file.empty() || !options.timeline_file.empty();
+  // Every output against every input and every other output, implicit ones
+  // included: two outputs into one file would interleave (or one replace the
+  // other), an output over an input would replace it with results.
+  if (const std::string e = clashing_files(run_inputs(configs, options), run_outputs(options)); !e.empty())
+    return error(e);
+  // fio's logs are written after the run: a folder that cannot take them is
+  // found now, not after the whole run.
+  for (const std::string& log : fio_log_files(options))
+    if (const std::string e = output_path_problem(log); !e.empty())
+      return error("--job: cannot write the fio log " + quoted(log) + " (" + e + ")");
   for (const char* o : {"trace-start", "trace-stop", "trace-signals"})
     for (const po::option& opt : parsed)
       if (opt.string_key == o && !tracing) return error(std::string("--") + o + ": needs --vcd FILE or --timeline FILE");
@@ -425,11 +436,6 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     return error(std::string(options.vcd_file.empty() ? "--timeline" : "--vcd") +
                  ": a trace follows one run and nvme.dbbuf is not set, so two run (off and spec):"
                  " set --nvme.dbbuf=off or spec, or give --single-run");
-  // Every output against every input and every other output, implicit ones
-  // included: two outputs into one file would interleave (or one replace the
-  // other), an output over an input would replace it with results.
-  if (const std::string e = clashing_files(run_inputs(configs, options), run_outputs(options)); !e.empty())
-    return error(e);
   r.options = options;
   r.action = CliResult::Run;
   return r;

@@ -77,6 +77,22 @@ std::string PendingFile::commit() {
   return "";
 }
 
+std::string output_path_problem(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return "is a directory";
+    if (!S_ISREG(st.st_mode)) return "";
+  }
+  // A new file (or the temporary file beside an existing one) goes in the folder.
+  std::string folder = folder_of(path);
+  char real[PATH_MAX];
+  if (::stat(path.c_str(), &st) == 0 && ::realpath(path.c_str(), real)) folder = folder_of(real);
+  if (::stat(folder.c_str(), &st) != 0) return std::strerror(errno);
+  if (!S_ISDIR(st.st_mode)) return std::strerror(ENOTDIR);
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) return std::strerror(errno);
+  return "";
+}
+
 std::string same_output_files(const std::vector<std::pair<std::string, std::string>>& outputs) {
   return clashing_files({}, outputs);
 }

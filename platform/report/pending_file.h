@@ -35,6 +35,13 @@ class PendingFile {
   bool direct_ = false;  // not a regular file: temp_ is the path itself
 };
 
+// Why `path` cannot be written as an output, checked before a run: "" when
+// it can be tried, else "is a directory" or the reason its folder cannot
+// take a new file (strerror text: "No such file or directory", "Not a
+// directory", "Permission denied"). A special file (/dev/null, a FIFO) is
+// written in place and passes.
+std::string output_path_problem(const std::string& path);
+
 // Two of the named outputs that are one file: the same name spelled twice
 // (./a.vcd and a.vcd, dir/../a.vcd), a symbolic or hard link to the same
 // file. `outputs` holds (option, file name) pairs, empty names and

@@ -151,6 +151,8 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
       if (!spec.any()) continue;
       logs.push_back(std::make_unique<FioLogs>(spec, unsigned(v + 1)));  // fio's job number
       FioLogs* log = logs.back().get();
+      // Before the run: a log that cannot be written refuses the run (exit 2).
+      if (const std::string e = log->open_files(); !e.empty()) throw ConfigError("--job: " + e);
       system.vcpus()[v]->on_io([log](const models::Vcpu::IoSample& s) {
         log->add(s.elapsed_ps, s.lat_ns, s.write, s.bytes, s.offset);
       });
