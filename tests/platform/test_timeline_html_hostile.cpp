@@ -119,7 +119,7 @@ TEST_CASE("timeline-html hostile: every field of every event kind, every JSON ty
   CHECK_NOTHROW(timeline_html(deep, "t"));
 }
 
-TEST_CASE("timeline-html hostile: through the binary, a missing args names the track by its id; a wrong type is exit 2",
+TEST_CASE("timeline-html hostile: through the binary, a missing args names the track by its id, a wrong type is exit 2",
           "[traces][binary][input]") {
   const std::string base = "/tmp/nvmesim_tlhostile_" + std::to_string(::getpid());
   const std::string in = base + ".json", out = base + ".html";
