@@ -207,7 +207,8 @@ std::string help_text() {
        "Exit status: 0 success, 1 internal error, 2 usage or configuration error,\n"
        "3 the run stalled and --fail-on-stall was given, 4 I/Os failed (completed\n"
        "with an error status or failed verification; the report's first line says so),\n"
-       "5 the results could not be written (standard output failed),\n"
+       "or the bring-up was refused, 5 the results could not be written (standard\n"
+       "output, --output, a trace or a log failed while written),\n"
        "130/143 SIGINT/SIGTERM stopped the run (the results so far are written, marked\n"
        "interrupted).\n";
   return o.str();
@@ -390,6 +391,16 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   // other), an output over an input would replace it with results.
   if (const std::string e = clashing_files(run_inputs(configs, options), run_outputs(options)); !e.empty())
     return error(e);
+  // An output that cannot be written (a directory, a missing or read-only
+  // folder) is the user's to fix: found now (exit 2), not after the run.
+  for (const auto& [option, name] : run_outputs(options)) {
+    if (name.empty() || option == "a fio log of --job") continue;
+    if (const std::string e = output_path_problem(name); !e.empty())
+      return error(option.rfind("--", 0) == 0
+                       ? option + ": cannot open " + quoted(name) + " for writing (" + e + ")"
+                       : "--vcd: cannot open " + option.substr(0, option.find(" of ")) + " " + quoted(name) +
+                             " for writing (" + e + ")");
+  }
   // fio's logs are written after the run: a folder that cannot take them is
   // found now, not after the whole run.
   for (const std::string& log : fio_log_files(options))

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <set>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "platform/cli/cli.h"
@@ -61,6 +62,19 @@ std::string sweep_help_text() {
 }
 
 namespace {
+
+// --out DIR (or a folder in it): a file there, or a folder that cannot be
+// made, is the user's to fix (exit 2), found before any point runs.
+void make_out_dir(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    throw UsageError("--out: " + quoted(dir) + " is not a directory");
+  try {
+    make_dirs(dir);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(std::string("--out: ") + e.what());
+  }
+}
 
 struct Args {
   std::vector<Axis> axes;
@@ -241,7 +255,7 @@ int merge(Args& a, std::ostream& err) {
   for (const PlotSpec& p : a.plots) check_plot_columns(p, axis_names(a.axes));
   if (!a.seed_given && !manifests.empty()) a.seed = manifests.front().second.seed;
   const std::vector<Point> points = expand_grid(a.axes, a.seed);
-  make_dirs(a.out);
+  make_out_dir(a.out);
   const std::vector<Record> records = assemble(points, found);
   write_results(a.out, axis_names(a.axes), records);
   Manifest m;
@@ -275,7 +289,8 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     check_fixed(a.fixed);
     for (const PlotSpec& p : a.plots) check_plot_columns(p, axis_names(a.axes));
     check_points(a.fixed, points);
-    make_dirs(a.out + "/points");
+    make_out_dir(a.out);
+    make_out_dir(a.out + "/points");
     a.out = absolute(a.out);
     const std::string exe = self_exe();
     Manifest m;

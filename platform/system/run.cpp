@@ -22,6 +22,7 @@
 #include "platform/fio/fio_json.h"
 #include "platform/fio/fio_logs.h"
 #include "models/vcpu.h"
+#include "platform/cli/exit_codes.h"
 #include "platform/cli/interrupt.h"
 #include "platform/config/params.h"
 #include "platform/report/pending_file.h"
@@ -398,7 +399,12 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   const bool stalled = (ran > 0 && s[0].stalled) || (ran > 1 && s[1].stalled);
   const bool needs_reset = (ran > 0 && s[0].device_needs_reset) || (ran > 1 && s[1].device_needs_reset);
   bool failed = false;
-  for (int k = 0; k < ran; ++k) failed = failed || s[k].io_errors || s[k].verify_errors;
+  bool bringup_failed = false;
+  for (int k = 0; k < ran; ++k) {
+    failed = failed || s[k].io_errors || s[k].verify_errors;
+    bringup_failed = bringup_failed || !s[k].ok;
+  }
+  failed = failed || bringup_failed;  // the simulated system failed: exit 4
   const int code = sig ? interrupt::exit_code() : options.fail_on_stall && stalled ? 3 : failed ? 4 : 0;
   // A run that went wrong says so first, before any figure.
   std::string headline;
@@ -428,7 +434,11 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   add("lat_ns.percentile.99.000000", "latency p99 (ns)", pair([](const Summary& x) { return double(x.p99); }), "%.0f");
   auto figure_ratio = [&](const Figure& f) { return ran > 1 ? ratio(f.v[1], f.v[0]) : -1; };
   if (options.output_format != "normal") {
-    const char* outcome = stalled ? "stalled" : needs_reset ? "device_needs_reset" : failed ? "io_errors" : "ok";
+    const char* outcome = bringup_failed ? "bringup_failed"
+                          : stalled     ? "stalled"
+                          : needs_reset ? "device_needs_reset"
+                          : failed      ? "io_errors"
+                                        : "ok";
     report::Json doc;
     doc["experiment"] = "default: doorbell buffer off vs spec";
     doc["outcome"] = outcome;
@@ -519,7 +529,7 @@ Outcome run_one(const Config& config, const RunOptions& options, std::ostream& o
                 << " simulated): the traces hold no events\n";
     if (const std::string e = traces.commit(); !e.empty()) {
       std::cerr << "nvmesim: error: " << e << "\n";
-      return {1, false};
+      return {exit_code::kOutput, false};
     }
   }
   if (options.output_format == "json+") {
@@ -531,7 +541,7 @@ Outcome run_one(const Config& config, const RunOptions& options, std::ostream& o
     write_normal(r, out);
   }
   if (interrupt::received()) return {interrupt::exit_code(), true};
-  if (!r.bringup_ok) return {1, true};
+  if (!r.bringup_ok) return {exit_code::kFailed, true};
   if (r.stalled && options.fail_on_stall) return {3, true};
   if (r.io_errors || r.verify_errors) return {4, true};
   return {0, true};
@@ -564,12 +574,12 @@ int run_experiment(const Config& config, const RunOptions& options, std::ostream
   file.close();
   if (!file) {
     std::cerr << "nvmesim: error: --output: error writing " << quoted(options.output_file) << "\n";
-    return o.code ? o.code : 1;
+    return o.code ? o.code : exit_code::kOutput;
   }
   if (const std::string e = pending.commit(); !e.empty()) {
     std::cerr << "nvmesim: error: --output: cannot rename the finished file to "
               << quoted(options.output_file) << " (" << e << ")\n";
-    return o.code ? o.code : 1;
+    return o.code ? o.code : exit_code::kOutput;
   }
   return o.code;
 }

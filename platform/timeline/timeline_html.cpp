@@ -298,6 +298,10 @@ int run_timeline_html_command(int argc, const char* const* argv, std::ostream& o
     err << "nvmesim timeline-html: error: " << e << "\n";
     return 2;
   }
+  if (const std::string e = output_path_problem(argv[2]); !e.empty()) {
+    err << "nvmesim timeline-html: error: cannot write '" << argv[2] << "' (" << e << ")\n";
+    return 2;
+  }
   // A regular file of at most kTimelineInputMax bytes (a FIFO would block,
   // /dev/zero would grow without end).
   std::string text;
@@ -332,7 +336,7 @@ int run_timeline_html_command(int argc, const char* const* argv, std::ostream& o
   if (e.empty()) e = pending.commit();
   if (!e.empty()) {
     err << "nvmesim timeline-html: error: cannot write '" << argv[2] << "' (" << e << ")\n";
-    return 1;
+    return 5;  // platform/cli/exit_codes.h: results not written
   }
   return 0;
 }

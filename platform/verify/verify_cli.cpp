@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "platform/cli/options.h"
+#include "platform/config/input_file.h"
 #include "platform/config/params.h"
 #include "platform/config/user_text.h"
 #include "platform/verify/canonical.h"
@@ -29,6 +30,10 @@ using verify::ModelConfig;
 constexpr const char* kPrefix = "nvmesim verify: error: ";
 
 struct UsageError {
+  std::string message;
+};
+// An output that failed while written (exit 5: results not written).
+struct WriteError {
   std::string message;
 };
 
@@ -226,10 +231,16 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
       NamedFiles outputs;
       if (vm.count("vcd")) {
         outputs.emplace_back("--vcd", vm["vcd"].as<std::string>());
-        outputs.emplace_back("the GTKWave save file of --vcd", traces::gtkwave_save_path(vm["vcd"].as<std::string>()));
+        if (not_regular_reason(vm["vcd"].as<std::string>()).empty())
+          outputs.emplace_back("the GTKWave save file of --vcd", traces::gtkwave_save_path(vm["vcd"].as<std::string>()));
       }
       if (vm.count("timeline")) outputs.emplace_back("--timeline", vm["timeline"].as<std::string>());
       if (const std::string e = clashing_files({}, outputs); !e.empty()) throw UsageError{e};
+      for (const auto& [option, name] : outputs)
+        if (const std::string e = output_path_problem(name); !e.empty())
+          throw UsageError{(option.rfind("--", 0) == 0 ? option : "--vcd: " + option.substr(0, option.find(" of "))) +
+                           (option.rfind("--", 0) == 0 ? ": cannot write " : " cannot be written: ") + quoted(name) +
+                           " (" + e + ")"};
     }
     // Every option's values, in the help's order; the last varies fastest.
     std::vector<std::pair<std::string, std::vector<std::string>>> axes;
@@ -288,22 +299,28 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
       const std::string path = vm[option].as<std::string>();
       const std::string refused = std::string("--") + option + ": cannot write " + quoted(path);
       std::FILE* f = std::fopen(path.c_str(), "w");
-      if (!f) throw UsageError{refused};
+      if (!f) throw WriteError{refused};
       traces::TraceOptions topts;
       if (std::string(option) == "vcd") {
         traces::VcdWriter vcd(f, topts);
         verify::write_trace(vcd, *first_violation);
-        const std::string save = traces::gtkwave_save_path(path);
-        std::FILE* g = std::fopen(save.c_str(), "w");
-        if (!g) throw UsageError{"--vcd: cannot write " + quoted(save)};
-        std::fputs(traces::gtkwave_save_file(vcd.signal_list(), path, {0, verify::trace_end_ps(*first_violation)})
-                       .c_str(), g);
-        if (std::fclose(g) != 0) throw UsageError{"--vcd: cannot write " + quoted(save)};
+        // A save file only beside a regular file (not /dev/null.gtkw).
+        if (not_regular_reason(path).empty()) {
+          const std::string save = traces::gtkwave_save_path(path);
+          std::FILE* g = std::fopen(save.c_str(), "w");
+          if (!g) throw WriteError{"--vcd: cannot write " + quoted(save)};
+          std::fputs(traces::gtkwave_save_file(vcd.signal_list(), path, {0, verify::trace_end_ps(*first_violation)})
+                         .c_str(),
+                     g);
+          const bool bad = std::ferror(g);
+          if (std::fclose(g) != 0 || bad) throw WriteError{"--vcd: cannot write " + quoted(save)};
+        }
       } else {
         traces::TimelineWriter timeline(f, topts);
         verify::write_trace(timeline, *first_violation);
       }
-      if (std::fclose(f) != 0) throw UsageError{refused};
+      const bool bad = std::ferror(f) || std::fflush(f) != 0;
+      if (std::fclose(f) != 0 || bad) throw WriteError{refused};
     }
     if (ro.json) verify::write_json(out, runs, ro, seconds);
     else verify::write_text(out, runs, ro, seconds);
@@ -314,6 +331,9 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
   } catch (const UsageError& e) {
     err << kPrefix << e.message << '\n';
     return 2;
+  } catch (const WriteError& e) {
+    err << kPrefix << e.message << '\n';
+    return 5;  // platform/cli/exit_codes.h: results not written
   } catch (const cli::UsageError& e) {
     err << kPrefix << e.what() << '\n';
     return 2;
