@@ -315,7 +315,7 @@ bool NvmeControllerModel::work_pending() const {
   if (backend_->in_flight() > 0) return true;
   for (const Context& c : ctx_)
     if (c.done_count) return true;
-  return coalescer_.holding();
+  return coalescer_.holding() || msix_in_flight();
 }
 
 // ---------------------------------------------------------------- backend
