@@ -141,8 +141,8 @@ report::Json results_json(const RunResults& r) {
   j["io_errors"] = r.io_errors;
   j["first_error_status"] = r.first_error_status;
   j["verify"] = {{"verified_reads", r.verified_reads}, {"errors", r.verify_errors}};
-  j["iops"] = fixed(r.iops(), 3);
-  j["bw_bytes"] = fixed(r.bw_bytes(), 3);
+  j["iops"] = report::rate(r.iops());
+  j["bw_bytes"] = report::rate(r.bw_bytes());
   Json& lat = j["lat_ns"];
   lat["min"] = r.lat.min();
   lat["mean"] = fixed(r.lat.mean(), 3);
