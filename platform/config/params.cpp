@@ -36,10 +36,14 @@ std::string trim(const std::string& s) {
 
 // Shortest text that reads back as the same double, without an exponent
 // below 1e16 ("2.3", "1000", "5000000", "0.0001").
+// The shortest text that reads back as v: fixed between 1e-4 and 1e16 (as
+// typed: 0.5, 5100), else the shortest round-trip form (1e-300, not 300
+// digits of zeros).
 std::string shortest(double v) {
   char buf[400];
-  auto r = std::fabs(v) < 1e16 ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
-                               : std::to_chars(buf, buf + sizeof buf, v);
+  const double a = std::fabs(v);
+  auto r = a == 0 || (a >= 1e-4 && a < 1e16) ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
+                                             : std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
 }
 
@@ -365,10 +369,14 @@ void Config::load_ini(std::istream& in, const std::string& source) {
     if (lineno == 1) line = strip_bom(line);
     if (line.size() > kInputLineMax)
       throw ConfigError(where + "longer than " + std::to_string(kInputLineMax) + " bytes");
+    // '#' anywhere, ';' at the start or after a blank, start a comment
+    // (also after a section header: "[hv] ; host" as "[hv] # host").
     size_t hash = line.find('#');
+    for (size_t semi = line.find(';'); semi != std::string::npos && semi < hash; semi = line.find(';', semi + 1))
+      if (semi == 0 || line[semi - 1] == ' ' || line[semi - 1] == '\t') hash = semi;
     if (hash != std::string::npos) line.erase(hash);
     line = trim(line);
-    if (line.empty() || line[0] == ';') continue;
+    if (line.empty()) continue;
     if (line[0] == '[') {
       if (line.back() != ']') throw ConfigError(where + "bad section header " + quoted(line));
       section = trim(line.substr(1, line.size() - 2));

@@ -44,8 +44,8 @@
 // INI files (Config::load_ini), the conventions of Boost.Program_options'
 // parse_config_file plus line numbers in errors:
 //   - `name = value` lines; `#` anywhere starts a comment, and so does `;`
-//     at the start of a line; blank lines are ignored; spaces around names
-//     and values are trimmed;
+//     at the start of a line or after a blank (`[hv] ; host`, `x = 1 ; why`);
+//     blank lines are ignored; spaces around names and values are trimmed;
 //   - `[component]` starts a section: its keys are `component.key`;
 //   - keys before the first section are full names: the flat fio names
 //     (`bs = 4k`) or dotted names (`hv.exit_mmio = 5100cyc`);

@@ -1,6 +1,8 @@
 #include "platform/verify/verify.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <map>
 #include <ostream>
@@ -28,6 +30,18 @@ using verify::Checked;
 using verify::ModelConfig;
 
 constexpr const char* kPrefix = "nvmesim verify: error: ";
+
+// MemAvailable from /proc/meminfo (bytes); 0 when unknown.
+uint64_t available_memory_bytes() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  uint64_t kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "MemAvailable: %" SCNu64 " kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb * 1024;
+}
 
 struct UsageError {
   std::string message;
@@ -210,7 +224,8 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
         ("vcd", po::value<std::string>(), "write the counterexample as a VCD (the simulator's signal names) and its GTKWave save file")
         ("timeline", po::value<std::string>(), "write the counterexample as a Chrome trace-event timeline")
         ("max-states", po::value<std::string>()->default_value("50000000"),
-         "stop a search after this many states (1..1000000000)")
+         "stop a search after this many states (1..1000000000; the default is also at most "
+         "a quarter of the available memory, at 120 bytes a state)")
         ("time", po::value<std::string>()->default_value("on"), "print elapsed times (off: byte-identical output)");
     const po::variables_map vm = cli::to_variables(cli::parse_options(argc, argv, desc), desc);
     if (vm.count("help")) {
@@ -219,7 +234,19 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
     }
     const uint32_t qsize = bounded_number(vm, "qsize", 2, verify::kMaxRing);
     const uint32_t commands = bounded_number(vm, "commands", 1, verify::kMaxCommands);
-    const uint64_t max_states = bounded_number(vm, "max-states", 1, 1000000000);
+    uint64_t max_states = bounded_number(vm, "max-states", 1, 1000000000);
+    std::string truncated_note = "stopped at --max-states";
+    if (vm["max-states"].defaulted()) {
+      // The default fits the machine: at most a quarter of the available
+      // memory (a qsize 8, 64-command search took 4.4 GB at 50 000 000).
+      const uint64_t fits = std::max<uint64_t>(1000000, available_memory_bytes() / 4 / verify::kStateBytes);
+      if (fits < max_states) {
+        max_states = fits;
+        truncated_note = "stopped at the default --max-states, " + std::to_string(fits) +
+                         ", a quarter of the available memory; --max-states=N needs about N x " +
+                         std::to_string(verify::kStateBytes) + " bytes";
+      }
+    }
     const std::string format = vm["output-format"].as<std::string>();
     if (format != "text" && format != "json")
       throw UsageError{"--output-format: " + quoted(format) + " is not one of text, json"};
@@ -284,6 +311,7 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
 
     verify::ReportOptions ro;
     ro.json = format == "json";
+    ro.truncated_note = truncated_note;
     ro.show_time = time == "on";
     int status = 0;
     const Checked* first_violation = nullptr;
