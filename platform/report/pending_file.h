@@ -19,10 +19,13 @@ class PendingFile {
   PendingFile& operator=(const PendingFile&) = delete;
   ~PendingFile();  // removes the temporary file unless committed
 
-  // Creates the temporary file beside `path` (mode as a new file would get
-  // under the umask; beside the file a symbolic link names, which stays a
-  // link). A path that is not a regular file (/dev/null, /dev/stdout, a
-  // FIFO) is written in place. Returns "" or the reason (strerror text).
+  // Creates the temporary file beside `path`, with the replaced file's mode
+  // (and owner when allowed), else the mode a new file gets under the umask;
+  // beside the file a symbolic link names, which stays a link (a dangling
+  // one too: the file it names is created). A file the user may not write
+  // is refused ("Permission denied"), as open(2) would. A path that is not
+  // a regular file (/dev/null, /dev/stdout, a FIFO) is written in place.
+  // Returns "" or the reason (strerror text).
   std::string create(const std::string& path);
   const std::string& temp_path() const { return temp_; }
   const std::string& path() const { return path_; }  // the file replaced
