@@ -121,7 +121,7 @@ TEST_CASE("numeric edges: through the binary, one line naming the field, exit 2,
       {"--nvme.backend=latency --nvme.backend_bandwidth=1e-308",
        "--nvme.backend_bandwidth: 1e-308 is below 0.001, the smallest value other than 0 (0, or 0.001..1000000)"},
       {"--hv.exit_mmio=1e-9cyc",
-       "--hv.exit_mmio: 0.000000001cyc (4.34783e-10ns at hv.cpu_ghz 2.3) is below the simulator's time resolution of 1 ps "
+       "--hv.exit_mmio: 1e-09cyc (4.34783e-10ns at hv.cpu_ghz 2.3) is below the simulator's time resolution of 1 ps "
        "(0, or 0.001ns..1ms)"},
   };
   for (const Case& c : cases) nvmesim::test::check_refused("--single-run " + c.args, "nvmesim: error: " + c.error);
