@@ -1,6 +1,7 @@
 #include "platform/system/run.h"
 
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <algorithm>
@@ -229,6 +230,7 @@ Summary summarize(const RunResults& r) {
   s.stalled = r.stalled;
   s.device_needs_reset = r.device_needs_reset;
   s.interrupted = r.interrupted;
+  s.interrupt_signal = r.interrupted ? r.interrupt_signal : 0;
   std::snprintf(s.headline, sizeof s.headline, "%s", run_headline(r).c_str());
   s.dbbuf_active = r.dbbuf_active;
   return s;
@@ -368,6 +370,12 @@ std::string other_settings(const Config& c) {
   return out;
 }
 
+// The comparison's first line when a signal cut it short.
+std::string interrupted_mark(int sig, int ran) {
+  return std::string("INTERRUPTED by ") + interrupt::signal_name(sig) + ": " + std::to_string(ran) +
+         " of 2 runs started; a run cut short covers its simulated time so far, '-' marks one not run";
+}
+
 Outcome run_default_comparison(const Config& base, const RunOptions& options, std::ostream& out) {
   const char* modes[2] = {"off", "spec"};
   Summary s[2]{};
@@ -394,8 +402,16 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
       std::cerr << "nvmesim: error: " << error << "\n";
       return {1, false};
     }
+    // A signal to the child alone (not to this process) cut its run short:
+    // the comparison is as interrupted as if this process had received it.
+    if (s[k].interrupted) {
+      ++ran;
+      break;
+    }
   }
-  const int sig = interrupt::received();
+  int sig = interrupt::received();
+  for (int k = 0; k < ran && !sig; ++k)
+    if (s[k].interrupted) sig = s[k].interrupt_signal ? s[k].interrupt_signal : SIGTERM;
   const bool stalled = (ran > 0 && s[0].stalled) || (ran > 1 && s[1].stalled);
   const bool needs_reset = (ran > 0 && s[0].device_needs_reset) || (ran > 1 && s[1].device_needs_reset);
   bool failed = false;
@@ -405,7 +421,7 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
     bringup_failed = bringup_failed || !s[k].ok;
   }
   failed = failed || bringup_failed;  // the simulated system failed: exit 4
-  const int code = sig ? interrupt::exit_code() : options.fail_on_stall && stalled ? 3 : failed ? 4 : 0;
+  const int code = sig ? 128 + sig : options.fail_on_stall && stalled ? 3 : failed ? 4 : 0;
   // A run that went wrong says so first, before any figure.
   std::string headline;
   for (int k = 0; k < ran; ++k)
@@ -438,10 +454,13 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
                           : stalled     ? "stalled"
                           : needs_reset ? "device_needs_reset"
                           : failed      ? "io_errors"
+                          : sig         ? "interrupted"
                                         : "ok";
     report::Json doc;
     doc["experiment"] = "default: doorbell buffer off vs spec";
     doc["outcome"] = outcome;
+    // The first line of the text report, as one run's "headline".
+    doc["headline"] = (sig ? interrupted_mark(sig, ran) + (headline.empty() ? "" : "\n") : std::string()) + headline;
     if (sig) doc["interrupted"] = interrupt::signal_name(sig);
     // Each run's document as its child process wrote it.
     doc["runs"] = {{"off", ran > 0 ? report::raw(json[0]) : report::Json(nullptr)},
@@ -463,9 +482,7 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
     }
     return {code, true};
   }
-  if (sig)
-    out << "INTERRUPTED by " << interrupt::signal_name(sig) << ": " << ran
-        << " of 2 runs started; a run cut short covers its simulated time so far, '-' marks one not run\n";
+  if (sig) out << interrupted_mark(sig, ran) << "\n";
   if (!headline.empty()) out << headline << "\n";
   out << "nvmesim default experiment: rw=" << base.text("rw") << " bs=" << base.text("bs")
       << " iodepth=" << base.text("iodepth") << " numjobs=" << base.text("numjobs")
