@@ -190,6 +190,12 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   // backend, completions not yet handed to a thread, a held interrupt's
   // coalescing deadline. (Its threads answer for themselves.)
   bool work_pending() const;
+  // Queue qid's thread spins (hv.fault=eventfd_spin: its poll always
+  // returns, each loop a pass) and its SQ holds commands the device has not
+  // fetched (`driver_tail`: the tail the driver published) or completions
+  // to post into a CQ with room: the next pass does it, so the queue makes
+  // progress as time passes.
+  bool spin_will_fetch(uint16_t qid, uint16_t driver_tail) const;
   // Queue pair qid as the device sees it, for a stall report: its SQ's head
   // and tail (against the tail the driver published), its CQ's head, tail
   // and completions waiting to be posted.

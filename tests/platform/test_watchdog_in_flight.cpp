@@ -2,8 +2,10 @@
 // coalescing timer holds, and the message it (or any completion) sent that
 // is still on its way to the vCPU. Generated over coalescing thresholds and
 // times, queue depths, jobs, notification modes, posted interrupts,
-// devices and watchdog periods down to 1 us (a tick then often falls
-// between a message leaving the device and reaching the vCPU): every run
+// devices, a thread spinning on a stuck eventfd (its next pass fetches the
+// SQ's commands and posts its completions), and watchdog periods down to
+// 1 us (a tick then often falls between a message leaving the device and
+// reaching the vCPU, or between two spin passes): every run
 // completes all its I/Os, outcome ok, exit 0 with --fail-on-stall. A real
 // stall is still found.
 #include <catch2/catch.hpp>
@@ -40,7 +42,11 @@ TEST_CASE("watchdog in flight: held and travelling interrupts are work under way
         "--numjobs=2 --guest.irq_coalescing_thr=255 --guest.irq_coalescing_time=100us",
         "--hv.notify=ioeventfd --guest.irq_coalescing_thr=7 --guest.irq_coalescing_time=200us --iodepth=8",
         "--hv.notify=sync", "--iodepth=1", "--device=virtio-blk --iodepth=1", "--device=virtio-blk --iodepth=4",
-        "--nvme.dbbuf=off --iodepth=2"})
+        "--nvme.dbbuf=off --iodepth=2",
+        // A thread spinning on a stuck fd (eventfd_spin) fetches and posts at its next pass.
+        "--hv.notify=ioeventfd --nvme.dbbuf=spec --hv.fault=eventfd_spin --iodepth=1",
+        "--hv.notify=ioeventfd --nvme.dbbuf=spec --hv.fault=eventfd_spin --iodepth=8",
+        "--hv.notify=ioeventfd --nvme.dbbuf=vendor --hv.fault=eventfd_spin --iodepth=32 --numjobs=2"})
     variants.push_back({other + " --sim.stall_timeout=1us", 300,
                         std::string(other).find("numjobs=2") != std::string::npos ? 2 : 1});
   for (const Variant& v : variants) {
@@ -52,7 +58,7 @@ TEST_CASE("watchdog in flight: held and travelling interrupts are work under way
     CHECK(r.out.find("\"outcome\": \"ok\"") != std::string::npos);
     CHECK(json_number(r.out, "ios") == v.ios * v.jobs);
   }
-  CHECK(variants.size() == 32);
+  CHECK(variants.size() == 35);
 }
 
 TEST_CASE("watchdog in flight: a real stall is still reported", "[watchdog][binary]") {
