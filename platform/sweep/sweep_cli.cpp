@@ -48,15 +48,18 @@ std::string sweep_help_text() {
          "  --jobs N             parallel points (default: all cores)\n"
          "  --seed S             sweep seed (default 1); point seed = FNV-1a 64 of\n"
          "                       \"S\\nNAME=VALUE\\n...\" (axes in order) >> 1\n"
-         "  --resume             keep the points already in DIR with status ok\n"
+         "  --resume             keep the points already in DIR with status ok (the others\n"
+         "                       run again); refused when DIR's sweep had other fixed options\n"
          "  --plot y=..,x=..[,series=..][,logx=auto|on|off]  DIR/plot-<y>-vs-<x>.svg and\n"
          "                       .png (gnuplot): labels and units from docs/metrics.md, log2 x\n"
          "                       for powers of two (auto), a panel per further grid axis\n"
          "  --emit slurm         write DIR/sweep.slurm (sbatch array) and DIR/points.txt\n"
          "  --emit parallel      write DIR/parallel.txt (parallel --will-cite < it)\n"
          "  --merge DIR          join the results of sweeps or emitted jobs into --out\n"
+         "                       (refused when their fixed options differ)\n"
          "\n"
-         "CSV columns: the axes, seed, status (ok, failed, missing), error, then every\n"
+         "CSV columns: the axes, seed, status (ok, failed, missing, or the run's outcome\n"
+         "when it ended otherwise: stalled, io_errors, ...; error: its headline), error, then every\n"
          "value of the run's JSON with dotted names (per_io.exits, config.iodepth, ...).\n"
          "Exit status: 0 all points ok, 1 a point failed, 2 usage error.\n";
 }
@@ -235,6 +238,13 @@ int finish(const Args& a, const std::vector<Record>& records, std::ostream& err)
   return rc;
 }
 
+// Fixed options as a list for a message ("none" when there are none).
+std::string fixed_text(const std::vector<std::string>& fixed) {
+  std::string t;
+  for (const std::string& f : fixed) t += (t.empty() ? "" : " ") + f;
+  return t.empty() ? "none" : shown(t);
+}
+
 int merge(Args& a, std::ostream& err) {
   std::vector<std::pair<std::string, Manifest>> manifests;
   std::vector<Record> found;
@@ -245,9 +255,12 @@ int merge(Args& a, std::ostream& err) {
     if (r.empty() && !manifests.size()) err << "sweep: warning: no sweep output in " << dir << "\n";
     found.insert(found.end(), r.begin(), r.end());
   }
+  // Rows of sweeps with other fixed options are not one sweep's points.
   for (const auto& [dir, m] : manifests)
     if (m.fixed != manifests.front().second.fixed)
-      err << "sweep: warning: " << dir << " ran with other fixed options than " << manifests.front().first << "\n";
+      throw UsageError("--merge: " + quoted(dir) + " ran with other fixed options (" + fixed_text(m.fixed) + ") than " +
+                       quoted(manifests.front().first) + " (" + fixed_text(manifests.front().second.fixed) +
+                       "): their rows are not one sweep's; merge sweeps of the same options");
   if (a.axes.empty()) {
     if (manifests.empty()) throw UsageError("--merge: no sweep.json in the directories; give the grid with --grid");
     a.axes = union_axes(manifests);
@@ -293,6 +306,15 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     make_out_dir(a.out + "/points");
     a.out = absolute(a.out);
     const std::string exe = self_exe();
+    // --resume continues the sweep DIR holds: the same fixed options, or its
+    // rows would be another sweep's (and sweep.json rewritten with the new).
+    if (a.resume) {
+      Manifest before;
+      if (read_manifest(a.out, before) && before.fixed != a.fixed)
+        throw UsageError("--resume: " + quoted(a.out) + " holds a sweep of other fixed options (" +
+                         fixed_text(before.fixed) + ", now " + fixed_text(a.fixed) +
+                         "): resume with the same options, or give another --out");
+    }
     Manifest m;
     m.seed = a.seed;
     m.fixed = a.fixed;

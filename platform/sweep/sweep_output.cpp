@@ -80,7 +80,12 @@ Record make_record(const Point& point, const std::string& out, const std::string
   }
   const bool object = parse_error.empty() && r.results.kind == Json::Object;
   if (exit_code == 0 && object) {
-    r.status = "ok";
+    // A run that ended but not well (stalled, device_needs_reset, ...) is
+    // not done: its status is its outcome, and --resume runs it again.
+    const Json* outcome = r.results.find("outcome");
+    r.status = outcome && outcome->kind == Json::String && !outcome->text.empty() ? outcome->text : "ok";
+    if (r.status != "ok")
+      if (const Json* h = r.results.find("headline"); h && h->kind == Json::String) r.error = h->text;
     return r;
   }
   r.status = "failed";
