@@ -1,5 +1,6 @@
 #include "platform/sweep/sweep_cli.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -238,6 +239,24 @@ int finish(const Args& a, const std::vector<Record>& records, std::ostream& err)
   return rc;
 }
 
+// Two sweeps' fixed options are the same run options: the same tokens, or
+// (every token a whole --name=value, no name repeated) the same in another order.
+bool same_fixed(std::vector<std::string> a, std::vector<std::string> b) {
+  if (a == b) return true;
+  auto whole = [](const std::vector<std::string>& v) {
+    std::set<std::string> names;
+    for (const std::string& t : v) {
+      const size_t eq = t.find('=');
+      if (t.rfind("--", 0) != 0 || eq == std::string::npos || !names.insert(t.substr(0, eq)).second) return false;
+    }
+    return true;
+  };
+  if (!whole(a) || !whole(b)) return false;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
 // Fixed options as a list for a message ("none" when there are none).
 std::string fixed_text(const std::vector<std::string>& fixed) {
   std::string t;
@@ -257,7 +276,7 @@ int merge(Args& a, std::ostream& err) {
   }
   // Rows of sweeps with other fixed options are not one sweep's points.
   for (const auto& [dir, m] : manifests)
-    if (m.fixed != manifests.front().second.fixed)
+    if (!same_fixed(m.fixed, manifests.front().second.fixed))
       throw UsageError("--merge: " + quoted(dir) + " ran with other fixed options (" + fixed_text(m.fixed) + ") than " +
                        quoted(manifests.front().first) + " (" + fixed_text(manifests.front().second.fixed) +
                        "): their rows are not one sweep's; merge sweeps of the same options");
@@ -310,7 +329,7 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     // rows would be another sweep's (and sweep.json rewritten with the new).
     if (a.resume) {
       Manifest before;
-      if (read_manifest(a.out, before) && before.fixed != a.fixed)
+      if (read_manifest(a.out, before) && !same_fixed(before.fixed, a.fixed))
         throw UsageError("--resume: " + quoted(a.out) + " holds a sweep of other fixed options (" +
                          fixed_text(before.fixed) + ", now " + fixed_text(a.fixed) +
                          "): resume with the same options, or give another --out");

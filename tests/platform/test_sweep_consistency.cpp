@@ -1,7 +1,7 @@
 // A sweep's directory holds one sweep: --resume with other fixed options
 // and --merge of directories swept with other fixed options are refused
 // (exit 2, nothing rewritten), for generated pairs of option sets; the same
-// options resume and merge. A point whose run ended but not ok (stalled)
+// options, in any order, resume and merge. A point whose run ended but not ok (stalled)
 // has that outcome as its status, counts as failed, and --resume runs it
 // again while keeping the ok ones.
 #include <catch2/catch.hpp>
@@ -40,7 +40,7 @@ TEST_CASE("sweep consistency: resume and merge refuse other fixed options, accep
       {"--number_ios=100", "--number_ios=100 --nvme.dbbuf=spec"},
       {"--number_ios=100 --iodepth=2", "--number_ios=100"},
       {"--number_ios=100 --hv.exit_mmio=2000cyc", "--number_ios=100 --hv.exit_mmio=3000cyc"},
-      {"--number_ios=100 --nvme.dbbuf=spec --rw=read", "--number_ios=100 --rw=read --nvme.dbbuf=spec"},
+      {"--number_ios=100 --nvme.dbbuf=spec", "--number_ios=100 --nvme.dbbuf=spec --nvme.dbbuf=off"},
   };
   size_t k = 0;
   for (const auto& [first, second] : pairs) {
@@ -71,6 +71,12 @@ TEST_CASE("sweep consistency: resume and merge refuse other fixed options, accep
     const auto ok = run_nvmesim("sweep --merge " + d / "a " + d / "c --out " + d / "m2");
     CHECK(ok.exit_code == 0);
   }
+  // The same options in another order are the same sweep.
+  const Dir d("order");
+  REQUIRE(run_nvmesim("sweep --grid numjobs=1,2 --number_ios=100 --rw=read --nvme.dbbuf=spec --out " + d / "a").exit_code == 0);
+  const auto reordered = run_nvmesim("sweep --grid numjobs=1,2 --nvme.dbbuf=spec --number_ios=100 --rw=read --out " + d / "a --resume");
+  CHECK(reordered.exit_code == 0);
+  CHECK(reordered.err.find("2 of 2 points already done") != std::string::npos);
 }
 
 TEST_CASE("sweep consistency: a stalled point is not done: its status is stalled and --resume reruns it",
