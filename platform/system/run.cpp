@@ -409,9 +409,12 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
       break;
     }
   }
-  int sig = interrupt::received();
+  // Interrupted: a run was cut short, or one never started. A signal after
+  // both runs finished leaves a complete comparison, and says nothing.
+  int sig = 0;
   for (int k = 0; k < ran && !sig; ++k)
     if (s[k].interrupted) sig = s[k].interrupt_signal ? s[k].interrupt_signal : SIGTERM;
+  if (!sig && ran < 2) sig = interrupt::received();
   const bool stalled = (ran > 0 && s[0].stalled) || (ran > 1 && s[1].stalled);
   const bool needs_reset = (ran > 0 && s[0].device_needs_reset) || (ran > 1 && s[1].device_needs_reset);
   bool failed = false;
@@ -557,7 +560,9 @@ Outcome run_one(const Config& config, const RunOptions& options, std::ostream& o
   } else {
     write_normal(r, out);
   }
-  if (interrupt::received()) return {interrupt::exit_code(), true};
+  // The exit status says what the document says: a signal that came after
+  // the run finished leaves a complete, uninterrupted document (exit as it).
+  if (r.interrupted) return {128 + (r.interrupt_signal ? r.interrupt_signal : SIGTERM), true};
   if (!r.bringup_ok) return {exit_code::kFailed, true};
   if (r.stalled && options.fail_on_stall) return {3, true};
   if (r.io_errors || r.verify_errors) return {4, true};
