@@ -100,3 +100,25 @@ TEST_CASE("interrupt consistency: an interrupted document keeps every invariant,
       }
   CHECK(runs == 12);
 }
+
+TEST_CASE("interrupt consistency: a signal after the run finished leaves its complete document and exit status",
+          "[interrupt][binary]") {
+  // The results (over 64 KiB of json+) wait in a full pipe whose reader
+  // sleeps: the run has finished when the signal comes.
+  const std::string base = "/tmp/nvmesim_late_" + std::to_string(::getpid());
+  for (const std::string args : {"--single-run --numjobs=16 --number_ios=100 --output-format=json+",
+                                 "--numjobs=16 --number_ios=100 --output-format=json+"}) {
+    for (const std::string sig : {"INT", "TERM"}) {
+      INFO("SIG" << sig << " after the run: nvmesim " << args);
+      std::ofstream(base + ".sh") << "( " NVMESIM_BINARY " " << args << " 2>/dev/null & echo $! >" << base
+                                  << ".pid; wait $!; echo $? >" << base << ".rc ) | (sleep 1.2; cat >" << base
+                                  << ".out) & sleep 0.6; kill -" << sig << " $(cat " << base << ".pid); wait\n";
+      REQUIRE(std::system(("timeout -s KILL 60 sh " + base + ".sh").c_str()) == 0);
+      CHECK(std::stoi(slurp(base + ".rc")) == 0);
+      const Json doc = Json::parse(slurp(base + ".out"));
+      CHECK(doc["nvmesim"]["outcome"] == "ok");
+      CHECK((!doc["nvmesim"].contains("interrupted") || doc["nvmesim"]["interrupted"].is_null()));
+    }
+  }
+  for (const char* ext : {".sh", ".out", ".rc", ".pid"}) std::remove((base + ext).c_str());
+}
