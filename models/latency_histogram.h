@@ -1,6 +1,10 @@
 // Streaming latency statistics with fio's log-linear bins (6 bits of
 // precision per power of two, nanoseconds), so percentiles come out the way
 // fio reports them and memory does not grow with the number of I/Os.
+// fio stops at 29 groups (2^34 ns, 17.18 s: every longer latency lands in
+// its last bin); these groups reach 2^64 ns, so no latency the simulator can
+// measure saturates. A percentile is the bin's middle, as fio reports it
+// (so it can lie up to half a bin, 1/128, past the largest value).
 #pragma once
 
 #include <array>
@@ -13,8 +17,9 @@ class LatencyHistogram {
  public:
   static constexpr unsigned PLAT_BITS = 6;
   static constexpr unsigned PLAT_VAL = 1u << PLAT_BITS;
-  static constexpr unsigned PLAT_GROUP_NR = 29;
-  static constexpr unsigned PLAT_NR = PLAT_GROUP_NR * PLAT_VAL;  // 1856 bins
+  // Group g >= 1 holds [2^(g+5), 2^(g+6)) ns; group 58 ends at 2^64.
+  static constexpr unsigned PLAT_GROUP_NR = 59;
+  static constexpr unsigned PLAT_NR = PLAT_GROUP_NR * PLAT_VAL;  // 3776 bins
 
   // fio's percentile list.
   static const std::array<double, 17>& fio_percentiles();

@@ -366,7 +366,7 @@ bool NvmeControllerModel::work_pending() const {
   if (engine_ && engine_->work_pending()) return true;
   for (const Context& c : ctx_)
     if (c.done_count) return true;
-  return coalescer_.holding();
+  return coalescer_.holding() || msix_in_flight();
 }
 
 // ---------------------------------------------------------------- backend
@@ -398,6 +398,17 @@ void NvmeControllerModel::on_completion_posting() {
 }
 
 // ---------------------------------------------------------------- stall reports
+bool NvmeControllerModel::spin_will_fetch(uint16_t qid, uint16_t driver_tail) const {
+  if (qid >= queue_ctx_.size()) return false;
+  const Context& c = ctx_[thread_of(qid)];
+  if (!c.thread || !c.thread->spinning()) return false;
+  const auto sq = firmware_->sq_state(qid);
+  if (sq.exists && sq.head != driver_tail) return true;  // commands to fetch
+  // Completions to post, into a CQ with room (a full one waits for the guest).
+  const auto cq = firmware_->cq_state(qid);
+  return cq.exists && cq.pending && !fw::Ring{cq.size}.full(cq.head, cq.tail);
+}
+
 std::string NvmeControllerModel::describe_sq(uint16_t qid, uint16_t driver_tail) const {
   const auto sq = firmware_->sq_state(qid);
   std::ostringstream r;

@@ -130,7 +130,9 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
                 "I/Os the backend serves at once (0 = unlimited)");
       v.real(backend.bandwidth_mb_s, "backend_bandwidth", "0", "MB/s", 0, 1e6,
              "nvme.backend=latency: after its latency each I/O's data moves through one channel at "
-             "this rate, one I/O at a time (10^6 bytes/s; 0 = unlimited)");
+             "this rate, one I/O at a time (10^6 bytes/s; 0 = unlimited; else at least 0.001, so that "
+             "one transfer of the largest bs, 1 MiB, takes at most 1049 s)",
+             ParamOptions{false, false, "", 0.001});
       v.size(backend.capacity, "capacity", "1g", 1 * MiB, 16 * TiB, "namespace size");
       v.choice(firmware.lba_bytes, "lba_bytes", "512", lba_sizes, "bytes", "logical block size");
       v.integer(firmware.mdts, "mdts", "5", "", 0, 10,
@@ -231,6 +233,12 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   // backend, completions not yet handed to a thread, a held interrupt's
   // coalescing deadline. (Its threads answer for themselves.)
   bool work_pending() const;
+  // Queue qid's thread spins (hv.fault=eventfd_spin: its poll always
+  // returns, each loop a pass) and its SQ holds commands the device has not
+  // fetched (`driver_tail`: the tail the driver published) or completions
+  // to post into a CQ with room: the next pass does it, so the queue makes
+  // progress as time passes.
+  bool spin_will_fetch(uint16_t qid, uint16_t driver_tail) const;
   // Queue pair qid as the device sees it, for a stall report: its SQ's head
   // and tail (against the tail the driver published), its CQ's head, tail
   // and completions waiting to be posted.

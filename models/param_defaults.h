@@ -53,7 +53,7 @@ class ParamDefaults {
     field = F(options.count_suffixes ? scaled(name, def, 1024.0, "") : whole(name, def));
   }
   template <class F>
-  void real(F& field, const char* name, const char* def, const char*, double, double, const char*) {
+  void real(F& field, const char* name, const char* def, const char*, double, double, const char*, ParamOptions = {}) {
     field = F(number(name, def));
   }
   void flag(bool& field, const char* name, const char* def, const char*) {

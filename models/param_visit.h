@@ -10,7 +10,7 @@
 //   v.time(field, name, default, min_ns, max_ns, help [, options])   sc_time or double ns
 //   v.size(field, name, default, min_bytes, max_bytes, help)
 //   v.integer(field, name, default, unit, min, max, help [, options])
-//   v.real(field, name, default, unit, min, max, help)
+//   v.real(field, name, default, unit, min, max, help [, options])
 //   v.flag(field, name, default, help)                                bool, on/off
 //   v.choice(field, name, default, table, unit, help)                  fw::EnumEntry table,
 //                                                                      or an array of integers
@@ -43,6 +43,9 @@ struct ParamOptions {
   bool count_suffixes = false;  // Integer: k, m, g multiply by 1024 (fio's counts)
   bool bare_ns = false;         // Time: a bare number is ns (a parameter that once took ns)
   const char* alias = "";       // another accepted (whole) name
+  // Real: a value other than 0 must be at least this (a rate whose reciprocal,
+  // a time, must fit the simulator's range; 0 keeps its own meaning).
+  double min_nonzero = 0;
 };
 
 // Where "auto" stands among a choice_or_auto's names.

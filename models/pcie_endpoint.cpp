@@ -1,5 +1,6 @@
 #include "models/pcie_endpoint.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "models/kernel_time.h"
@@ -54,8 +55,11 @@ PcieEndpoint::MsixOutcome PcieEndpoint::send_msix(uint16_t vector, sc_time& dela
   p.set_streaming_width(4);
   p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   dma_initiator->b_transport(p, delay);
+  msix_arrival_ = std::max(msix_arrival_, kernel_now() + delay);
   return MsixOutcome::Sent;
 }
+
+bool PcieEndpoint::msix_in_flight() const { return kernel_now() <= msix_arrival_ && msix_arrival_ != sc_core::SC_ZERO_TIME; }
 
 void PcieEndpoint::send_pending_msix(uint16_t vector, const sc_time& delay) {
   sc_time t = delay;

@@ -49,6 +49,11 @@ class PcieEndpoint : public sc_core::sc_module {
   // pending bit, and its message goes when it is unmasked.
   MsixOutcome send_msix(uint16_t vector, sc_core::sc_time& delay);
   uint16_t msix_vectors() const { return uint16_t(msix_table_.size()); }
+  // A message sent is still on its way to the vCPU (up to and including the
+  // time it arrives): work under way for the stall watchdog, as a held
+  // completion is (a coalescing timer's interrupt sent just before a
+  // watchdog tick was taken for a stall).
+  bool msix_in_flight() const;
   bool msix_masked(uint16_t vector) const { return msix_table_.at(vector).control & kVectorMasked; }
   bool msix_pending(uint16_t vector) const { return msix_pending_.at(vector) != 0; }
   // PBA bytes: a bit a vector, in DWORDs.
@@ -76,6 +81,7 @@ class PcieEndpoint : public sc_core::sc_module {
   uint64_t dmi_start_ = 0, dmi_end_ = 0;                   // inclusive end
 
  private:
+  sc_core::sc_time msix_arrival_;  // the latest arrival of a message sent
   void msix_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);  // BAR2
   void msix_space_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   // Untimed table and PBA accesses (a guest's set-up, a debugger): never

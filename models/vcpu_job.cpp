@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "models/run_control.h"
 #include "models/activations.h"
 #include "models/guest.h"
 #include "models/kernel_time.h"
@@ -69,6 +70,7 @@ bool Vcpu::can_issue(uint32_t pending) const {
   if (inflight_ + pending >= params_.iodepth) return false;  // fio's queue is full until it reaps
   if (params_.number_ios && results_.issued + pending >= params_.number_ios) return false;
   if (params_.runtime != SC_ZERO_TIME && now() >= results_.start + params_.runtime) return false;
+  if (run_control::stop_requested()) return false;  // a signal: drain, as fio (models/run_control.h)
   return true;
 }
 

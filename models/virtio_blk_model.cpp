@@ -295,7 +295,7 @@ bool VirtioBlkModel::work_pending() const {
   if (backend_->in_flight() > 0) return true;
   for (const Context& c : ctx_)
     if (!c.done.empty()) return true;
-  return false;
+  return msix_in_flight();
 }
 
 // ---------------------------------------------------------------- DMA, MSI-X

@@ -12,7 +12,10 @@
 #include "platform/cli/commands.h"
 #include "platform/cli/options.h"
 
+#include "platform/config/input_file.h"
 #include "platform/fio/fio_job.h"
+#include "platform/fio/fio_logs.h"
+#include "traces/gtkwave_save.h"
 #include "platform/config/param_requires.h"
 #include "platform/report/pending_file.h"
 #include "platform/config/user_text.h"
@@ -201,14 +204,20 @@ std::string help_text() {
        "booleans are on/off, true/false, yes/no, 1/0. Option names are never\n"
        "abbreviated; a repeated option: the last one wins.\n"
        "\n"
-       "Config file (INI): '#' starts a comment; keys before the first [section]\n"
+       "Config file (INI): '#', or ';' at a line's start or after a blank, starts a\n"
+       "comment; keys before the first [section]\n"
        "are full names (the workload's flat names such as 'bs = 4k', or dotted\n"
        "ones); a [fio] section also holds the flat names; under [hv], 'exit_mmio =\n"
        "5100cyc' sets hv.exit_mmio.\n"
        "\n"
+       "Settings that act only with another's value (otherwise a warning, or refused):\n" +
+           param_requirements_help() +
+       "\n"
        "Exit status: 0 success, 1 internal error, 2 usage or configuration error,\n"
        "3 the run stalled and --fail-on-stall was given, 4 I/Os failed (completed\n"
        "with an error status or failed verification; the report's first line says so),\n"
+       "or the bring-up was refused, 5 the results could not be written (standard\n"
+       "output, --output, a trace or a log failed while written),\n"
        "130/143 SIGINT/SIGTERM stopped the run (the results so far are written, marked\n"
        "interrupted).\n";
   return o.str();
@@ -233,6 +242,46 @@ std::string list_params_text(const ParamRegistry& registry) {
       << pad(r.range, w[3] + 2) << r.help << "\n";
   return o.str();
 }
+
+namespace {
+
+// The files a run reads: --config files, the job file and its includes.
+NamedFiles run_inputs(const std::vector<std::string>& configs, const RunOptions& options) {
+  NamedFiles in;
+  for (const std::string& c : configs) in.emplace_back("--config", c);
+  if (options.fio)
+    for (size_t k = 0; k < options.fio->inputs.size(); ++k)
+      in.emplace_back(k ? "an include of --job" : "--job", options.fio->inputs[k]);
+  return in;
+}
+
+// fio's log files the run will write (platform/system/run.cpp: job number =
+// the vCPU's index + 1).
+std::vector<std::string> fio_log_files(const RunOptions& options) {
+  std::vector<std::string> names;
+  if (!options.fio || !options.fio->logs) return names;
+  const FioJobs& f = *options.fio;
+  for (size_t v = 0; v < f.vcpu_job.size(); ++v) {
+    const FioLogSpec& spec = f.jobs[f.vcpu_job[v]].logs;
+    if (!spec.any()) continue;
+    for (const std::string& n : FioLogs(spec, unsigned(v + 1)).file_names()) names.push_back(n);
+  }
+  return names;
+}
+
+// The files a run writes: --output, --vcd and its GTKWave save file,
+// --timeline, fio's logs (as run.cpp names them: one set per vCPU whose job
+// asks).
+NamedFiles run_outputs(const RunOptions& options) {
+  NamedFiles out{{"--output", options.output_file}, {"--vcd", options.vcd_file}};
+  if (!options.vcd_file.empty() && not_regular_reason(options.vcd_file).empty())
+    out.emplace_back("the GTKWave save file of --vcd", traces::gtkwave_save_path(options.vcd_file));
+  out.emplace_back("--timeline", options.timeline_file);
+  for (const std::string& log : fio_log_files(options)) out.emplace_back("a fio log of --job", log);
+  return out;
+}
+
+}  // namespace
 
 CliResult parse_command_line(int argc, const char* const* argv) {
   const ParamRegistry& registry = ParamRegistry::builtin();
@@ -323,14 +372,19 @@ CliResult parse_command_line(int argc, const char* const* argv) {
       // The file's options go between the --config files and the command
       // line; fio's options alone make the bare command line one job with
       // nvmesim's defaults.
-      FioJobFile implicit;
-      if (!has_job) {
-        implicit.path = "(command line)";
-        implicit.jobs.emplace_back();
-        implicit.jobs.back().name = "nvmesim";
+      FioJobFile file;
+      if (has_job) {
+        file = load_fio_job_file(job_file);
+      } else {
+        file.path = "(command line)";
+        file.jobs.emplace_back();
+        file.jobs.back().name = "nvmesim";
       }
-      auto jobs = std::make_shared<FioJobs>(resolve_fio_jobs(
-          has_job ? load_fio_job_file(job_file) : implicit, r.config, params, strict, has_job));
+      auto jobs = std::make_shared<FioJobs>(resolve_fio_jobs(file, r.config, params, strict, has_job));
+      if (has_job) {
+        jobs->inputs.push_back(file.path);
+        jobs->inputs.insert(jobs->inputs.end(), file.includes.begin(), file.includes.end());
+      }
       std::vector<Config*> all{&jobs->config};
       for (FioJob& job : jobs->jobs) all.push_back(&job.config);
       fit_namespace_to_size(all);
@@ -348,6 +402,20 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     r.config.validate_all();
     // Settings that need another one's value (platform/config/param_requires.h).
     std::vector<std::string> warnings = check_param_requirements(r.config);
+    // The comparison runs with the buffer off and on: a setting is inert
+    // only if it is in both runs (hv.notify=ioeventfd acts in the spec run).
+    const bool comparison = !single_run && !r.config.is_set("nvme.dbbuf") && r.config.text("device") == "nvme" &&
+                            r.config.text("hv.passthrough") == "off";
+    if (comparison) {
+      Config spec = r.config;
+      spec.set("nvme.dbbuf", "spec");
+      const std::vector<std::string> in_spec = check_param_requirements(spec);
+      warnings.erase(std::remove_if(warnings.begin(), warnings.end(),
+                                    [&](const std::string& w) {
+                                      return std::find(in_spec.begin(), in_spec.end(), w) == in_spec.end();
+                                    }),
+                     warnings.end());
+    }
     if (options.fio)
       for (const FioJob& job : options.fio->jobs) check_param_requirements(job.config);
     options.notices.insert(options.notices.end(), warnings.begin(), warnings.end());
@@ -359,12 +427,26 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     for (const po::option& opt : parsed)
       if (opt.string_key == name && file->empty()) return error(std::string("--") + name + ": empty file name");
   const bool tracing = !options.vcd_file.empty() || !options.timeline_file.empty();
-  // Two outputs into one file would interleave (or one would replace the other).
-  if (const std::string e = same_output_files({{"--output", options.output_file},
-                                               {"--vcd", options.vcd_file},
-                                               {"--timeline", options.timeline_file}});
-      !e.empty())
+  // Every output against every input and every other output, implicit ones
+  // included: two outputs into one file would interleave (or one replace the
+  // other), an output over an input would replace it with results.
+  if (const std::string e = clashing_files(run_inputs(configs, options), run_outputs(options)); !e.empty())
     return error(e);
+  // An output that cannot be written (a directory, a missing or read-only
+  // folder) is the user's to fix: found now (exit 2), not after the run.
+  for (const auto& [option, name] : run_outputs(options)) {
+    if (name.empty() || option == "a fio log of --job") continue;
+    if (const std::string e = output_path_problem(name); !e.empty())
+      return error(option.rfind("--", 0) == 0
+                       ? option + ": cannot open " + quoted(name) + " for writing (" + e + ")"
+                       : "--vcd: cannot open " + option.substr(0, option.find(" of ")) + " " + quoted(name) +
+                             " for writing (" + e + ")");
+  }
+  // fio's logs are written after the run: a folder that cannot take them is
+  // found now, not after the whole run.
+  for (const std::string& log : fio_log_files(options))
+    if (const std::string e = output_path_problem(log); !e.empty())
+      return error("--job: cannot write the fio log " + quoted(log) + " (" + e + ")");
   for (const char* o : {"trace-start", "trace-stop", "trace-signals"})
     for (const po::option& opt : parsed)
       if (opt.string_key == o && !tracing) return error(std::string("--") + o + ": needs --vcd FILE or --timeline FILE");

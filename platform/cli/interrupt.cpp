@@ -9,12 +9,14 @@ namespace nvmesim::platform::interrupt {
 namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
+volatile std::sig_atomic_t g_count = 0;  // signals received so far
 // Lock-free atomics are async-signal-safe; 0 is a free slot.
 std::atomic<pid_t> g_children[kMaxChildren];
 std::atomic<bool> g_stopped{false};
 
 extern "C" void on_signal(int sig) {
   if (!g_signal) g_signal = sig;
+  if (g_count < 1000) g_count = g_count + 1;
   for (auto& c : g_children) {
     const pid_t pid = c.load();
     if (pid > 0) ::kill(pid, sig);
@@ -34,6 +36,7 @@ void install() {
 }
 
 int received() { return g_signal; }
+int received_count() { return g_count; }
 
 const char* signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
 

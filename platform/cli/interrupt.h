@@ -4,10 +4,14 @@
 //
 // The handlers only record the signal (and pass it on to the child
 // processes a run is waiting for). While a simulation runs, a watcher thread
-// turns the recorded signal into an sc_stop() through SystemC's
-// async_request_update() (the thread-safe way into the kernel), which stops
-// the simulation between two evaluation phases: the model's state is
-// consistent, the measured interval ends there and the traces close cleanly.
+// turns the recorded signal into a drain, as fio's jobs do: no job issues a
+// new I/O (models/run_control.h) and the run ends once the I/Os in flight
+// complete, so its figures are consistent (every doorbell update counted,
+// every completion consumed counted, no vCPU ahead of the kernel). If the
+// drain has not ended after kDrainWallMs of wall time, or a second signal
+// arrives, the watcher stops the simulation at once with sc_stop() through
+// SystemC's async_request_update() (the thread-safe way into the kernel),
+// between two evaluation phases. The traces close cleanly either way.
 // Without a signal the watcher adds no event, so results stay byte-identical.
 // The process then exits with 128 + the signal (130 SIGINT, 143 SIGTERM).
 #pragma once
@@ -20,6 +24,8 @@ namespace nvmesim::platform::interrupt {
 void install();
 // The signal received so far (SIGINT or SIGTERM), or 0.
 int received();
+// How many signals arrived (a second one stops a draining run at once).
+int received_count();
 // "SIGINT", "SIGTERM" (received() must be non-zero).
 const char* signal_name(int sig);
 // 128 + received().
@@ -37,7 +43,9 @@ void note_stopped();
 void clear_stopped();
 bool stopped();
 
-// Alive around one sc_start(): stops the simulation when a signal arrives.
+// Alive around one sc_start(): drains, then stops, the simulation when a
+// signal arrives.
+constexpr int kDrainWallMs = 2000;
 // Create it during elaboration (before sc_start).
 class SimulationStopper {
  public:
@@ -45,7 +53,7 @@ class SimulationStopper {
   ~SimulationStopper();
   SimulationStopper(const SimulationStopper&) = delete;
   SimulationStopper& operator=(const SimulationStopper&) = delete;
-  // True once this stopper ended the simulation.
+  // True once a signal ended (drained or stopped) the simulation.
   static bool stopped();
 
  private:

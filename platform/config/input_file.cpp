@@ -4,7 +4,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <cstdint>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "platform/cli/interrupt.h"
 
 
 namespace nvmesim::platform {
@@ -26,28 +31,83 @@ void check_line_lengths(const std::string& text, const std::string& what) {
   }
 }
 
-std::string read_input_file(const std::string& path, const std::string& what) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw InputFileError(what + ": is a directory");
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    const int e = errno;
-    throw InputFileError(what + ": cannot open (" + (e ? std::strerror(e) : "unknown error") + ")");
-  }
+namespace {
+
+const char* kind_of(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+std::string reason_for(mode_t mode) {
+  if (S_ISDIR(mode)) return "is a directory";
+  const std::string kind = kind_of(mode);
+  return kind == "not a regular file" ? "is " + kind : "is " + kind + ", not a regular file";
+}
+
+// Reads an open regular file: at most max + 1 bytes (enough to know it is
+// too long), the interrupt flag checked between reads.
+std::string read_bounded(int fd, const std::string& what, size_t max) {
   std::string text;
   char buf[65536];
-  size_t n;
-  // Read at most one byte past the limit: enough to know it is too long.
-  while (text.size() <= kInputFileMax &&
-         (n = std::fread(buf, 1, std::min(sizeof buf, kInputFileMax + 1 - text.size()), f)) > 0)
-    text.append(buf, n);
-  const bool failed = std::ferror(f);
-  std::fclose(f);
-  if (failed) throw InputFileError(what + ": read error");
-  if (text.size() > kInputFileMax)
-    throw InputFileError(what + ": longer than " + std::to_string(kInputFileMax) + " bytes");
+  while (text.size() <= max) {
+    if (const int sig = interrupt::received())
+      throw InputFileError(what + ": interrupted by " + interrupt::signal_name(sig));
+    const ssize_t n = ::read(fd, buf, std::min(sizeof buf, max + 1 - text.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputFileError(what + ": read error (" + std::strerror(errno) + ")");
+    if (n == 0) break;
+    text.append(buf, size_t(n));
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string not_regular_reason(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return "";
+  return reason_for(st.st_mode);
+}
+
+bool read_input_file_if_exists(const std::string& path, const std::string& what, std::string& text,
+                               const InputLimits& limits) {
+  if (const int sig = interrupt::received())
+    throw InputFileError(what + ": interrupted by " + interrupt::signal_name(sig));
+  // Non-blocking: opening a FIFO with no writer returns at once (and is
+  // then refused as not a regular file) instead of waiting for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int e = errno;
+    if (e == ENOENT) return false;
+    if (e == EISDIR) throw InputFileError(what + ": is a directory");
+    if (e == ENXIO) throw InputFileError(what + ": " + reason_for(S_IFSOCK));
+    throw InputFileError(what + ": cannot open (" + std::strerror(e) + ")");
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw InputFileError(what + ": cannot open (" + std::strerror(errno) + ")");
+  if (!S_ISREG(st.st_mode)) throw InputFileError(what + ": " + reason_for(st.st_mode));
+  const std::string too_long = what + ": longer than " + std::to_string(limits.max_bytes) + " bytes";
+  if (uintmax_t(st.st_size) > limits.max_bytes) throw InputFileError(too_long);
+  // A regular file: reads do not block; back to blocking for the plain read().
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  text = read_bounded(fd, what, limits.max_bytes);
+  if (text.size() > limits.max_bytes) throw InputFileError(too_long);  // it grew while read
   text = strip_bom(text);
-  check_line_lengths(text, what);
+  if (limits.check_lines) check_line_lengths(text, what);
+  return true;
+}
+
+std::string read_input_file(const std::string& path, const std::string& what, const InputLimits& limits) {
+  std::string text;
+  if (!read_input_file_if_exists(path, what, text, limits))
+    throw InputFileError(what + ": cannot open (" + std::strerror(ENOENT) + ")");
   return text;
 }
 

@@ -49,6 +49,22 @@ const std::vector<ParamRequirement>& param_requirements() {
       {"hv.iothreads", nullptr, "hv.passthrough", {"off"}, false, "a passed-through device runs no emulation thread"},
       {"hv.msix_bar_mmap", nullptr, "hv.passthrough", {"on"}, false, "only a passed-through device's BARs are mapped"},
       {"hv.page_size", nullptr, "hv.passthrough", {"on"}, false, "only a passed-through device's BARs are mapped"},
+      // Fault injections of the NVMe driver: virtio-blk builds no PRPs and no
+      // Doorbell Buffer Config; the config command is sent only with the
+      // buffer on, and a passed-through SSD offers none.
+      {"guest.io_prp_fault", "none", "device", {"nvme"}, false, "virtio-blk builds no PRP lists"},
+      {"guest.dbbuf_fault", "none", "device", {"nvme"}, false, "virtio-blk sends no Doorbell Buffer Config"},
+      {"guest.dbbuf_fault", "none", "hv.passthrough", {"off"}, false, "a real SSD is sent no Doorbell Buffer Config"},
+      {"guest.dbbuf_fault", "none", "nvme.dbbuf", {"spec", "vendor"}, false,
+       "no Doorbell Buffer Config is sent with the buffer off"},
+      // QEMU 7.2 registers the ioeventfd only once the shadow doorbells are
+      // on (hw/nvme/ctrl.c nvme_dbbuf_config -> nvme_init_sq_ioeventfd):
+      // with the buffer off every doorbell write is trapped as with deferred,
+      // so ioeventfd and its faults change nothing.
+      {"hv.notify", nullptr, "nvme.dbbuf", {"spec", "vendor"}, false,
+       "QEMU 7.2 registers the ioeventfd only with the doorbell buffer on; the run is deferred's", "ioeventfd"},
+      {"hv.fault", "none", "nvme.dbbuf", {"spec", "vendor"}, false,
+       "QEMU 7.2 registers the ioeventfd only with the doorbell buffer on"},
   };
   return table;
 }
@@ -60,16 +76,29 @@ std::vector<std::string> check_param_requirements(const Config& config) {
     if (!config.is_set(q.param)) continue;
     const std::string& value = config.text(q.param);
     if (q.inert && value == q.inert) continue;
+    if (q.only && value != q.only) continue;
     const std::string& have = config.text(q.needs);
     if (std::find(q.values.begin(), q.values.end(), have) != q.values.end()) continue;
     std::string allowed;
     for (size_t k = 0; k < q.values.size(); ++k) allowed += (k ? " or " : "") + std::string(q.values[k]);
-    const std::string what = "--" + std::string(q.param) + ": " + (q.inert ? value + " " : "") +
+    const std::string what = "--" + std::string(q.param) + ": " + (q.inert || q.only ? value + " " : "") +
                              "needs " + q.needs + " " + allowed + " (it is " + have + ": " + q.why + ")";
     if (q.refuse) throw ConfigError(what);
     warnings.push_back("nvmesim: warning: " + what + "; the setting does nothing");
   }
   return warnings;
+}
+
+std::string param_requirements_help() {
+  std::string o;
+  for (const ParamRequirement& q : param_requirements()) {
+    std::string allowed;
+    for (size_t k = 0; k < q.values.size(); ++k) allowed += (k ? "|" : "") + std::string(q.values[k]);
+    const std::string which = q.only ? std::string("=") + q.only : q.inert ? std::string(" (not ") + q.inert + ")" : "";
+    o += "  " + std::string(q.param) + which + " needs " + q.needs + "=" + allowed + (q.refuse ? " [refused]" : "") +
+         ": " + q.why + "\n";
+  }
+  return o;
 }
 
 }  // namespace nvmesim::platform

@@ -6,7 +6,13 @@
 //   verify=pattern           needs nvme.backend ram           refused
 //   pcie.gen/lanes/mps/...   need pcie.mode link              warned
 //   pcie.host_copy_gbps/...  need pcie.mode emulated          warned
+//   guest.io_prp_fault       needs device nvme                warned
+//   guest.dbbuf_fault        needs nvme, no passthrough, nvme.dbbuf spec|vendor   warned
+//   hv.notify=ioeventfd      needs nvme.dbbuf spec|vendor     warned (QEMU 7.2)
 //   ...
+// --help prints the whole table (param_requirements_help). In the default
+// comparison (buffer off and spec) the command line warns only about a
+// setting inert in both runs.
 // A refusal is a ConfigError ("--hv.fault: eventfd_spin needs hv.notify
 // ioeventfd (it is deferred)"); a warning is one line for standard error.
 #pragma once
@@ -25,6 +31,7 @@ struct ParamRequirement {
   std::vector<const char*> values;  // ... at one of these values
   bool refuse;            // true: the run is refused (exit 2); false: warned about once
   const char* why;        // what happens otherwise, for the message
+  const char* only = nullptr;  // the requirement holds for this value of param only (nullptr: any but inert)
 };
 
 const std::vector<ParamRequirement>& param_requirements();
@@ -32,5 +39,9 @@ const std::vector<ParamRequirement>& param_requirements();
 // Throws ConfigError for the first refused combination in `config`; returns
 // the warnings ("nvmesim: warning: ..."), one per parameter.
 std::vector<std::string> check_param_requirements(const Config& config);
+
+// The table for --help, one line a requirement:
+// "  hv.fault (not none) needs hv.notify=ioeventfd [refused]: no eventfd exists to fault".
+std::string param_requirements_help();
 
 }  // namespace nvmesim::platform

@@ -36,10 +36,14 @@ std::string trim(const std::string& s) {
 
 // Shortest text that reads back as the same double, without an exponent
 // below 1e16 ("2.3", "1000", "5000000", "0.0001").
+// The shortest text that reads back as v: fixed between 1e-4 and 1e16 (as
+// typed: 0.5, 5100), else the shortest round-trip form (1e-300, not 300
+// digits of zeros).
 std::string shortest(double v) {
   char buf[400];
-  auto r = std::fabs(v) < 1e16 ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
-                               : std::to_chars(buf, buf + sizeof buf, v);
+  const double a = std::fabs(v);
+  auto r = a == 0 || (a >= 1e-4 && a < 1e16) ? std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed)
+                                             : std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, r.ptr);
 }
 
@@ -84,6 +88,12 @@ std::string out_of_range(const std::string& text, const ParamSpec& spec) {
   return shown(text) + " is out of range (" + format_range(spec) + ")";
 }
 
+// A time other than 0 that would round to 0 at the kernel's resolution.
+std::string below_resolution(const ParamSpec& spec) {
+  return "is below the simulator's time resolution of 1 ps (0, or " +
+         format_time_ns(std::max(spec.min, kTimeResolutionNs)) + ".." + format_time_ns(spec.max) + ")";
+}
+
 // Parses `text` (already trimmed) for `spec` into `out`. Returns an empty
 // string on success, else the message detail (without the "--name: " prefix).
 // The range of a `cyc` time is checked by Config::validate_all.
@@ -109,6 +119,7 @@ std::string parse_value(const ParamSpec& spec, const std::string& text, Config::
       if (idx != kCyc) {
         double ns = num * kTimeScale[idx];
         if (ns < spec.min || ns > spec.max) return out_of_range(text, spec);
+        if (ns != 0 && std::fabs(ns) < kTimeResolutionNs) return shown(text) + " " + below_resolution(spec);
       } else if (num < 0 && spec.min >= 0) {
         return out_of_range(text, spec);
       }
@@ -179,6 +190,9 @@ std::string parse_value(const ParamSpec& spec, const std::string& text, Config::
       if (!parse_double_prefix(text, v, used) || used != text.size())
         return q + " is not a number";
       if (v < spec.min || v > spec.max) return out_of_range(text, spec);
+      if (v != 0 && std::fabs(v) < spec.min_nonzero)
+        return shown(text) + " is below " + shortest(spec.min_nonzero) + ", the smallest value other than 0 (0, or " +
+               shortest(spec.min_nonzero) + ".." + shortest(spec.max) + ")";
       out.number = v;
       out.canonical = shortest(v);
       return {};
@@ -357,10 +371,14 @@ void Config::load_ini(std::istream& in, const std::string& source) {
     if (lineno == 1) line = strip_bom(line);
     if (line.size() > kInputLineMax)
       throw ConfigError(where + "longer than " + std::to_string(kInputLineMax) + " bytes");
+    // '#' anywhere, ';' at the start or after a blank, start a comment
+    // (also after a section header: "[hv] ; host" as "[hv] # host").
     size_t hash = line.find('#');
+    for (size_t semi = line.find(';'); semi != std::string::npos && semi < hash; semi = line.find(';', semi + 1))
+      if (semi == 0 || line[semi - 1] == ' ' || line[semi - 1] == '\t') hash = semi;
     if (hash != std::string::npos) line.erase(hash);
     line = trim(line);
-    if (line.empty() || line[0] == ';') continue;
+    if (line.empty()) continue;
     if (line[0] == '[') {
       if (line.back() != ']') throw ConfigError(where + "bad section header " + quoted(line));
       section = trim(line.substr(1, line.size() - 2));
@@ -485,6 +503,9 @@ void Config::validate_all() const {
       throw ConfigError("--" + spec.name + ": " + v.canonical + " (" + format_time_ns(ns) +
                         " at " + kCpuGhz + " " + shortest(ghz) + ") is out of range (" +
                         format_range(spec) + ")");
+    if (ns != 0 && std::fabs(ns) < kTimeResolutionNs)
+      throw ConfigError("--" + spec.name + ": " + v.canonical + " (" + format_time_ns(ns) + " at " + kCpuGhz +
+                        " " + shortest(ghz) + ") " + below_resolution(spec));
   }
   auto has = [this](const char* n) { return registry_->find(n) != nullptr; };
   if (has("number_ios") && has("runtime") && integer("number_ios") == 0 && time_ns("runtime") == 0)

@@ -44,8 +44,8 @@
 // INI files (Config::load_ini), the conventions of Boost.Program_options'
 // parse_config_file plus line numbers in errors:
 //   - `name = value` lines; `#` anywhere starts a comment, and so does `;`
-//     at the start of a line; blank lines are ignored; spaces around names
-//     and values are trimmed;
+//     at the start of a line or after a blank (`[hv] ; host`, `x = 1 ; why`);
+//     blank lines are ignored; spaces around names and values are trimmed;
 //   - `[component]` starts a section: its keys are `component.key`;
 //   - keys before the first section are full names: the flat fio names
 //     (`bs = 4k`) or dotted names (`hv.exit_mmio = 5100cyc`);
@@ -96,7 +96,14 @@ struct ParamSpec {
   std::string alias = "";     // another accepted name (e.g. the newer spelling)
   // Text: "" or what is wrong with a value (checked by Config::set).
   std::string (*check)(const std::string&) = nullptr;
+  // Real: a value other than 0 is at least this (0: no such bound). Time:
+  // a value other than 0 is always at least kTimeResolutionNs.
+  double min_nonzero = 0;
 };
+
+// The simulator's time resolution (SystemC's default, 1 ps): a time other
+// than 0 below it would round to 0 (no limit, no cost), so it is refused.
+constexpr double kTimeResolutionNs = 0.001;
 
 class ParamRegistry {
  public:

@@ -12,7 +12,7 @@ void ParamSpecBuilder::add(const char* name, ParamKind kind, const char* def, co
                            double min, double max, std::vector<std::string> choices, const char* help,
                            ParamOptions options, std::string (*check)(const std::string&)) {
   registry_.add({full_param_name(prefix_, name), kind, def, unit, min, max, std::move(choices), help,
-                 options.count_suffixes, options.bare_ns, options.alias, check});
+                 options.count_suffixes, options.bare_ns, options.alias, check, options.min_nonzero});
 }
 
 }  // namespace nvmesim::platform

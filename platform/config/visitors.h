@@ -45,8 +45,8 @@ class ParamSpecBuilder {
   }
   template <class F>
   void real(F&, const char* name, const char* def, const char* unit, double min, double max,
-            const char* help) {
-    add(name, ParamKind::Real, def, unit, min, max, {}, help, {});
+            const char* help, ParamOptions options = {}) {
+    add(name, ParamKind::Real, def, unit, min, max, {}, help, options);
   }
   void flag(bool&, const char* name, const char* def, const char* help) {
     add(name, ParamKind::Bool, def, "", 0, 0, {}, help, {});
@@ -115,7 +115,8 @@ class ConfigReader {
     field = F(config_.integer(full(name)));
   }
   template <class F>
-  void real(F& field, const char* name, const char*, const char*, double, double, const char*) {
+  void real(F& field, const char* name, const char*, const char*, double, double, const char*,
+            ParamOptions = {}) {
     field = config_.real(full(name));
   }
   void flag(bool& field, const char* name, const char*, const char*) { field = config_.flag(full(name)); }

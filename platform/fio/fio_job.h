@@ -5,7 +5,9 @@
 // with '#' or ';', and as fio's parser does, an option line ends at its first
 // ';' or '#' (`numjobs=4 ; four threads`). `include FILE` inside a section
 // reads FILE's options there (the name as given, else relative to the
-// including file; no sections in an included file). fio semantics: the [global] options given above a job
+// including file; no sections in an included file; includes nest at most 16
+// deep, at most 256 are followed in one job file and they hold at most 1 MiB in
+// all, so a fan-out cannot grow without end). fio semantics: the [global] options given above a job
 // section apply to it, then the section's own; each job section is a job
 // that runs `numjobs` copies (one vCPU and I/O queue pair each). Options on
 // nvmesim's command line (--bs, --runtime, ...) override the file.
@@ -68,6 +70,7 @@ struct FioJobFile {
   std::string path;
   std::vector<FioOption> global;    // every [global] option in the file
   std::vector<FioSection> jobs;
+  std::vector<std::string> includes;  // every file an include line read, as resolved
 };
 
 // Syntax only (no option is checked here). Throws ConfigError
@@ -102,6 +105,8 @@ struct FioJobs {
   // jobs[vcpu_job[v]].config's workload. Always filled (one entry per vCPU).
   bool per_vcpu_workloads = false;
   std::vector<unsigned> vcpu_job;
+  // The files the job file read (itself and its includes): no output may be one.
+  std::vector<std::string> inputs;
   // Per vCPU: the vCPUs whose jobs must finish before its job starts
   // (stonewall, wait_for); `ordered` when any has one.
   std::vector<std::vector<unsigned>> vcpu_waits_for;

@@ -18,8 +18,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "platform/report/pending_file.h"
 
 namespace nvmesim::platform {
 
@@ -35,23 +40,43 @@ struct FioLatencies {
   uint64_t slat_ns, clat_ns, lat_ns;
 };
 
-// One job's (vCPU's) logs.
+// One job's (vCPU's) logs. Rows are streamed to temporary files beside the
+// logs as the I/Os complete (memory stays bounded whatever the run's
+// length); write_files() renames them into place, as the other outputs are
+// written (platform/report/pending_file.h): a failed run leaves old logs as
+// they were.
 class FioLogs {
  public:
   FioLogs(const FioLogSpec& spec, unsigned job_number);
+  ~FioLogs();  // an uncommitted log's temporary file is removed
+  FioLogs(const FioLogs&) = delete;
+  FioLogs& operator=(const FioLogs&) = delete;
+  // Creates the temporary files; "" or a one-line error. Call before the run.
+  std::string open_files();
   void add(uint64_t elapsed_ps, const FioLatencies& l, bool write, uint32_t bytes, uint64_t offset);
-  // Flushes the last window and writes the files; "" or a one-line error.
+  // Flushes the last window, closes the files and renames them into place;
+  // "" or a one-line error.
   std::string write_files();
   // The file names it writes, in order (lat, clat, slat, bw, iops).
   std::vector<std::string> file_names() const;
 
  private:
-  void row(std::string& log, uint64_t ms, uint64_t value, unsigned ddir, uint64_t bs, uint64_t offset);
+  struct Out {
+    PendingFile pending;
+    std::FILE* f = nullptr;
+  };
+  void row(std::initializer_list<Out*> logs, uint64_t ms, uint64_t value, unsigned ddir, uint64_t bs,
+           uint64_t offset);
   void flush_window(uint64_t end_ms);
 
   FioLogSpec spec_;
   unsigned job_number_;
-  std::string lat_, clat_, slat_, bw_, iops_;  // the rows so far
+  std::vector<std::unique_ptr<Out>> files_;  // in file_names() order, once opened
+  Out* lat_ = nullptr;  // _lat
+  Out* clat_ = nullptr;  // _clat
+  Out* slat_ = nullptr;  // _slat
+  Out* bw_ = nullptr;
+  Out* iops_ = nullptr;
   // The open window: per data direction, latency sum and count, bytes.
   uint64_t window_ = 0, last_ms_ = 0;
   long double lat_sum_[2] = {0, 0}, clat_sum_[2] = {0, 0}, slat_sum_[2] = {0, 0};

@@ -96,6 +96,13 @@ Json fixed(double v, int decimals) {
   return raw(buf);
 }
 
+Json rate(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  int decimals = 3;
+  if (v != 0) decimals = std::max(3, 9 - int(std::floor(std::log10(std::fabs(v)))));
+  return fixed(v, std::min(decimals, 30));
+}
+
 Json ns_from_ps(uint64_t ps) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%" PRIu64 ".%03u", ps / 1000, unsigned(ps % 1000));

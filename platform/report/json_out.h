@@ -22,6 +22,10 @@ using Json = nlohmann::ordered_json;
 Json raw(const std::string& json_text);
 // printf("%.*f"); null when not finite.
 Json fixed(double v, int decimals);
+// A rate (iops, bw_bytes): at least three decimals and at least ten
+// significant digits, so a slow run's 0.0004 I/Os per second is not 0.000
+// and rate x time gives back the count.
+Json rate(double v);
 // A time held in integer picoseconds, as ns with three decimals (exact).
 Json ns_from_ps(uint64_t ps);
 

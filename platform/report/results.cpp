@@ -91,7 +91,14 @@ const char* run_outcome(const RunResults& r) {
   if (r.device_needs_reset) return "device_needs_reset";
   if (r.stalled) return "stalled";
   if (r.io_errors || r.verify_errors) return "io_errors";
+  if (r.interrupted) return "interrupted";
   return "ok";
+}
+
+// The mark of a run a signal cut short.
+std::string interrupted_line(const RunResults& r) {
+  return std::string("INTERRUPTED by ") + interrupt::signal_name(r.interrupt_signal) + " at " +
+         fixed(r.sim_time_ns / 1000.0, 1) + " us of the measured phase: the figures cover the run so far";
 }
 
 std::string run_headline(const RunResults& r) {
@@ -116,6 +123,7 @@ std::string run_headline(const RunResults& r) {
     if (r.verify_errors) h += std::to_string(r.verify_errors) + " reads failed verification";
     return h;
   }
+  if (outcome == "interrupted") return interrupted_line(r);
   return "";
 }
 
@@ -136,8 +144,8 @@ report::Json results_json(const RunResults& r) {
   j["io_errors"] = r.io_errors;
   j["first_error_status"] = r.first_error_status;
   j["verify"] = {{"verified_reads", r.verified_reads}, {"errors", r.verify_errors}};
-  j["iops"] = fixed(r.iops(), 3);
-  j["bw_bytes"] = fixed(r.bw_bytes(), 3);
+  j["iops"] = report::rate(r.iops());
+  j["bw_bytes"] = report::rate(r.bw_bytes());
   // fio's latencies (lat = slat + clat), then the driver's own.
   auto latency = [&](const char* key, const LatencyHistogram& h) {
     Json& lat = j[key];
@@ -252,9 +260,8 @@ void write_normal(const RunResults& r, std::ostream& o) {
       if (kv.first == name) return kv.second;
     return "?";
   };
-  if (r.interrupted)
-    o << "INTERRUPTED by " << interrupt::signal_name(r.interrupt_signal) << " at "
-      << fixed(r.sim_time_ns / 1000.0, 1) << " us of the measured phase: the figures cover the run so far\n";
+  // An interrupted run says so first, also when its headline is another.
+  if (r.interrupted && std::string(run_outcome(r)) != "interrupted") o << interrupted_line(r) << "\n";
   const std::string headline = run_headline(r);
   if (!headline.empty()) o << headline << "\n";
   const std::string& pt = cfg("hv.passthrough");

@@ -1,11 +1,13 @@
 #include "platform/sweep/sweep_cli.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <set>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "platform/cli/cli.h"
@@ -16,6 +18,7 @@
 #include "platform/sweep/sweep_output.h"
 #include "platform/sweep/sweep_plot.h"
 #include "platform/cli/interrupt.h"
+#include "platform/config/input_file.h"
 #include "platform/config/param_requires.h"
 #include "platform/sweep/sweep_runner.h"
 #include "platform/config/user_text.h"
@@ -35,7 +38,8 @@ std::string sweep_help_text() {
          "Runs every point of the grid (all combinations of the --grid values; the\n"
          "first axis is the outermost loop) as its own nvmesim process with the fixed\n"
          "options, --NAME=VALUE per axis, --output-format=json, --single-run and the\n"
-         "point's seed.\n"
+         "point's seed. --output, --vcd and --timeline are refused (every point would\n"
+         "write the one file): results go to --out DIR, traces come from one point's run.\n"
          "\n"
          "  --grid NAME=...      a parameter (see --list-params) and its values: a list,\n"
          "                       or START:STOP:STEP with one unit (2000cyc:10000cyc:2000cyc)\n"
@@ -45,20 +49,36 @@ std::string sweep_help_text() {
          "  --jobs N             parallel points (default: all cores)\n"
          "  --seed S             sweep seed (default 1); point seed = FNV-1a 64 of\n"
          "                       \"S\\nNAME=VALUE\\n...\" (axes in order) >> 1\n"
-         "  --resume             keep the points already in DIR with status ok\n"
+         "  --resume             keep the points already in DIR with status ok (the others\n"
+         "                       run again); refused when DIR's sweep had other fixed options\n"
          "  --plot y=..,x=..[,series=..][,logx=auto|on|off]  DIR/plot-<y>-vs-<x>.svg and\n"
          "                       .png (gnuplot): labels and units from docs/metrics.md, log2 x\n"
          "                       for powers of two (auto), a panel per further grid axis\n"
          "  --emit slurm         write DIR/sweep.slurm (sbatch array) and DIR/points.txt\n"
          "  --emit parallel      write DIR/parallel.txt (parallel --will-cite < it)\n"
          "  --merge DIR          join the results of sweeps or emitted jobs into --out\n"
+         "                       (refused when their fixed options differ)\n"
          "\n"
-         "CSV columns: the axes, seed, status (ok, failed, missing), error, then every\n"
+         "CSV columns: the axes, seed, status (ok, failed, missing, or the run's outcome\n"
+         "when it ended otherwise: stalled, io_errors, ...; error: its headline), error, then every\n"
          "value of the run's JSON with dotted names (per_io.exits, config.iodepth, ...).\n"
          "Exit status: 0 all points ok, 1 a point failed, 2 usage error.\n";
 }
 
 namespace {
+
+// --out DIR (or a folder in it): a file there, or a folder that cannot be
+// made, is the user's to fix (exit 2), found before any point runs.
+void make_out_dir(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    throw UsageError("--out: " + quoted(dir) + " is not a directory");
+  try {
+    make_dirs(dir);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(std::string("--out: ") + e.what());
+  }
+}
 
 struct Args {
   std::vector<Axis> axes;
@@ -113,6 +133,10 @@ Args parse(int argc, const char* const* argv) {
       if (o.unregistered && (name == "output" || name == "output-format" || name == "--output" ||
                              name == "--output-format"))
         throw UsageError(option_name(o) + ": the sweep sets it (results go to --out DIR)");
+      // Every point would write the one file (and the last one finishing win).
+      if (o.unregistered && (name == "vcd" || name == "timeline" || name == "--vcd" || name == "--timeline"))
+        throw UsageError(option_name(o) + ": every point would write this one file; trace one point with "
+                         "nvmesim " + option_name(o) + " FILE and that point's options");
       for (const std::string& t : o.original_tokens) a.fixed.push_back(t);
       continue;
     }
@@ -215,6 +239,31 @@ int finish(const Args& a, const std::vector<Record>& records, std::ostream& err)
   return rc;
 }
 
+// Two sweeps' fixed options are the same run options: the same tokens, or
+// (every token a whole --name=value, no name repeated) the same in another order.
+bool same_fixed(std::vector<std::string> a, std::vector<std::string> b) {
+  if (a == b) return true;
+  auto whole = [](const std::vector<std::string>& v) {
+    std::set<std::string> names;
+    for (const std::string& t : v) {
+      const size_t eq = t.find('=');
+      if (t.rfind("--", 0) != 0 || eq == std::string::npos || !names.insert(t.substr(0, eq)).second) return false;
+    }
+    return true;
+  };
+  if (!whole(a) || !whole(b)) return false;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
+// Fixed options as a list for a message ("none" when there are none).
+std::string fixed_text(const std::vector<std::string>& fixed) {
+  std::string t;
+  for (const std::string& f : fixed) t += (t.empty() ? "" : " ") + f;
+  return t.empty() ? "none" : shown(t);
+}
+
 int merge(Args& a, std::ostream& err) {
   std::vector<std::pair<std::string, Manifest>> manifests;
   std::vector<Record> found;
@@ -225,9 +274,12 @@ int merge(Args& a, std::ostream& err) {
     if (r.empty() && !manifests.size()) err << "sweep: warning: no sweep output in " << dir << "\n";
     found.insert(found.end(), r.begin(), r.end());
   }
+  // Rows of sweeps with other fixed options are not one sweep's points.
   for (const auto& [dir, m] : manifests)
-    if (m.fixed != manifests.front().second.fixed)
-      err << "sweep: warning: " << dir << " ran with other fixed options than " << manifests.front().first << "\n";
+    if (!same_fixed(m.fixed, manifests.front().second.fixed))
+      throw UsageError("--merge: " + quoted(dir) + " ran with other fixed options (" + fixed_text(m.fixed) + ") than " +
+                       quoted(manifests.front().first) + " (" + fixed_text(manifests.front().second.fixed) +
+                       "): their rows are not one sweep's; merge sweeps of the same options");
   if (a.axes.empty()) {
     if (manifests.empty()) throw UsageError("--merge: no sweep.json in the directories; give the grid with --grid");
     a.axes = union_axes(manifests);
@@ -235,7 +287,7 @@ int merge(Args& a, std::ostream& err) {
   for (const PlotSpec& p : a.plots) check_plot_columns(p, axis_names(a.axes));
   if (!a.seed_given && !manifests.empty()) a.seed = manifests.front().second.seed;
   const std::vector<Point> points = expand_grid(a.axes, a.seed);
-  make_dirs(a.out);
+  make_out_dir(a.out);
   const std::vector<Record> records = assemble(points, found);
   write_results(a.out, axis_names(a.axes), records);
   Manifest m;
@@ -269,9 +321,19 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     check_fixed(a.fixed);
     for (const PlotSpec& p : a.plots) check_plot_columns(p, axis_names(a.axes));
     check_points(a.fixed, points);
-    make_dirs(a.out + "/points");
+    make_out_dir(a.out);
+    make_out_dir(a.out + "/points");
     a.out = absolute(a.out);
     const std::string exe = self_exe();
+    // --resume continues the sweep DIR holds: the same fixed options, or its
+    // rows would be another sweep's (and sweep.json rewritten with the new).
+    if (a.resume) {
+      Manifest before;
+      if (read_manifest(a.out, before) && !same_fixed(before.fixed, a.fixed))
+        throw UsageError("--resume: " + quoted(a.out) + " holds a sweep of other fixed options (" +
+                         fixed_text(before.fixed) + ", now " + fixed_text(a.fixed) +
+                         "): resume with the same options, or give another --out");
+    }
     Manifest m;
     m.seed = a.seed;
     m.fixed = a.fixed;
@@ -287,9 +349,18 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     const auto t0 = std::chrono::steady_clock::now();
     const std::string partial = a.out + "/results.jsonl.partial";
     std::vector<Record> found;
+    // The sweep's own files must be regular files: a FIFO there would block
+    // the read or the open for writing, deaf to signals.
+    for (const std::string& own : {a.out + "/results.jsonl", partial})
+      if (const std::string why = not_regular_reason(own); !why.empty())
+        throw UsageError("--out: " + own + " " + why);
     if (a.resume) {
-      found = read_jsonl(a.out + "/results.jsonl");
-      for (Record& r : read_jsonl(partial)) found.push_back(std::move(r));
+      try {
+        found = read_jsonl(a.out + "/results.jsonl");
+        for (Record& r : read_jsonl(partial)) found.push_back(std::move(r));
+      } catch (const InputFileError& e) {
+        throw UsageError(std::string("--resume: ") + e.what());
+      }
     }
     std::vector<Record> previous = assemble(points, found);
     std::vector<Point> todo;

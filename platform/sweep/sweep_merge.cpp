@@ -1,5 +1,7 @@
 #include "platform/sweep/sweep_merge.h"
 
+#include "platform/config/input_file.h"
+
 #include <algorithm>
 #include <map>
 
@@ -19,8 +21,13 @@ std::string key(PointValues values, uint64_t seed) {
 }  // namespace
 
 std::vector<Record> collect_records(const std::string& dir) {
-  std::vector<Record> found = read_jsonl(dir + "/results.jsonl");
-  for (Record& r : read_jsonl(dir + "/results.jsonl.partial")) found.push_back(std::move(r));
+  std::vector<Record> found;
+  try {
+    found = read_jsonl(dir + "/results.jsonl");
+    for (Record& r : read_jsonl(dir + "/results.jsonl.partial")) found.push_back(std::move(r));
+  } catch (const InputFileError& e) {
+    throw UsageError(std::string("--merge: ") + e.what());
+  }
   Manifest m;
   if (read_manifest(dir, m)) {
     for (const Point& p : expand_grid(m.axes, m.seed)) {

@@ -9,15 +9,28 @@
 #include <stdexcept>
 #include <sys/stat.h>
 
+#include "platform/config/input_file.h"
+
 namespace nvmesim::platform::sweep {
 
+namespace {
+
+// A sweep's own files: regular files only (a FIFO would block), bounded.
+InputLimits sweep_file_limits() {
+  InputLimits l;
+  l.max_bytes = kSweepFileMax;
+  l.check_lines = false;
+  return l;
+}
+
+}  // namespace
+
 bool read_file(const std::string& path, std::string& text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  text = s.str();
-  return true;
+  try {
+    return read_input_file_if_exists(path, path, text, sweep_file_limits());
+  } catch (const InputFileError&) {
+    return false;
+  }
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {
@@ -67,7 +80,12 @@ Record make_record(const Point& point, const std::string& out, const std::string
   }
   const bool object = parse_error.empty() && r.results.kind == Json::Object;
   if (exit_code == 0 && object) {
-    r.status = "ok";
+    // A run that ended but not well (stalled, device_needs_reset, ...) is
+    // not done: its status is its outcome, and --resume runs it again.
+    const Json* outcome = r.results.find("outcome");
+    r.status = outcome && outcome->kind == Json::String && !outcome->text.empty() ? outcome->text : "ok";
+    if (r.status != "ok")
+      if (const Json* h = r.results.find("headline"); h && h->kind == Json::String) r.error = h->text;
     return r;
   }
   r.status = "failed";
@@ -118,7 +136,9 @@ Record parse_jsonl_line(const std::string& text) {
 
 std::vector<Record> read_jsonl(const std::string& path) {
   std::vector<Record> records;
-  std::ifstream in(path);
+  std::string text;
+  if (!read_input_file_if_exists(path, path, text, sweep_file_limits())) return records;
+  std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;

@@ -29,7 +29,10 @@ Record make_record(const Point& point, const std::string& out, const std::string
 std::string jsonl_line(const Record& record);
 Record parse_jsonl_line(const std::string& line);  // throws JsonError
 // Every parseable line of a JSONL file (a line cut short by an interrupted
-// sweep is skipped); none if the file does not exist.
+// sweep is skipped); none if the file does not exist. Throws
+// InputFileError (platform/config/input_file.h) when the path is not a
+// regular file (a FIFO would block) or holds more than kSweepFileMax bytes.
+constexpr size_t kSweepFileMax = size_t(1) << 30;  // 1 GiB
 std::vector<Record> read_jsonl(const std::string& path);
 
 std::string csv_text(const std::vector<std::string>& axis_names, const std::vector<Record>& records);
@@ -50,7 +53,7 @@ void write_manifest(const std::string& dir, const Manifest& manifest);
 bool read_manifest(const std::string& dir, Manifest& manifest);  // false if absent; throws if bad
 
 // Small file helpers shared by the sweep code.
-bool read_file(const std::string& path, std::string& text);
+bool read_file(const std::string& path, std::string& text);  // false if absent, not regular or too long
 void write_file_atomic(const std::string& path, const std::string& text);  // throws on error
 void make_dirs(const std::string& path);                                    // mkdir -p; throws
 std::string first_line(const std::string& text);  // first non-empty line, trimmed

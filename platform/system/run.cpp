@@ -1,6 +1,7 @@
 #include "platform/system/run.h"
 
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "platform/fio/fio_json.h"
 #include "platform/fio/fio_logs.h"
 #include "models/vcpu.h"
+#include "platform/cli/exit_codes.h"
 #include "platform/cli/interrupt.h"
 #include "platform/config/params.h"
 #include "platform/report/pending_file.h"
@@ -151,6 +153,8 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
       if (!spec.any()) continue;
       logs.push_back(std::make_unique<FioLogs>(spec, unsigned(v + 1)));  // fio's job number
       FioLogs* log = logs.back().get();
+      // Before the run: a log that cannot be written refuses the run (exit 2).
+      if (const std::string e = log->open_files(); !e.empty()) throw ConfigError("--job: " + e);
       system.vcpus()[v]->on_io([log](const models::Vcpu::IoSample& s) {
         log->add(s.elapsed_ps, {s.slat_ns, s.clat_ns, s.lat_ns}, s.write, s.bytes, s.offset);
       });
@@ -226,6 +230,7 @@ Summary summarize(const RunResults& r) {
   s.stalled = r.stalled;
   s.device_needs_reset = r.device_needs_reset;
   s.interrupted = r.interrupted;
+  s.interrupt_signal = r.interrupted ? r.interrupt_signal : 0;
   std::snprintf(s.headline, sizeof s.headline, "%s", run_headline(r).c_str());
   s.dbbuf_active = r.dbbuf_active;
   return s;
@@ -365,6 +370,12 @@ std::string other_settings(const Config& c) {
   return out;
 }
 
+// The comparison's first line when a signal cut it short.
+std::string interrupted_mark(int sig, int ran) {
+  return std::string("INTERRUPTED by ") + interrupt::signal_name(sig) + ": " + std::to_string(ran) +
+         " of 2 runs started; a run cut short covers its simulated time so far, '-' marks one not run";
+}
+
 Outcome run_default_comparison(const Config& base, const RunOptions& options, std::ostream& out) {
   const char* modes[2] = {"off", "spec"};
   Summary s[2]{};
@@ -391,13 +402,29 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
       std::cerr << "nvmesim: error: " << error << "\n";
       return {1, false};
     }
+    // A signal to the child alone (not to this process) cut its run short:
+    // the comparison is as interrupted as if this process had received it.
+    if (s[k].interrupted) {
+      ++ran;
+      break;
+    }
   }
-  const int sig = interrupt::received();
+  // Interrupted: a run was cut short, or one never started. A signal after
+  // both runs finished leaves a complete comparison, and says nothing.
+  int sig = 0;
+  for (int k = 0; k < ran && !sig; ++k)
+    if (s[k].interrupted) sig = s[k].interrupt_signal ? s[k].interrupt_signal : SIGTERM;
+  if (!sig && ran < 2) sig = interrupt::received();
   const bool stalled = (ran > 0 && s[0].stalled) || (ran > 1 && s[1].stalled);
   const bool needs_reset = (ran > 0 && s[0].device_needs_reset) || (ran > 1 && s[1].device_needs_reset);
   bool failed = false;
-  for (int k = 0; k < ran; ++k) failed = failed || s[k].io_errors || s[k].verify_errors;
-  const int code = sig ? interrupt::exit_code() : options.fail_on_stall && stalled ? 3 : failed ? 4 : 0;
+  bool bringup_failed = false;
+  for (int k = 0; k < ran; ++k) {
+    failed = failed || s[k].io_errors || s[k].verify_errors;
+    bringup_failed = bringup_failed || !s[k].ok;
+  }
+  failed = failed || bringup_failed;  // the simulated system failed: exit 4
+  const int code = sig ? 128 + sig : options.fail_on_stall && stalled ? 3 : failed ? 4 : 0;
   // A run that went wrong says so first, before any figure.
   std::string headline;
   for (int k = 0; k < ran; ++k)
@@ -426,10 +453,17 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   add("lat_ns.percentile.99.000000", "latency p99 (ns)", pair([](const Summary& x) { return double(x.p99); }), "%.0f");
   auto figure_ratio = [&](const Figure& f) { return ran > 1 ? ratio(f.v[1], f.v[0]) : -1; };
   if (options.output_format != "normal") {
-    const char* outcome = stalled ? "stalled" : needs_reset ? "device_needs_reset" : failed ? "io_errors" : "ok";
+    const char* outcome = bringup_failed ? "bringup_failed"
+                          : stalled     ? "stalled"
+                          : needs_reset ? "device_needs_reset"
+                          : failed      ? "io_errors"
+                          : sig         ? "interrupted"
+                                        : "ok";
     report::Json doc;
     doc["experiment"] = "default: doorbell buffer off vs spec";
     doc["outcome"] = outcome;
+    // The first line of the text report, as one run's "headline".
+    doc["headline"] = (sig ? interrupted_mark(sig, ran) + (headline.empty() ? "" : "\n") : std::string()) + headline;
     if (sig) doc["interrupted"] = interrupt::signal_name(sig);
     // Each run's document as its child process wrote it.
     doc["runs"] = {{"off", ran > 0 ? report::raw(json[0]) : report::Json(nullptr)},
@@ -451,9 +485,7 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
     }
     return {code, true};
   }
-  if (sig)
-    out << "INTERRUPTED by " << interrupt::signal_name(sig) << ": " << ran
-        << " of 2 runs started; a run cut short covers its simulated time so far, '-' marks one not run\n";
+  if (sig) out << interrupted_mark(sig, ran) << "\n";
   if (!headline.empty()) out << headline << "\n";
   out << "nvmesim default experiment: rw=" << base.text("rw") << " bs=" << base.text("bs")
       << " iodepth=" << base.text("iodepth") << " numjobs=" << base.text("numjobs")
@@ -517,7 +549,7 @@ Outcome run_one(const Config& config, const RunOptions& options, std::ostream& o
                 << " simulated): the traces hold no events\n";
     if (const std::string e = traces.commit(); !e.empty()) {
       std::cerr << "nvmesim: error: " << e << "\n";
-      return {1, false};
+      return {exit_code::kOutput, false};
     }
   }
   if (options.output_format == "json+") {
@@ -528,8 +560,10 @@ Outcome run_one(const Config& config, const RunOptions& options, std::ostream& o
   } else {
     write_normal(r, out);
   }
-  if (interrupt::received()) return {interrupt::exit_code(), true};
-  if (!r.bringup_ok) return {1, true};
+  // The exit status says what the document says: a signal that came after
+  // the run finished leaves a complete, uninterrupted document (exit as it).
+  if (r.interrupted) return {128 + (r.interrupt_signal ? r.interrupt_signal : SIGTERM), true};
+  if (!r.bringup_ok) return {exit_code::kFailed, true};
   if (r.stalled && options.fail_on_stall) return {3, true};
   if (r.io_errors || r.verify_errors) return {4, true};
   return {0, true};
@@ -562,12 +596,12 @@ int run_experiment(const Config& config, const RunOptions& options, std::ostream
   file.close();
   if (!file) {
     std::cerr << "nvmesim: error: --output: error writing " << quoted(options.output_file) << "\n";
-    return o.code ? o.code : 1;
+    return o.code ? o.code : exit_code::kOutput;
   }
   if (const std::string e = pending.commit(); !e.empty()) {
     std::cerr << "nvmesim: error: --output: cannot rename the finished file to "
               << quoted(options.output_file) << " (" << e << ")\n";
-    return o.code ? o.code : 1;
+    return o.code ? o.code : exit_code::kOutput;
   }
   return o.code;
 }

@@ -35,6 +35,7 @@ struct RunSummary {
   uint64_t ios, p50, p99;
   uint64_t io_errors, verify_errors;
   bool ok, stalled, dbbuf_active, interrupted, device_needs_reset;
+  int interrupt_signal;  // the signal that cut the run short (interrupted), else 0
   char headline[512];  // run_headline(), cut to fit; "" for an ok run
 };
 

@@ -1,6 +1,7 @@
 // SimulationStopper (platform/cli/interrupt.h): the SystemC half of signal
 // handling, beside the System it stops; the signal half needs no SystemC.
 #include "platform/cli/interrupt.h"
+#include "models/run_control.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -35,15 +36,25 @@ struct SimulationStopper::Impl {
 
 SimulationStopper::SimulationStopper() : impl_(new Impl) {
   clear_stopped();
+  models::run_control::stop_issuing = false;
   Impl* impl = impl_;
   // Polls the flag: a signal handler may not take the lock that
   // async_request_update() takes. 10 ms of wall time is quick enough.
   impl->watcher = std::thread([impl] {
     std::unique_lock<std::mutex> lock(impl->mutex);
+    std::chrono::steady_clock::time_point drain_since{};
     while (!impl->done) {
       if (received()) {
-        impl->channel.async_request_update();
-        return;
+        const auto now = std::chrono::steady_clock::now();
+        if (!models::run_control::stop_requested()) {
+          // First: drain (no new I/O; the run ends when those in flight complete).
+          models::run_control::stop_issuing = true;
+          drain_since = now;
+        } else if (received_count() > 1 || now - drain_since >= std::chrono::milliseconds(kDrainWallMs)) {
+          // A second signal, or a drain that does not end: stop now.
+          impl->channel.async_request_update();
+          return;
+        }
       }
       impl->wake.wait_for(lock, std::chrono::milliseconds(10));
     }
@@ -60,6 +71,6 @@ SimulationStopper::~SimulationStopper() {
   delete impl_;
 }
 
-bool SimulationStopper::stopped() { return interrupt::stopped(); }
+bool SimulationStopper::stopped() { return interrupt::stopped() || models::run_control::stop_requested(); }
 
 }  // namespace nvmesim::platform::interrupt

@@ -302,6 +302,11 @@ bool System::work_under_way() const {
     if (t->work_pending()) return true;
   for (const auto& v : vcpus_)
     if (v->work_pending()) return true;
+  // A spinning thread (eventfd_spin) is no work of its own, but it fetches
+  // the commands its SQ holds at its next pass.
+  if (!virtio_)
+    for (const auto& v : vcpus_)
+      if (!v->results().finished && controller_->spin_will_fetch(v->params().qid, v->driver_sq_tail())) return true;
   return false;
 }
 

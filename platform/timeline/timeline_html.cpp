@@ -2,6 +2,7 @@
 #include "platform/timeline/timeline_html.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "platform/config/input_file.h"
 #include "platform/report/pending_file.h"
 
 namespace nvmesim::platform {
@@ -64,6 +66,68 @@ const char* colour(const std::string& name, const std::vector<std::string>& lege
   return palette[k % (sizeof palette / sizeof *palette)];
 }
 
+// Fields of one event, read defensively: the file is the user's, so a field
+// may be missing, of another type or out of range. A missing field takes its
+// default; a field of the wrong type is an error naming the event and field
+// (never an unchecked access: operator[] of a const json on a missing key
+// reads past the object).
+struct EventReader {
+  const Json& e;
+  size_t index;
+
+  [[noreturn]] void bad(const char* key, const char* expected) const {
+    throw std::runtime_error("traceEvents[" + std::to_string(index) + "]: \"" + key + "\" is not " + expected);
+  }
+  const Json* member(const char* key) const {
+    if (!e.is_object()) return nullptr;
+    const auto it = e.find(key);
+    return it == e.end() || it->is_null() ? nullptr : &*it;
+  }
+  // An object member (args): nullptr when missing; an error when not an object.
+  const Json* object(const char* key) const {
+    const Json* m = member(key);
+    if (m && !m->is_object()) bad(key, "an object");
+    return m;
+  }
+  std::string text(const char* key, const std::string& def = "") const {
+    const Json* m = member(key);
+    if (!m) return def;
+    if (!m->is_string()) bad(key, "a string");
+    return m->get<std::string>();
+  }
+  // An id: fio and Perfetto write strings or numbers; both name the same kind.
+  std::string id(const char* key) const {
+    const Json* m = member(key);
+    if (!m) return "";
+    if (m->is_string()) return m->get<std::string>();
+    if (m->is_number()) return m->dump();
+    bad(key, "a string or a number");
+  }
+  double number(const char* key, double def = 0) const {
+    const Json* m = member(key);
+    if (!m) return def;
+    if (!m->is_number()) bad(key, "a number");
+    const double v = m->get<double>();
+    if (!(v >= -1e15 && v <= 1e15)) bad(key, "a number in [-1e15, 1e15] us");
+    return v;
+  }
+  int integer(const char* key, int def = 0) const {
+    const Json* m = member(key);
+    if (!m) return def;
+    if (m->is_number_integer() && !m->is_number_unsigned()) {
+      const auto v = m->get<std::int64_t>();
+      if (v >= INT32_MIN && v <= INT32_MAX) return int(v);
+    } else if (m->is_number_unsigned()) {
+      const auto v = m->get<std::uint64_t>();
+      if (v <= std::uint64_t(INT32_MAX)) return int(v);
+    } else if (m->is_number_float()) {
+      const double v = m->get<double>();
+      if (v >= INT32_MIN && v <= INT32_MAX && v == double(std::int64_t(v))) return int(v);
+    }
+    bad(key, "an integer in [-2147483648, 2147483647]");
+  }
+};
+
 }  // namespace
 
 std::string timeline_html(const std::string& trace_json, const std::string& title) {
@@ -79,11 +143,20 @@ std::string timeline_html(const std::string& trace_json, const std::string& titl
   // Tracks: names and sort order from the metadata.
   std::map<int, std::string> names;
   std::map<int, int> sort;
-  for (const Json& e : *events) {
-    if (e.value("ph", "") != "M") continue;
-    const int tid = e.value("tid", 0);
-    if (e.value("name", "") == "thread_name") names[tid] = e["args"].value("name", "");
-    if (e.value("name", "") == "thread_sort_index") sort[tid] = e["args"].value("sort_index", tid);
+  for (size_t k = 0; k < events->size(); ++k) {
+    const EventReader e{(*events)[k], k};
+    if (!e.e.is_object()) throw std::runtime_error("traceEvents[" + std::to_string(k) + "] is not an object");
+    if (e.text("ph") != "M") continue;
+    const int tid = e.integer("tid");
+    const std::string what = e.text("name");
+    const Json* args = e.object("args");
+    if (what == "thread_name") {
+      // Without args (or a name in them) the track keeps its thread id as label.
+      std::string label = "tid " + std::to_string(tid);
+      if (args) label = EventReader{*args, k}.text("name", label);
+      names[tid] = label;
+    }
+    if (what == "thread_sort_index") sort[tid] = args ? EventReader{*args, k}.integer("sort_index", tid) : tid;
   }
   std::map<int, Row> track;                     // by tid: spans and instants
   std::map<std::pair<int, int>, Row> io_rows;   // by (tid, tag): I/Os
@@ -92,15 +165,17 @@ std::string timeline_html(const std::string& trace_json, const std::string& titl
   std::map<int, std::vector<std::pair<double, std::string>>> open_span;  // B/E stacks per tid
   double t_end = 0;
   size_t ios = 0;
-  for (const Json& e : *events) {
-    const std::string ph = e.value("ph", "");
+  for (size_t k = 0; k < events->size(); ++k) {
+    const EventReader e{(*events)[k], k};
+    const std::string ph = e.text("ph");
     if (ph == "M") continue;
-    const int tid = e.value("tid", 0);
-    const double ts = e.value("ts", 0.0);
-    const std::string name = e.value("name", "");
-    t_end = std::max(t_end, ts + e.value("dur", 0.0));
+    const int tid = e.integer("tid");
+    const double ts = e.number("ts");
+    const double dur = e.number("dur");
+    const std::string name = e.text("name");
+    t_end = std::max(t_end, ts + dur);
     if (ph == "X") {
-      track[tid].bars.push_back({ts, ts + e.value("dur", 0.0), name, false});
+      track[tid].bars.push_back({ts, ts + dur, name, false});
     } else if (ph == "B") {
       open_span[tid].push_back({ts, name});
     } else if (ph == "E" && !open_span[tid].empty()) {
@@ -109,11 +184,12 @@ std::string timeline_html(const std::string& trace_json, const std::string& titl
     } else if (ph == "i" || ph == "I") {
       track[tid].bars.push_back({ts, ts, name, true});
     } else if (ph == "b") {
-      const int tag = e.contains("args") ? e["args"].value("tag", 0) : 0;
-      open_io[e.value("id", "")] = {ts, {tid, tag}};
-      open_io_name[e.value("id", "")] = name;
+      const Json* args = e.object("args");
+      const int tag = args ? EventReader{*args, k}.integer("tag") : 0;
+      open_io[e.id("id")] = {ts, {tid, tag}};
+      open_io_name[e.id("id")] = name;
     } else if (ph == "e") {
-      const auto it = open_io.find(e.value("id", ""));
+      const auto it = open_io.find(e.id("id"));
       if (it == open_io.end()) continue;
       io_rows[it->second.second].bars.push_back({it->second.first, ts, open_io_name[it->first], false});
       open_io.erase(it);
@@ -218,16 +294,33 @@ int run_timeline_html_command(int argc, const char* const* argv, std::ostream& o
     err << "nvmesim timeline-html: error: needs IN.json and OUT.html (see 'nvmesim timeline-html --help')\n";
     return 2;
   }
-  std::ifstream in(argv[1]);
-  if (!in) {
-    err << "nvmesim timeline-html: error: cannot open '" << argv[1] << "'\n";
+  if (const std::string e = clashing_files({{"IN.json", argv[1]}}, {{"OUT.html", argv[2]}}); !e.empty()) {
+    err << "nvmesim timeline-html: error: " << e << "\n";
     return 2;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
+  if (const std::string e = output_path_problem(argv[2]); !e.empty()) {
+    err << "nvmesim timeline-html: error: cannot write '" << argv[2] << "' (" << e << ")\n";
+    return 2;
+  }
+  // A regular file of at most kTimelineInputMax bytes (a FIFO would block,
+  // /dev/zero would grow without end).
+  std::string text;
+  try {
+    InputLimits limits;
+    limits.max_bytes = kTimelineInputMax;
+    limits.check_lines = false;  // JSON may be one line
+    text = read_input_file(argv[1], argv[1], limits);
+  } catch (const InputFileError& e) {
+    err << "nvmesim timeline-html: error: " << e.what()
+        << (std::string(e.what()).find("longer than") != std::string::npos
+                ? " (cut the trace with --trace-start/--trace-stop)"
+                : "")
+        << "\n";
+    return 2;
+  }
   std::string html;
   try {
-    html = timeline_html(text.str(), std::string("nvmesim timeline ") + argv[1]);
+    html = timeline_html(text, std::string("nvmesim timeline ") + argv[1]);
   } catch (const std::exception& e) {
     err << "nvmesim timeline-html: error: " << argv[1] << ": " << e.what() << "\n";
     return 2;
@@ -243,7 +336,7 @@ int run_timeline_html_command(int argc, const char* const* argv, std::ostream& o
   if (e.empty()) e = pending.commit();
   if (!e.empty()) {
     err << "nvmesim timeline-html: error: cannot write '" << argv[2] << "' (" << e << ")\n";
-    return 1;
+    return 5;  // platform/cli/exit_codes.h: results not written
   }
   return 0;
 }

@@ -8,12 +8,18 @@
 // every element's <title> gives its name, start and duration.
 #pragma once
 
+#include <cstddef>
 #include <iosfwd>
 #include <string>
 
 namespace nvmesim::platform {
 
-// Throws std::runtime_error (one line) when `trace_json` is not a trace.
+// The input: a regular file of at most this many bytes (a larger page would
+// not open in a browser anyway); a FIFO, a device, a larger file: exit 2.
+constexpr size_t kTimelineInputMax = size_t(256) << 20;
+
+// Throws std::runtime_error (one line, naming the event and field) when
+// `trace_json` is not a trace.
 std::string timeline_html(const std::string& trace_json, const std::string& title);
 
 int run_timeline_html_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err);

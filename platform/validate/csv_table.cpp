@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "platform/config/input_file.h"
 #include "platform/config/params.h"
 #include "platform/config/user_text.h"
 
@@ -15,6 +16,7 @@ namespace {
 
 constexpr size_t kMaxLine = 4096;  // a row of these tables is ~300 characters
 constexpr size_t kMaxRows = 100000;
+constexpr size_t kMaxInputBytes = size_t(64) << 20;  // 64 MiB: kMaxRows rows of ~300 characters, twice over
 
 // Cells split at commas; a cell in double quotes may hold commas, and ""
 // inside it stands for one quote (RFC 4180). False when a quote is left open.
@@ -45,13 +47,15 @@ bool split(const std::string& line, std::vector<std::string>& cells) {
   return !in_quotes;
 }
 
-std::ifstream open_table(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path + ": cannot open (" + std::strerror(errno) + ")");
-  return in;
+// Bounded, regular files only (a FIFO would block): kMaxRows lines of kMaxLine.
+std::istringstream open_table(const std::string& path) {
+  InputLimits limits;
+  limits.max_bytes = kMaxInputBytes;
+  limits.check_lines = false;  // the lines are checked below, with their own message
+  return std::istringstream(read_input_file_as<ConfigError>(path, path, limits));
 }
 
-std::vector<std::string> header_names(const std::string& path, std::ifstream& in) {
+std::vector<std::string> header_names(const std::string& path, std::istream& in) {
   std::string header;
   if (!std::getline(in, header) || header.empty()) throw ConfigError(path + ": empty file, no header line");
   if (header.size() > kMaxLine) throw ConfigError(path + " line 1: longer than 4096 characters");
@@ -99,13 +103,13 @@ bool CsvCells::on_off(const std::string& column) const {
 }
 
 std::vector<std::string> read_csv_header(const std::string& path) {
-  std::ifstream in = open_table(path);
+  std::istringstream in = open_table(path);
   return header_names(path, in);
 }
 
 void read_csv_table(const std::string& path, const std::vector<const char*>& required,
                     const std::vector<const char*>& optional, const std::function<void(const CsvCells&)>& each) {
-  std::ifstream in = open_table(path);
+  std::istringstream in = open_table(path);
   const std::vector<std::string> names = header_names(path, in);
   std::map<std::string, size_t> columns;
   for (size_t i = 0; i < names.size(); ++i) columns.emplace(names[i], i);

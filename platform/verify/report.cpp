@@ -24,7 +24,7 @@ std::string outcome(const Checked& r, const ReportOptions& o) {
   if (r.result.property == Property::None) {
     s << (r.result.truncated ? "no violation in the first " : "no violation in ") << r.result.states
       << " states";
-    if (r.result.truncated) s << " (stopped at --max-states)";
+    if (r.result.truncated) s << " (" << o.truncated_note << ")";
     if (o.show_time) s << " (" << seconds_text(r.seconds) << ")";
   } else {
     s << "violation: " << to_string(r.result.property) << " after " << r.result.steps.size() << " steps ("

@@ -27,6 +27,7 @@ struct ReportOptions {
   bool json = false;
   bool show_time = true;
   std::string vcd_path;  // written by the caller
+  std::string truncated_note = "stopped at --max-states";  // why a search stopped
 };
 
 void write_text(std::ostream& out, const std::vector<Checked>& runs, const ReportOptions& o, double seconds);

@@ -23,6 +23,9 @@ struct SearchResult {
   std::vector<State> path;             // states: initial, then after each step
 };
 
+// Memory a stored state takes at most: the packed state, its parent index
+// and its share of the hash table while it grows (old and new tables).
+constexpr uint64_t kStateBytes = 120;
 // max_states: stop (truncated) once that many states are stored.
 SearchResult search(const ModelConfig& config, uint64_t max_states);
 

@@ -1,6 +1,8 @@
 #include "platform/verify/verify.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <map>
 #include <ostream>
@@ -8,11 +10,13 @@
 #include <vector>
 
 #include "platform/cli/options.h"
+#include "platform/config/input_file.h"
 #include "platform/config/params.h"
 #include "platform/config/user_text.h"
 #include "platform/verify/canonical.h"
 #include "platform/verify/report.h"
 #include "traces/gtkwave_save.h"
+#include "platform/report/pending_file.h"
 #include "traces/timeline_writer.h"
 #include "traces/vcd_writer.h"
 #include "platform/verify/search.h"
@@ -27,7 +31,23 @@ using verify::ModelConfig;
 
 constexpr const char* kPrefix = "nvmesim verify: error: ";
 
+// MemAvailable from /proc/meminfo (bytes); 0 when unknown.
+uint64_t available_memory_bytes() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  uint64_t kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "MemAvailable: %" SCNu64 " kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb * 1024;
+}
+
 struct UsageError {
+  std::string message;
+};
+// An output that failed while written (exit 5: results not written).
+struct WriteError {
   std::string message;
 };
 
@@ -204,7 +224,8 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
         ("vcd", po::value<std::string>(), "write the counterexample as a VCD (the simulator's signal names) and its GTKWave save file")
         ("timeline", po::value<std::string>(), "write the counterexample as a Chrome trace-event timeline")
         ("max-states", po::value<std::string>()->default_value("50000000"),
-         "stop a search after this many states (1..1000000000)")
+         "stop a search after this many states (1..1000000000; the default is also at most "
+         "a quarter of the available memory, at 120 bytes a state)")
         ("time", po::value<std::string>()->default_value("on"), "print elapsed times (off: byte-identical output)");
     const po::variables_map vm = cli::to_variables(cli::parse_options(argc, argv, desc), desc);
     if (vm.count("help")) {
@@ -213,13 +234,41 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
     }
     const uint32_t qsize = bounded_number(vm, "qsize", 2, verify::kMaxRing);
     const uint32_t commands = bounded_number(vm, "commands", 1, verify::kMaxCommands);
-    const uint64_t max_states = bounded_number(vm, "max-states", 1, 1000000000);
+    uint64_t max_states = bounded_number(vm, "max-states", 1, 1000000000);
+    std::string truncated_note = "stopped at --max-states";
+    if (vm["max-states"].defaulted()) {
+      // The default fits the machine: at most a quarter of the available
+      // memory (a qsize 8, 64-command search took 4.4 GB at 50 000 000).
+      const uint64_t fits = std::max<uint64_t>(1000000, available_memory_bytes() / 4 / verify::kStateBytes);
+      if (fits < max_states) {
+        max_states = fits;
+        truncated_note = "stopped at the default --max-states, " + std::to_string(fits) +
+                         ", a quarter of the available memory; --max-states=N needs about N x " +
+                         std::to_string(verify::kStateBytes) + " bytes";
+      }
+    }
     const std::string format = vm["output-format"].as<std::string>();
     if (format != "text" && format != "json")
       throw UsageError{"--output-format: " + quoted(format) + " is not one of text, json"};
     const std::string time = vm["time"].as<std::string>();
     if (time != "on" && time != "off") throw UsageError{"--time: " + quoted(time) + " is not one of on, off"};
 
+    // The outputs (the GTKWave save file beside --vcd included) are distinct files.
+    {
+      NamedFiles outputs;
+      if (vm.count("vcd")) {
+        outputs.emplace_back("--vcd", vm["vcd"].as<std::string>());
+        if (not_regular_reason(vm["vcd"].as<std::string>()).empty())
+          outputs.emplace_back("the GTKWave save file of --vcd", traces::gtkwave_save_path(vm["vcd"].as<std::string>()));
+      }
+      if (vm.count("timeline")) outputs.emplace_back("--timeline", vm["timeline"].as<std::string>());
+      if (const std::string e = clashing_files({}, outputs); !e.empty()) throw UsageError{e};
+      for (const auto& [option, name] : outputs)
+        if (const std::string e = output_path_problem(name); !e.empty())
+          throw UsageError{(option.rfind("--", 0) == 0 ? option : "--vcd: " + option.substr(0, option.find(" of "))) +
+                           (option.rfind("--", 0) == 0 ? ": cannot write " : " cannot be written: ") + quoted(name) +
+                           " (" + e + ")"};
+    }
     // Every option's values, in the help's order; the last varies fastest.
     std::vector<std::pair<std::string, std::vector<std::string>>> axes;
     for (const char* name : kSimParams) axes.push_back({name, sim_values(name, vm[name].as<std::string>())});
@@ -262,6 +311,7 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
 
     verify::ReportOptions ro;
     ro.json = format == "json";
+    ro.truncated_note = truncated_note;
     ro.show_time = time == "on";
     int status = 0;
     const Checked* first_violation = nullptr;
@@ -277,22 +327,28 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
       const std::string path = vm[option].as<std::string>();
       const std::string refused = std::string("--") + option + ": cannot write " + quoted(path);
       std::FILE* f = std::fopen(path.c_str(), "w");
-      if (!f) throw UsageError{refused};
+      if (!f) throw WriteError{refused};
       traces::TraceOptions topts;
       if (std::string(option) == "vcd") {
         traces::VcdWriter vcd(f, topts);
         verify::write_trace(vcd, *first_violation);
-        const std::string save = traces::gtkwave_save_path(path);
-        std::FILE* g = std::fopen(save.c_str(), "w");
-        if (!g) throw UsageError{"--vcd: cannot write " + quoted(save)};
-        std::fputs(traces::gtkwave_save_file(vcd.signal_list(), path, {0, verify::trace_end_ps(*first_violation)})
-                       .c_str(), g);
-        if (std::fclose(g) != 0) throw UsageError{"--vcd: cannot write " + quoted(save)};
+        // A save file only beside a regular file (not /dev/null.gtkw).
+        if (not_regular_reason(path).empty()) {
+          const std::string save = traces::gtkwave_save_path(path);
+          std::FILE* g = std::fopen(save.c_str(), "w");
+          if (!g) throw WriteError{"--vcd: cannot write " + quoted(save)};
+          std::fputs(traces::gtkwave_save_file(vcd.signal_list(), path, {0, verify::trace_end_ps(*first_violation)})
+                         .c_str(),
+                     g);
+          const bool bad = std::ferror(g);
+          if (std::fclose(g) != 0 || bad) throw WriteError{"--vcd: cannot write " + quoted(save)};
+        }
       } else {
         traces::TimelineWriter timeline(f, topts);
         verify::write_trace(timeline, *first_violation);
       }
-      if (std::fclose(f) != 0) throw UsageError{refused};
+      const bool bad = std::ferror(f) || std::fflush(f) != 0;
+      if (std::fclose(f) != 0 || bad) throw WriteError{refused};
     }
     if (ro.json) verify::write_json(out, runs, ro, seconds);
     else verify::write_text(out, runs, ro, seconds);
@@ -303,6 +359,9 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
   } catch (const UsageError& e) {
     err << kPrefix << e.message << '\n';
     return 2;
+  } catch (const WriteError& e) {
+    err << kPrefix << e.message << '\n';
+    return 5;  // platform/cli/exit_codes.h: results not written
   } catch (const cli::UsageError& e) {
     err << kPrefix << e.what() << '\n';
     return 2;

@@ -42,7 +42,7 @@ class Recorder {
     put(name, std::to_string(f));
   }
   template <class F>
-  void real(F& f, const char* name, const char*, const char*, double, double, const char*) {
+  void real(F& f, const char* name, const char*, const char*, double, double, const char*, ParamOptions = {}) {
     put(name, real_text(f));
   }
   void flag(bool& f, const char* name, const char*, const char*) { put(name, f ? "on" : "off"); }

@@ -47,7 +47,7 @@ TEST_CASE("comparison: an option other than nvme.dbbuf keeps both runs, each the
   INFO(both.err);
   REQUIRE(both.exit_code == 0);
   const Json doc = Json::parse(both.out);
-  CHECK(keys(doc) == std::vector<std::string>{"experiment", "outcome", "runs", "ratio_spec_to_off"});
+  CHECK(keys(doc) == std::vector<std::string>{"experiment", "outcome", "headline", "runs", "ratio_spec_to_off"});
   CHECK(doc["experiment"] == "default: doorbell buffer off vs spec");
   CHECK(doc["outcome"] == "ok");
   CHECK(keys(doc["runs"]) == std::vector<std::string>{"off", "spec"});

@@ -27,8 +27,8 @@ TEST_CASE("input limits: endless or oversized files are refused in bounded memor
   // Under ulimit -v (600 MB) so that without the caps the read fails on
   // memory (exit 1) instead of growing past 1 GB.
   const std::vector<Case> table = {
-      {"--config /dev/zero", "config file /dev/zero: longer than 1048576 bytes"},
-      {"--job /dev/zero", "--job /dev/zero: longer than 1048576 bytes"},
+      {"--config /dev/zero", "config file /dev/zero: is a character device, not a regular file"},
+      {"--job /dev/zero", "--job /dev/zero: is a character device, not a regular file"},
       {"--config " + big_file.path, "config file " + big_file.path + ": longer than 1048576 bytes"},
       {"--config " + long_line.path, "config file " + long_line.path + " line 2: longer than 4096 bytes"},
       {"--job " + long_job.path, "--job " + long_job.path + " line 2: longer than 4096 bytes"},

@@ -120,9 +120,9 @@ TEST_CASE("output files: devices are written in place, a symbolic link stays a l
   const auto to_stdout = run_nvmesim("--number_ios=20 --output-format=json --output /dev/stdout");
   CHECK(to_stdout.exit_code == 0);
   CHECK(nvmesim::test::json_number(to_stdout.out, "ios") == 20);
-  // A device that fails every write: an error, exit 1.
+  // A device that fails every write: results not written, exit 5.
   const auto full = run_nvmesim("--number_ios=20 --output /dev/full");
-  CHECK(full.exit_code == 1);
+  CHECK(full.exit_code == 5);
   CHECK(full.err == "nvmesim: error: --output: error writing '/dev/full'\n");
   // A link to a results file: the file it names gets the results.
   write(d / "target.json", "old");

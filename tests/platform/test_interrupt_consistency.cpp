@@ -1,0 +1,124 @@
+// An interrupted run's document keeps the invariants docs/metrics.md
+// promises, whenever the signal comes: the run drains as fio's jobs do (no
+// new I/O, those in flight complete), so every doorbell update is MMIO or
+// suppressed, every completion consumed is counted, no vCPU or thread is
+// busier than the interval, and the I/Os reaped equal the completions.
+// Generated over signals, moments, devices, queue depths, jobs and the
+// comparison's child process.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "run_binary.h"
+#include "text_file.h"
+
+using Json = nlohmann::json;
+using nvmesim::test::slurp;
+
+namespace {
+
+// Runs nvmesim ARGS, sends SIG to the process (or, `child`, to the
+// comparison's first child) after `delay` seconds, returns (exit code, stdout).
+std::pair<int, std::string> interrupted_run(const std::string& args, const std::string& sig, double delay,
+                                            bool child) {
+  const std::string base = "/tmp/nvmesim_icons_" + std::to_string(::getpid());
+  const std::string target = child ? "T=; while [ -z \"$T\" ]; do T=$(pgrep -P $P); sleep 0.01; done; " : "T=$P; ";
+  std::ofstream(base + ".sh") << NVMESIM_BINARY " " << args << " >" << base << ".out 2>/dev/null & P=$!; " << target
+                              << "sleep " << delay << "; kill -" << sig << " $T; wait $P; echo $? >" << base
+                              << ".rc\n";
+  REQUIRE(std::system(("timeout -s KILL 60 sh " + base + ".sh").c_str()) == 0);
+  std::pair<int, std::string> r{std::stoi(slurp(base + ".rc")), slurp(base + ".out")};
+  for (const char* ext : {".sh", ".out", ".rc"}) std::remove((base + ext).c_str());
+  return r;
+}
+
+// The invariants of one run's document.
+void check_run(const Json& run, bool nvme) {
+  CHECK(run["outcome"] == "interrupted");
+  const double ios = run["ios"].get<double>();
+  CHECK(ios > 0);
+  for (const char* dir : {"sq", "cq"}) {
+    const Json& d = run["doorbells"][dir];
+    INFO(dir << ": " << d.dump());
+    CHECK(d["updates"].get<double>() == d["mmio"].get<double>() + d["suppressed"].get<double>());
+  }
+  for (const Json& v : run["utilization"]["vcpu"]) {
+    CHECK(v["busy"].get<double>() <= 1.0);
+    CHECK(v["busy"].get<double>() == Approx(v["guest"].get<double>() + v["exits"].get<double>()).margin(2e-6));
+  }
+  for (const Json& t : run["utilization"]["device"]) CHECK(t["busy"].get<double>() <= 1.0);
+  if (nvme) {
+    double completions = 0;
+    for (auto it = run["stats"]["driver"].begin(); it != run["stats"]["driver"].end(); ++it)
+      if (it.key().rfind("cq", 0) == 0) completions += it.value()["completions"].get<double>();
+    CHECK(completions == ios);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("interrupt consistency: an interrupted document keeps every invariant, whenever the signal comes",
+          "[interrupt][binary]") {
+  struct Case {
+    std::string args;
+    bool nvme, comparison;
+  };
+  const std::vector<Case> configs = {
+      {"--single-run --nvme.dbbuf=spec", true, false},
+      {"--single-run --nvme.dbbuf=off --iodepth=1", true, false},
+      {"--single-run --nvme.dbbuf=spec --numjobs=2 --iodepth=8", true, false},
+      {"--single-run --nvme.dbbuf=vendor --hv.notify=ioeventfd --guest.irq_coalescing_thr=7 "
+       "--guest.irq_coalescing_time=100us",
+       true, false},
+      {"--single-run --device=virtio-blk --iodepth=16", false, false},
+      {"", true, true},  // the comparison; its off run's child gets the signal
+  };
+  // Signals at different moments (early in the run, later).
+  const std::vector<std::pair<std::string, double>> moments = {{"INT", 0.12}, {"TERM", 0.4}};
+  size_t runs = 0;
+  for (const Case& c : configs)
+    for (const auto& [sig, delay] : moments) {
+        const std::string args = c.args + " --number_ios=4000000 --output-format=json";
+        INFO("SIG" << sig << " after " << delay << " s: nvmesim " << args);
+        const auto [code, out] = interrupted_run(args, sig, delay, c.comparison);
+        ++runs;
+        CHECK(code == 128 + (sig == "INT" ? 2 : 15));
+        const Json doc = Json::parse(out);
+        CHECK(doc["outcome"] == "interrupted");
+        if (c.comparison) {
+          check_run(doc["runs"]["off"], c.nvme);
+          CHECK(doc["runs"]["spec"].is_null());
+        } else {
+          check_run(doc, c.nvme);
+        }
+      }
+  CHECK(runs == 12);
+}
+
+TEST_CASE("interrupt consistency: a signal after the run finished leaves its complete document and exit status",
+          "[interrupt][binary]") {
+  // The results (over 64 KiB of json+) wait in a full pipe whose reader
+  // sleeps: the run has finished when the signal comes.
+  const std::string base = "/tmp/nvmesim_late_" + std::to_string(::getpid());
+  for (const std::string args : {"--single-run --numjobs=16 --number_ios=100 --output-format=json+",
+                                 "--numjobs=16 --number_ios=100 --output-format=json+"}) {
+    for (const std::string sig : {"INT", "TERM"}) {
+      INFO("SIG" << sig << " after the run: nvmesim " << args);
+      std::ofstream(base + ".sh") << "( " NVMESIM_BINARY " " << args << " 2>/dev/null & echo $! >" << base
+                                  << ".pid; wait $!; echo $? >" << base << ".rc ) | (sleep 1.2; cat >" << base
+                                  << ".out) & sleep 0.6; kill -" << sig << " $(cat " << base << ".pid); wait\n";
+      REQUIRE(std::system(("timeout -s KILL 60 sh " + base + ".sh").c_str()) == 0);
+      CHECK(std::stoi(slurp(base + ".rc")) == 0);
+      const Json doc = Json::parse(slurp(base + ".out"));
+      CHECK(doc["nvmesim"]["outcome"] == "ok");
+      CHECK((!doc["nvmesim"].contains("interrupted") || doc["nvmesim"]["interrupted"].is_null()));
+    }
+  }
+  for (const char* ext : {".sh", ".out", ".rc", ".pid"}) std::remove((base + ext).c_str());
+}
