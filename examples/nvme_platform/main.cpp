@@ -18,9 +18,9 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include <nvmesim/firmware/nvme_spec.h>
-#include <nvmesim/models/guest_memory.h>
-#include <nvmesim/models/nvme_controller.h>
+#include <nvmesim/firmware/nvme/nvme_spec.h>
+#include <nvmesim/models/mem/guest_memory.h>
+#include <nvmesim/models/nvme/nvme_controller.h>
 
 using namespace sc_core;
 namespace nvme = nvmesim::nvme;

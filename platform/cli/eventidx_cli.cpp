@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "firmware/eventidx.h"
+#include "firmware/nvme/eventidx.h"
 
 namespace po = boost::program_options;
 

@@ -5,7 +5,7 @@
 // The handlers only record the signal (and pass it on to the child
 // processes a run is waiting for). While a simulation runs, a watcher thread
 // turns the recorded signal into a drain, as fio's jobs do: no job issues a
-// new I/O (models/run_control.h) and the run ends once the I/Os in flight
+// new I/O (models/sim/run_control.h) and the run ends once the I/Os in flight
 // complete, so its figures are consistent (every doorbell update counted,
 // every completion consumed counted, no vCPU ahead of the kernel). If the
 // drain has not ended after kDrainWallMs of wall time, or a second signal

@@ -1,10 +1,10 @@
 // device: which storage device the system is built around (see
-// models/param_visit.h). The NVMe controller takes nvme.*, the virtio-blk
+// models/sim/param_visit.h). The NVMe controller takes nvme.*, the virtio-blk
 // function virtio.* (and the backend and per-request costs of nvme.*).
 #pragma once
 
-#include "firmware/enum_table.h"
-#include "models/param_visit.h"
+#include "firmware/sim/enum_table.h"
+#include "models/sim/param_visit.h"
 
 namespace nvmesim::platform {
 

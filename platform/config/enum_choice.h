@@ -1,10 +1,10 @@
 // A choice parameter's text to its enum value, through the enum's table
-// (firmware/enum_table.h), with the user's one-line error.
+// (firmware/sim/enum_table.h), with the user's one-line error.
 #pragma once
 
 #include <string>
 
-#include "firmware/enum_table.h"
+#include "firmware/sim/enum_table.h"
 #include "platform/config/params.h"
 #include "platform/config/user_text.h"
 

@@ -7,10 +7,10 @@
 
 #include <systemc>
 
-#include "models/host_thread.h"
-#include "models/hypervisor.h"
-#include "models/nvme_controller.h"
-#include "models/param_visit.h"
+#include "models/host/host_thread.h"
+#include "models/hv/hypervisor.h"
+#include "models/nvme/nvme_controller.h"
+#include "models/sim/param_visit.h"
 
 namespace nvmesim::platform {
 

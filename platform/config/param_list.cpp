@@ -1,14 +1,14 @@
 // The builtin parameter list: every component's Params, in --list-params
 // order. A parameter is declared once, by its visit line beside its field
-// (models/param_visit.h); this file only lists the components.
+// (models/sim/param_visit.h); this file only lists the components.
 #include "platform/config/params.h"
 
-#include "models/guest.h"
-#include "models/guest_memory.h"
-#include "models/nvme_controller.h"
-#include "models/pcie_link.h"
-#include "models/vcpu.h"
-#include "models/virtio_blk_model.h"
+#include "models/guest/guest.h"
+#include "models/mem/guest_memory.h"
+#include "models/nvme/nvme_controller.h"
+#include "models/pcie/pcie_link.h"
+#include "models/guest/vcpu.h"
+#include "models/virtio/virtio_blk_model.h"
 #include "platform/config/device_params.h"
 #include "platform/config/hv_params.h"
 #include "platform/config/sim_params.h"

@@ -14,7 +14,7 @@ const std::vector<ParamRequirement>& param_requirements() {
       // Only the ram backend stores data; null and latency move none, so
       // every read would compare as a mismatch.
       {"verify", "off", "nvme.backend", {"ram"}, true, "only the ram backend keeps the data written"},
-      // The link model's parameters (models/pcie_link.cpp) and the emulated
+      // The link model's parameters (models/pcie/pcie_link.cpp) and the emulated
       // device's: each mode reads only its own.
       {"pcie.gen", nullptr, "pcie.mode", {"link"}, false, "the emulated device has no link"},
       {"pcie.lanes", nullptr, "pcie.mode", {"link"}, false, "the emulated device has no link"},

@@ -2,8 +2,8 @@
 // sweep grids.
 //
 // Where a parameter is declared: once, by a visit line beside its field in
-// its component's Params struct (models/param_visit.h has the protocol):
-//   struct NvmeControllerModel::Params {            // models/nvme_controller.h
+// its component's Params struct (models/sim/param_visit.h has the protocol):
+//   struct NvmeControllerModel::Params {            // models/nvme/nvme_controller.h
 //     sc_core::sc_time cmd_cost;
 //     static constexpr const char* param_prefix = "nvme";
 //     template <class V> void visit(V& v) {
@@ -14,7 +14,7 @@
 // walk it: ParamSpecBuilder builds the ParamRegistry below (param_list.cpp
 // lists the components in --list-params order), ConfigReader fills the struct
 // from a Config (load_params<P>). A choice's names come from its enum's table
-// (firmware/enum_table.h). Checks across parameters: Config::validate_all for
+// (firmware/sim/enum_table.h). Checks across parameters: Config::validate_all for
 // one Config, check_system_params (platform/config/system_params.h) for what
 // needs the whole system; dependencies that leave a setting inert:
 // param_requires.cpp.

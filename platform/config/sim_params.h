@@ -1,9 +1,9 @@
-// sim.*: the simulation kernel's parameters (see models/param_visit.h).
+// sim.*: the simulation kernel's parameters (see models/sim/param_visit.h).
 #pragma once
 
 #include <systemc>
 
-#include "models/param_visit.h"
+#include "models/sim/param_visit.h"
 
 namespace nvmesim::platform {
 

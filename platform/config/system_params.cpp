@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "firmware/eventidx.h"
+#include "firmware/nvme/eventidx.h"
 #include "platform/config/visitors.h"
 #include "platform/config/params.h"
 

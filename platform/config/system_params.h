@@ -5,12 +5,12 @@
 
 #include <vector>
 
-#include "models/guest.h"
-#include "models/guest_memory.h"
-#include "models/nvme_controller.h"
-#include "models/pcie_link.h"
-#include "models/vcpu.h"
-#include "models/virtio_blk_model.h"
+#include "models/guest/guest.h"
+#include "models/mem/guest_memory.h"
+#include "models/nvme/nvme_controller.h"
+#include "models/pcie/pcie_link.h"
+#include "models/guest/vcpu.h"
+#include "models/virtio/virtio_blk_model.h"
 #include "platform/config/device_params.h"
 #include "platform/config/hv_params.h"
 #include "platform/config/sim_params.h"

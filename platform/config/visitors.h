@@ -1,5 +1,5 @@
 // The two visitors of a Params struct's visit() (the protocol is in
-// models/param_visit.h): ParamSpecBuilder adds each parameter to a
+// models/sim/param_visit.h): ParamSpecBuilder adds each parameter to a
 // ParamRegistry (so --list-params, docs and Config come from the structs),
 // ConfigReader fills each field from a Config. describe_params<P>() and
 // load_params<P>() run them over one struct.
@@ -12,7 +12,7 @@
 
 #include <systemc>
 
-#include "models/param_visit.h"
+#include "models/sim/param_visit.h"
 #include "platform/config/enum_choice.h"
 #include "platform/config/params.h"
 

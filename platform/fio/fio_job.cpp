@@ -3,7 +3,7 @@
 #include "platform/cli/interrupt.h"
 #include "platform/config/input_file.h"
 #include "platform/config/user_text.h"
-#include "models/fio_options.h"
+#include "models/guest/fio_options.h"
 
 #include <algorithm>
 #include <cctype>

@@ -10,7 +10,7 @@
 // "nvmesim" at the top level.
 //
 // What the numbers are:
-//   - slat_ns, clat_ns and lat_ns are fio's (models/fio_latency.h): slat
+//   - slat_ns, clat_ns and lat_ns are fio's (models/guest/fio_latency.h): slat
 //     from the job preparing the I/O to its io_submit returning, clat from
 //     there to the reap, lat their sum; each with fio's percentile map and
 //     the json+ "bins" (key: the bin's value in ns, fio's plat_idx_to_val;

@@ -6,7 +6,7 @@
 //   block size (bytes)[, offset (bytes) with log_offset=1], priority (0)
 //
 // Files NAME_lat.N.log, NAME_clat.N.log and NAME_slat.N.log (fio's lat,
-// clat and slat, ns: models/fio_latency.h), NAME_bw.N.log
+// clat and slat, ns: models/guest/fio_latency.h), NAME_bw.N.log
 // (per I/O: bytes * 10^6 / lat in ns, as fio's add_bw_sample; windowed:
 // KiB/s), NAME_iops.N.log (per I/O: 1; windowed: I/Os per second), N being
 // fio's job number (the vCPU's index + 1), NAME the option's value or the

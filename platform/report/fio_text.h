@@ -7,7 +7,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "models/fio_latency.h"
+#include "models/guest/fio_latency.h"
 #include "platform/report/results.h"
 
 namespace nvmesim::platform::fio_text {

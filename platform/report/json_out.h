@@ -12,7 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
-#include "firmware/statistics.h"
+#include "firmware/sim/statistics.h"
 
 namespace nvmesim::platform::report {
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "platform/cli/interrupt.h"
-#include "firmware/nvme_spec.h"
+#include "firmware/nvme/nvme_spec.h"
 
 namespace nvmesim::platform {
 

@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "firmware/statistics.h"
-#include "models/fio_latency.h"
-#include "models/latency_histogram.h"
-#include "models/vm_exit.h"
+#include "firmware/sim/statistics.h"
+#include "models/guest/fio_latency.h"
+#include "models/guest/latency_histogram.h"
+#include "models/hv/vm_exit.h"
 #include "platform/report/json_out.h"
 
 namespace nvmesim::platform {
@@ -23,7 +23,7 @@ struct DoorbellFigures {
 };
 
 // One direction's I/Os (fio json+'s "read" / "write" sections), with fio's
-// latencies (models/fio_latency.h) and the driver's own.
+// latencies (models/guest/fio_latency.h) and the driver's own.
 struct DirectionFigures {
   uint64_t ios = 0, bytes = 0;
   models::LatencyStat slat, clat, lat, driver_lat;
@@ -128,7 +128,7 @@ struct RunResults {
   double wall_s = 0;
   uint64_t peak_rss_bytes = 0;
   // The model's SystemC process activations in the measured phase, by kind
-  // (models/activations.h): name, count.
+  // (models/sim/activations.h): name, count.
   std::vector<std::pair<std::string, uint64_t>> activations;
   uint64_t activation_total() const {
     uint64_t t = 0;

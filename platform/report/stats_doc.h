@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "firmware/statistics.h"
+#include "firmware/sim/statistics.h"
 
 namespace nvmesim::platform::report {
 

@@ -18,11 +18,11 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
-#include "models/activations.h"
+#include "models/sim/activations.h"
 #include "platform/fio/fio_job.h"
 #include "platform/fio/fio_json.h"
 #include "platform/fio/fio_logs.h"
-#include "models/vcpu.h"
+#include "models/guest/vcpu.h"
 #include "platform/cli/exit_codes.h"
 #include "platform/cli/interrupt.h"
 #include "platform/config/params.h"

@@ -5,19 +5,19 @@
 #include <sstream>
 #include <systemc>
 
-#include "firmware/eventidx.h"
-#include "models/activations.h"
-#include "models/guest.h"
-#include "models/guest_memory.h"
-#include "models/big_lock.h"
-#include "models/host_cpus.h"
-#include "models/host_thread.h"
-#include "models/hypervisor.h"
-#include "models/nvme_controller.h"
-#include "models/pcie_link.h"
-#include "models/pcie_root_complex.h"
-#include "models/vcpu.h"
-#include "models/virtio_blk_model.h"
+#include "firmware/nvme/eventidx.h"
+#include "models/sim/activations.h"
+#include "models/guest/guest.h"
+#include "models/mem/guest_memory.h"
+#include "models/host/big_lock.h"
+#include "models/host/host_cpus.h"
+#include "models/host/host_thread.h"
+#include "models/hv/hypervisor.h"
+#include "models/nvme/nvme_controller.h"
+#include "models/pcie/pcie_link.h"
+#include "models/pcie/pcie_root_complex.h"
+#include "models/guest/vcpu.h"
+#include "models/virtio/virtio_blk_model.h"
 #include "platform/config/system_params.h"
 #include "platform/cli/interrupt.h"
 #include "platform/config/params.h"
@@ -202,7 +202,7 @@ void System::build_device_engines(const SystemParams& p, std::vector<uint8_t>& q
 }
 
 // hv.passthrough: what the host cannot map traps (VFIO's MSI-X pages,
-// firmware/msix_page.h); everything else reaches the device without an exit.
+// firmware/pcie/msix_page.h); everything else reaches the device without an exit.
 void System::set_passthrough_traps(const SystemParams& p) {
   const NvmeControllerModel::Params& cp = p.nvme;
   const fw::vfio::MsixLayout layout = cp.msix_layout();

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "firmware/statistics.h"
+#include "firmware/sim/statistics.h"
 #include "platform/report/results.h"
 
 namespace nvmesim::models {

@@ -12,9 +12,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "firmware/dbbuf_policy.h"
-#include "firmware/dbbuf_publish.h"
-#include "firmware/eventidx.h"
+#include "firmware/nvme/dbbuf_policy.h"
+#include "firmware/guest/dbbuf_publish.h"
+#include "firmware/nvme/eventidx.h"
 
 namespace nvmesim::platform::verify {
 

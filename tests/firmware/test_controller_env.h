@@ -1,4 +1,4 @@
-// Test harness for firmware/controller: guest memory in a vector, recording
+// Test harness for firmware/nvme/controller: guest memory in a vector, recording
 // MSI-X and backend, and helpers that play a minimal host driver.
 #pragma once
 
@@ -8,8 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "firmware/controller.h"
-#include "firmware/eventidx.h"
+#include "firmware/nvme/controller.h"
+#include "firmware/nvme/eventidx.h"
 
 namespace ctltest {
 

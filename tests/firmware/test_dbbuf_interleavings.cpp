@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "firmware/controller.h"
-#include "firmware/driver.h"
-#include "firmware/eventidx.h"
+#include "firmware/nvme/controller.h"
+#include "firmware/guest/driver.h"
+#include "firmware/nvme/eventidx.h"
 #include "tests/firmware/test_controller_env.h"
 
 using namespace nvmesim;

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "firmware/driver.h"
+#include "firmware/guest/driver.h"
 
 using namespace nvmesim;
 using fw::Driver;

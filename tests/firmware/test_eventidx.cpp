@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "firmware/eventidx.h"
+#include "firmware/nvme/eventidx.h"
 
 using namespace nvmesim::fw;
 

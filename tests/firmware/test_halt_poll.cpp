@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "firmware/halt_poll.h"
+#include "firmware/hv/halt_poll.h"
 
 using nvmesim::fw::HaltPollRule;
 using nvmesim::fw::next_halt_poll_ns;

@@ -11,7 +11,7 @@
 #include <tlm>
 #include <utility>
 
-#include "models/nvme_controller.h"
+#include "models/nvme/nvme_controller.h"
 #include "platform/config/params.h"
 #include "platform/report/results.h"
 #include "platform/system/system.h"

@@ -1,8 +1,8 @@
-// VFIO's MSI-X page rule (firmware/msix_page.h): which host pages trap, and
+// VFIO's MSI-X page rule (firmware/pcie/msix_page.h): which host pages trap, and
 // whether the doorbells are among them.
 #include <catch2/catch.hpp>
 
-#include "firmware/msix_page.h"
+#include "firmware/pcie/msix_page.h"
 
 using namespace nvmesim::fw::vfio;
 

@@ -1,10 +1,10 @@
-// The statistics groups (firmware/statistics.h): registration order, merge,
+// The statistics groups (firmware/sim/statistics.h): registration order, merge,
 // reset through the tree, lookups, and the errors that keep a dump unambiguous.
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
 
-#include "firmware/statistics.h"
+#include "firmware/sim/statistics.h"
 
 using namespace nvmesim;
 

@@ -2,12 +2,12 @@
 // polling device (Linux drivers/vhost/vhost.c vhost_disable_notify /
 // vhost_enable_notify; virtio 1.x sections 2.7.7 and 2.7.10) seen from the
 // guest's kick decisions, and the poll loop's decisions
-// (firmware/virtqueue_busy_poll.h, drivers/vhost/net.c vhost_net_busy_poll).
+// (firmware/virtio/virtqueue_busy_poll.h, drivers/vhost/net.c vhost_net_busy_poll).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 
-#include "firmware/virtqueue_busy_poll.h"
+#include "firmware/virtio/virtqueue_busy_poll.h"
 #include "virtio_test_env.h"
 
 using namespace nvmesim::fw;

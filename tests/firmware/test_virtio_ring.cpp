@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "firmware/eventidx.h"
-#include "firmware/virtio_spec.h"
+#include "firmware/nvme/eventidx.h"
+#include "firmware/virtio/virtio_spec.h"
 #include "virtio_test_env.h"
 
 using namespace nvmesim::fw;

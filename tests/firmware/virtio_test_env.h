@@ -9,8 +9,8 @@
 #include <deque>
 #include <vector>
 
-#include "firmware/virtio_blk_device.h"
-#include "firmware/virtio_blk_driver.h"
+#include "firmware/virtio/virtio_blk_device.h"
+#include "firmware/guest/virtio_blk_driver.h"
 
 namespace virtiotest {
 

@@ -11,9 +11,9 @@
 #include <cstring>
 #include <vector>
 
-#include "firmware/controller.h"
-#include "firmware/eventidx.h"
-#include "firmware/nvme_spec.h"
+#include "firmware/nvme/controller.h"
+#include "firmware/nvme/eventidx.h"
+#include "firmware/nvme/nvme_spec.h"
 
 namespace {
 
@@ -80,7 +80,7 @@ class FuzzEnv : public ControllerEnv {
     FUZZ_CHECK(vector < msix_vectors);
     ++interrupts;
   }
-  // The backend: moves the data like models/storage_backend (a segment
+  // The backend: moves the data like models/block/storage_backend (a segment
   // outside memory is a Data Transfer Error), then completes at once or later.
   void backend_submit(const IoRequest& req) override {
     FUZZ_CHECK(req.segment_count == req.segments.size());

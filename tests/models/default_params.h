@@ -1,9 +1,9 @@
 // Model Params at the configuration's defaults, for models built without a
 // command line: the visit lines are the one place a default lives
-// (models/param_visit.h), so the tests read them from there.
+// (models/sim/param_visit.h), so the tests read them from there.
 #pragma once
 
-#include "models/pcie_link.h"
+#include "models/pcie/pcie_link.h"
 #include "platform/config/visitors.h"
 
 namespace nvmesim::test {

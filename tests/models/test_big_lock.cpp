@@ -1,4 +1,4 @@
-// QEMU's global lock (models/big_lock.h): with a waiter's wake-up
+// QEMU's global lock (models/host/big_lock.h): with a waiter's wake-up
 // (hv.bql_handoff) a pthread mutex is not fair, so a main loop that locks
 // again before the woken vCPU thread runs keeps the lock; without it,
 // waiters are served in order.
@@ -6,7 +6,7 @@
 
 #include <systemc>
 
-#include "models/big_lock.h"
+#include "models/host/big_lock.h"
 
 using namespace sc_core;
 using nvmesim::models::BigLock;

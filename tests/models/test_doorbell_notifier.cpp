@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "models/doorbell_notifier.h"
-#include "models/doorbell_notifier_ioeventfd.h"
-#include "models/doorbell_notifier_timer.h"
-#include "models/host_thread.h"
+#include "models/host/doorbell_notifier.h"
+#include "models/host/doorbell_notifier_ioeventfd.h"
+#include "models/host/doorbell_notifier_timer.h"
+#include "models/host/host_thread.h"
 
 using namespace sc_core;
 using namespace nvmesim::models;

@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "models/host_cpus.h"
-#include "models/host_thread.h"
+#include "models/host/host_cpus.h"
+#include "models/host/host_thread.h"
 
 using namespace sc_core;
 using nvmesim::models::HostThread;

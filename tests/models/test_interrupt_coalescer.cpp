@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "models/interrupt_coalescer.h"
+#include "models/nvme/interrupt_coalescer.h"
 
 using namespace sc_core;
 using nvmesim::models::InterruptCoalescer;

@@ -1,4 +1,4 @@
-// models/lookahead.h: whether another process may run within an offset,
+// models/sim/lookahead.h: whether another process may run within an offset,
 // answered from what the kernel has pending, and kept within one activation
 // only while the model notifies nothing.
 #include <catch2/catch.hpp>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "models/activations.h"
-#include "models/lookahead.h"
+#include "models/sim/activations.h"
+#include "models/sim/lookahead.h"
 
 using namespace sc_core;
 namespace act = nvmesim::models::activations;
@@ -60,7 +60,7 @@ TEST_CASE("lookahead: pending activity, including the model's own notifications 
 // The kept answer is exact only if the model notifies and cancels its events
 // through activations::notify / cancel and waits through activations::wait:
 // a bare call in a model would leave a stale answer standing.
-TEST_CASE("lookahead: the model notifies, cancels and waits only through models/activations.h", "[lookahead]") {
+TEST_CASE("lookahead: the model notifies, cancels and waits only through models/sim/activations.h", "[lookahead]") {
   const std::regex bare(R"((\.notify\(|\.cancel\(\)|(^|[^:_A-Za-z0-9])wait\(|sc_core::wait\())");
   std::vector<std::string> offending;
   for (const char* dir : {"models", "platform/system"}) {
@@ -77,7 +77,7 @@ TEST_CASE("lookahead: the model notifies, cancels and waits only through models/
       }
     }
   }
-  INFO("calls that bypass models/activations.h:\n" << [&] {
+  INFO("calls that bypass models/sim/activations.h:\n" << [&] {
     std::ostringstream s;
     for (const auto& o : offending) s << o << "\n";
     return s.str();

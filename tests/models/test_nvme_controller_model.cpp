@@ -15,14 +15,14 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "firmware/eventidx.h"
-#include "firmware/nvme_spec.h"
-#include "models/address_map.h"
-#include "models/guest_memory.h"
-#include "models/host_thread.h"
-#include "models/nvme_controller.h"
-#include "models/pcie_link.h"
-#include "models/pcie_root_complex.h"
+#include "firmware/nvme/eventidx.h"
+#include "firmware/nvme/nvme_spec.h"
+#include "models/mem/address_map.h"
+#include "models/mem/guest_memory.h"
+#include "models/host/host_thread.h"
+#include "models/nvme/nvme_controller.h"
+#include "models/pcie/pcie_link.h"
+#include "models/pcie/pcie_root_complex.h"
 #include "platform/config/visitors.h"
 
 using namespace nvmesim;

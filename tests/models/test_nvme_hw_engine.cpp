@@ -14,10 +14,10 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "firmware/eventidx.h"
-#include "firmware/nvme_spec.h"
-#include "models/guest_memory.h"
-#include "models/nvme_controller.h"
+#include "firmware/nvme/eventidx.h"
+#include "firmware/nvme/nvme_spec.h"
+#include "models/mem/guest_memory.h"
+#include "models/nvme/nvme_controller.h"
 
 using namespace nvmesim;
 using namespace nvmesim::models;

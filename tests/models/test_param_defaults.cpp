@@ -1,4 +1,4 @@
-// Params{} is the visit table's defaults as values (models/param_defaults.h),
+// Params{} is the visit table's defaults as values (models/sim/param_defaults.h),
 // the same values platform/'s Config reads from the same lines.
 #include <catch2/catch.hpp>
 
@@ -9,13 +9,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "models/guest.h"
-#include "models/guest_memory.h"
-#include "models/nvme_controller.h"
-#include "models/nvme_hw_engine.h"
-#include "models/pcie_link.h"
-#include "models/vcpu.h"
-#include "models/virtio_blk_model.h"
+#include "models/guest/guest.h"
+#include "models/mem/guest_memory.h"
+#include "models/nvme/nvme_controller.h"
+#include "models/nvme/nvme_hw_engine.h"
+#include "models/pcie/pcie_link.h"
+#include "models/guest/vcpu.h"
+#include "models/virtio/virtio_blk_model.h"
 #include "platform/config/visitors.h"
 
 using namespace nvmesim;

@@ -12,9 +12,9 @@
 
 #include <systemc>
 
-#include "models/nvme_controller.h"
-#include "models/pcie_link.h"
-#include "models/vm_exit.h"
+#include "models/nvme/nvme_controller.h"
+#include "models/pcie/pcie_link.h"
+#include "models/hv/vm_exit.h"
 #include "platform/config/visitors.h"
 #include "platform/config/params.h"
 #include "platform/report/results.h"

@@ -15,13 +15,13 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "firmware/virtio_blk_driver.h"
-#include "models/address_map.h"
-#include "models/guest_memory.h"
-#include "models/host_thread.h"
-#include "models/pcie_link.h"
-#include "models/pcie_root_complex.h"
-#include "models/virtio_blk_model.h"
+#include "firmware/guest/virtio_blk_driver.h"
+#include "models/mem/address_map.h"
+#include "models/mem/guest_memory.h"
+#include "models/host/host_thread.h"
+#include "models/pcie/pcie_link.h"
+#include "models/pcie/pcie_root_complex.h"
+#include "models/virtio/virtio_blk_model.h"
 #include "platform/config/visitors.h"
 
 using namespace nvmesim;

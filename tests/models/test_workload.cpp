@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "models/workload.h"
+#include "models/guest/workload.h"
 
 using namespace nvmesim::models;
 

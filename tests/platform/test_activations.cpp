@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/activations.h"
+#include "models/sim/activations.h"
 #include "platform/config/params.h"
 #include "platform/system/system.h"
 #include "run_binary.h"

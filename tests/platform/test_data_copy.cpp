@@ -1,6 +1,6 @@
 // Data movement costs time with every backend, through the binary: in
 // pcie.mode=emulated each data page is a host memcpy of
-// pcie.emulated_access + bytes / pcie.host_copy_gbps (models/pcie_link.h),
+// pcie.emulated_access + bytes / pcie.host_copy_gbps (models/pcie/pcie_link.h),
 // so one device thread moves at most
 //   bs / (pages x emulated_access + bs / host_copy_gbps)   bytes per ns.
 #include <catch2/catch.hpp>

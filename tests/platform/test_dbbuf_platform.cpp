@@ -10,14 +10,14 @@
 #include <utility>
 #include <vector>
 
-#include "firmware/controller.h"
-#include "firmware/driver.h"
-#include "firmware/eventidx.h"
-#include "models/guest.h"
-#include "models/guest_memory.h"
-#include "models/nvme_controller.h"
-#include "models/vcpu.h"
-#include "models/vm_exit.h"
+#include "firmware/nvme/controller.h"
+#include "firmware/guest/driver.h"
+#include "firmware/nvme/eventidx.h"
+#include "models/guest/guest.h"
+#include "models/mem/guest_memory.h"
+#include "models/nvme/nvme_controller.h"
+#include "models/guest/vcpu.h"
+#include "models/hv/vm_exit.h"
 #include "platform/config/params.h"
 #include "platform/system/system.h"
 #include "run_binary.h"

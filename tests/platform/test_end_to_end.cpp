@@ -4,7 +4,7 @@
 
 #include <unistd.h>
 
-#include "models/vm_exit.h"
+#include "models/hv/vm_exit.h"
 #include "platform/config/params.h"
 #include "platform/system/system.h"
 #include "run_binary.h"

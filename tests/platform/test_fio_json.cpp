@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "models/latency_histogram.h"
+#include "models/guest/latency_histogram.h"
 #include "platform/fio/fio_json.h"
 #include "platform/config/params.h"
 #include "run_binary.h"

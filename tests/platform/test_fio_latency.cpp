@@ -1,5 +1,5 @@
 // fio's latencies and depth distributions on whole-platform runs
-// (models/fio_latency.h), checked against rules stated apart from the code:
+// (models/guest/fio_latency.h), checked against rules stated apart from the code:
 // Little's law, lat = slat + clat, and fio's depth buckets for a queue
 // that fio keeps full.
 #include <catch2/catch.hpp>

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "models/workload.h"
+#include "models/guest/workload.h"
 #include "platform/cli/cli.h"
 #include "platform/fio/fio_job.h"
 #include "platform/system/system.h"

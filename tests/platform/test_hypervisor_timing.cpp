@@ -3,8 +3,8 @@
 // run simulates in a child process (SystemC elaborates once per process).
 #include <catch2/catch.hpp>
 
-#include "models/nvme_controller.h"
-#include "models/vm_exit.h"
+#include "models/nvme/nvme_controller.h"
+#include "models/hv/vm_exit.h"
 #include "platform/config/params.h"
 #include "platform/config/presets.h"
 #include "platform/system/run.h"

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "models/guest.h"
-#include "models/nvme_controller.h"
-#include "models/pcie_link.h"
+#include "models/guest/guest.h"
+#include "models/nvme/nvme_controller.h"
+#include "models/pcie/pcie_link.h"
 #include "platform/config/system_params.h"
 #include "platform/config/visitors.h"
 #include "platform/config/params.h"
@@ -98,7 +98,7 @@ TEST_CASE("visitors: the registry holds the 113 parameters with their specs", "[
   CHECK(page->kind == ParamKind::Choice);
   CHECK(page->default_value == "4k");
 
-  // fio's text options carry their check (models/fio_options.h).
+  // fio's text options carry their check (models/guest/fio_options.h).
   const ParamSpec* bssplit = reg.find("bssplit");
   REQUIRE(bssplit);
   CHECK(bssplit->kind == ParamKind::Text);

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "firmware/controller.h"
-#include "firmware/driver.h"
+#include "firmware/nvme/controller.h"
+#include "firmware/guest/driver.h"
 #include "platform/verify/model.h"
 
 using namespace nvmesim;

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/vm_exit.h"
+#include "models/hv/vm_exit.h"
 #include "platform/config/params.h"
 #include "platform/report/stats_doc.h"
 #include "platform/system/system.h"

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "firmware/virtio_spec.h"
+#include "firmware/virtio/virtio_spec.h"
 #include "platform/config/params.h"
 #include "platform/report/results.h"
 #include "platform/system/system.h"

@@ -4,7 +4,7 @@
 // I/Os and wakes them. Exact kick and interrupt invariants per queue.
 #include <catch2/catch.hpp>
 
-#include "firmware/virtio_blk_driver.h"
+#include "firmware/guest/virtio_blk_driver.h"
 #include "platform/config/params.h"
 #include "platform/system/system.h"
 #include "virtio_config.h"

@@ -1,0 +1,92 @@
+// The storage behind the emulated controller (QEMU's block backend):
+//  null    - completes at once, moves no data (null-co);
+//  latency - completes after a fixed latency, at most `concurrency` at a time,
+//            then (with a bandwidth) moves its bytes through one shared
+//            channel at that rate, one request after another: an SSD's
+//            media latency, its internal parallelism and its interface rate;
+//  ram     - stores the data: a write then a read returns the written bytes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "firmware/nvme/controller.h"
+#include "firmware/sim/statistics.h"
+#include "models/sim/param_visit.h"
+
+namespace nvmesim::models {
+
+enum class BackendKind { Null, Latency, Ram };
+inline constexpr EnumEntry<BackendKind> backend_kinds[] = {
+    {BackendKind::Null, "null"}, {BackendKind::Latency, "latency"}, {BackendKind::Ram, "ram"}};
+inline const char* to_string(BackendKind kind) { return enum_name(backend_kinds, kind); }
+
+class StorageBackend : public sc_core::sc_module {
+ public:
+  // nvme.backend, nvme.backend_latency, nvme.backend_concurrency,
+  // nvme.backend_bandwidth and nvme.capacity: visited by
+  // NvmeControllerModel::Params.
+  struct Params {
+    BackendKind kind{};
+    sc_core::sc_time latency;
+    uint32_t concurrency{};  // 0: unlimited
+    double bandwidth_mb_s{};  // 10^6 bytes per second through the channel; 0: unlimited
+    uint64_t capacity{};     // bytes
+  };
+  // The channel time of `bytes` at `bandwidth_mb_s` (0: none), in whole ps.
+  static sc_core::sc_time transfer_time(uint32_t bytes, double bandwidth_mb_s);
+  using CompletionCallback = std::function<void(uint32_t tag, uint16_t status)>;
+
+  // `data` moves the bytes of ram commands (the controller's DMA, timed).
+  StorageBackend(sc_core::sc_module_name name, const Params& params, fw::ControllerEnv& data);
+  ~StorageBackend() override;
+
+  void set_completion_callback(CompletionCallback cb) { on_complete_ = std::move(cb); }
+  // Starts command `req` at offset `local` from now. Returns true when it
+  // finished at once (its status in *status); otherwise the completion
+  // callback runs at its finish time.
+  bool submit(const fw::IoRequest& req, const sc_core::sc_time& local, uint16_t* status);
+  // Controller reset: forget commands in flight.
+  void reset();
+
+  uint32_t in_flight() const { return uint32_t(in_service_.size() + waiting_.size()); }
+  uint64_t completed() const { return completed_; }
+  stats::Group& stats() { return stats_; }
+  const Params& params() const { return params_; }
+
+ private:
+  struct InService {
+    sc_core::sc_time done;
+    uint64_t order;  // FIFO among equal times: deterministic
+    uint32_t tag;
+    uint32_t bytes;     // to move through the channel after the latency
+    bool transferring;  // in the channel (its latency is over)
+    bool operator>(const InService& o) const {
+      return done != o.done ? done > o.done : order > o.order;
+    }
+  };
+  uint16_t move_data(const fw::IoRequest& req);
+  void start(uint32_t tag, uint32_t bytes, const sc_core::sc_time& at);
+  void tick();
+
+  Params params_;
+  fw::ControllerEnv& data_;
+  CompletionCallback on_complete_;
+  uint8_t* store_ = nullptr;  // ram: lazily mapped zero pages
+  std::priority_queue<InService, std::vector<InService>, std::greater<InService>> in_service_;
+  struct Waiting { uint32_t tag, bytes; };
+  std::queue<Waiting> waiting_;
+  sc_core::sc_time channel_free_;  // the channel is busy until then
+  uint32_t in_latency_ = 0;        // requests in their latency (holding a slot)
+  sc_core::sc_event event_;
+  uint64_t order_ = 0;
+  stats::Group stats_;
+  stats::Scalar completed_{stats_, "completed", stats::Unit::Count, "requests the backend completed"};
+};
+
+}  // namespace nvmesim::models

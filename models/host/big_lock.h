@@ -1,0 +1,95 @@
+// QEMU's global mutex (the "BQL"): the main loop holds it while it runs
+// device emulation, and a vCPU whose MMIO exit is handled in QEMU holds it
+// for the handler (under TCG also to take an interrupt and for its EOI:
+// hv.bql_interrupts). One excludes the other, so heavy MMIO traffic steals
+// main-loop time and a busy main loop lengthens exits. ioeventfd exits and
+// iothreads do not take it.
+#pragma once
+
+#include <systemc>
+
+#include "firmware/sim/statistics.h"
+#include "models/sim/activations.h"
+#include "models/sim/kernel_time.h"
+#include "models/sim/stat_time.h"
+
+namespace nvmesim::models {
+
+class BigLock : public stats::Group {
+ public:
+  // QEMU's lock is a pthread mutex (qemu_mutex_lock_iothread): a thread
+  // that finds it taken sleeps in futex_wait and runs again `handoff` after
+  // the holder's unlock wakes it (the host scheduler's wake-up). 0: at once.
+  explicit BigLock(const sc_core::sc_time& handoff = sc_core::SC_ZERO_TIME) : handoff_(handoff) {}
+
+  // The main loop takes the lock (waiting while a vCPU's handler holds it).
+  // Without a handoff, waiters are served in order: once the main loop
+  // waits, handlers that arrive later queue behind it; with one, the
+  // handler that runs first takes it.
+  void acquire_mainloop() {
+    mainloop_waiting_ = true;
+    bool waited = false;
+    while (reserved_until_ > kernel_now()) {
+      waited = true;
+      activations::wait(reserved_until_ - kernel_now());
+    }
+    if (waited && handoff_ != sc_core::SC_ZERO_TIME) {
+      reserved_until_ = kernel_now() + handoff_;  // nobody takes it meanwhile: it is ours once we run
+      activations::wait(handoff_);
+      ++handoffs_;
+    }
+    mainloop_waiting_ = false;
+    held_by_mainloop_ = true;
+  }
+  void release_mainloop() {
+    held_by_mainloop_ = false;
+    activations::notify(released_, sc_core::SC_ZERO_TIME);
+  }
+  // A vCPU's MMIO handler holds the lock for `hold`, starting no earlier
+  // than now; returns how long it waited for the lock. Called from a vCPU
+  // thread whose local time is synchronised.
+  // The part of the wait still to come (a reservation ahead) is returned,
+  // to be added to the caller's delay; waiting for the main loop passes
+  // simulated time here.
+  sc_core::sc_time hold_for_handler(const sc_core::sc_time& hold) {
+    const sc_core::sc_time start = kernel_now();
+    const bool fair = handoff_ == sc_core::SC_ZERO_TIME;
+    for (bool waited = false;;) {
+      while (held_by_mainloop_ || (fair && mainloop_waiting_)) {
+        waited = true;
+        activations::wait(released_);
+      }
+      if (!waited || fair) break;
+      // Woken by the unlock, the thread runs after its wake-up; a main loop
+      // that took the lock again meanwhile keeps it (a pthread mutex is not
+      // fair: the unlocking thread may lock again before the woken waiter
+      // runs), and the waiter sleeps again.
+      activations::wait(handoff_);
+      ++handoffs_;
+      if (!held_by_mainloop_) break;
+    }
+    const sc_core::sc_time now = kernel_now();
+    const sc_core::sc_time at = reserved_until_ > now ? reserved_until_ : now;
+    reserved_until_ = at + hold;
+    contended_ += at - start;
+    ++vcpu_holds_;
+    return at - now;
+  }
+  sc_core::sc_time vcpu_wait_time() const { return contended_; }
+
+ private:
+  sc_core::sc_time handoff_;
+  stats::Scalar handoffs_{*this, "handoffs", stats::Unit::Count,
+                          "takes of the lock that waited and paid the wake-up (hv.bql_handoff)"};
+  bool held_by_mainloop_ = false;
+  bool mainloop_waiting_ = false;
+  sc_core::sc_time reserved_until_;
+  sc_core::sc_event released_;
+  TimeStat contended_{*this, "vcpu_wait",
+                      "time vCPUs waited for the lock (MMIO handlers; interrupts with hv.bql_interrupts), all vCPUs"};
+  stats::Scalar vcpu_holds_{*this, "vcpu_holds", stats::Unit::Count,
+                            "times a vCPU took the lock: MMIO handled in QEMU, and with hv.bql_interrupts each "
+                            "interrupt's delivery and EOI"};
+};
+
+}  // namespace nvmesim::models

@@ -1,0 +1,360 @@
+// The NVMe controller as a PCIe endpoint (models/pcie/pcie_endpoint: configuration
+// space, MSI-X, the bus-master initiator) with BAR0 (registers and
+// doorbells) as a TLM target, and the engine that runs the firmware's queue
+// processing: either the controller's own hardware engine (models/
+// nvme_hw_engine.h: a clocked process, each stage costed in cycles; the
+// default, with no host threads), or QEMU's emulation on host threads (or
+// inside the vCPU's exit), where how a doorbell starts it is its
+// DoorbellNotifier (hv.notify). When its interrupts go: its InterruptCoalescer.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+#include "firmware/nvme/controller.h"
+#include "firmware/pcie/msix_page.h"
+#include "firmware/sim/statistics.h"
+#include "models/host/doorbell_notifier.h"
+#include "models/host/host_thread.h"
+#include "models/nvme/nvme_hw_engine.h"
+#include "models/sim/param_defaults.h"
+#include "models/sim/param_visit.h"
+#include "models/nvme/interrupt_coalescer.h"
+#include "models/pcie/pcie_endpoint.h"
+#include "models/pcie/pcie_link.h"
+#include "models/block/storage_backend.h"
+
+namespace nvmesim::models {
+
+// Where the controller's MSI-X table and PBA live (nvme.msix_table).
+enum class MsixPlacement : uint8_t { Bar2, Bar0 };
+inline constexpr EnumEntry<MsixPlacement> msix_placements[] = {{MsixPlacement::Bar2, "bar2"},
+                                                               {MsixPlacement::Bar0, "bar0"}};
+
+// When completions are posted (nvme.cqe_post): in the emulation's pass, all
+// that are ready with one MSI-X message (QEMU's nvme_post_cqes from its
+// timer or bottom half); each as its backend completes, with its own
+// message; or each so only when the doorbell reached the device through an
+// ioeventfd (QEMU 7.1: "hw/nvme: Use ioeventfd to handle doorbell updates",
+// 2e53b0b45024, posted every CQE at once on that path until "hw/nvme:
+// reenable cqe batching", d38cc6fd, QEMU 7.2).
+enum class CqePost : uint8_t { Pass, Each, EachWithIoeventfd };
+inline constexpr EnumEntry<CqePost> cqe_posts[] = {
+    {CqePost::Pass, "pass"}, {CqePost::Each, "each"}, {CqePost::EachWithIoeventfd, "each_ioeventfd"}};
+
+class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, private NotifyTarget {
+ public:
+  // nvme.msix_table=bar0: the table and the PBA after the doorbells, each on
+  // its own 4 KiB page of the 16 KiB BAR0 (PCI Local Bus 3.0 section 6.8.2
+  // keeps other registers out of their 4 KiB ranges), as SSDs that report
+  // "Vector table: BAR=0" in lspci place them.
+  static constexpr uint32_t kBar0MsixTableOffset = 0x2000;
+  static constexpr uint32_t kBar0PbaOffset = 0x3000;
+
+  // The controller's parameters, nvme.* (see models/sim/param_visit.h); hv.notify,
+  // hv.timer_delay and hv.fault come from the hypervisor's (HvParams).
+  struct Params {
+    fw::ControllerConfig firmware;
+    StorageBackend::Params backend;
+    // nvme.cq_eventidx and nvme.mmio_doorbell_value; empty: auto, which
+    // resolve_auto() turns into the firmware's setting for nvme.dbbuf.
+    std::optional<fw::EventIdxPolicy> cq_eventidx;
+    std::optional<fw::MmioDoorbellValue> mmio_doorbell_value;
+    NotifyMode notify = NotifyMode::Deferred;
+    sc_core::sc_time cmd_cost;        // host CPU per command fetched and executed
+    sc_core::sc_time cqe_cost;        // host CPU per completion posted
+    sc_core::sc_time enable_latency;  // CC.EN=1 to CSTS.RDY=1
+    unsigned sq_budget = 64;          // commands per SQ per pass (fairness between queues)
+    CqePost cqe_post = CqePost::Pass;
+    uint16_t pci_device_id = 0x5845;
+    MsixPlacement msix_table{};
+    sc_core::sc_time timer_delay;     // NotifyMode::Timer: timer_mod(now + delay) per doorbell / completion
+    // Ming Lin's ioeventfd bug (qemu-devel, Google vendor-extension thread):
+    // a handler that never reads (clears) its eventfd, in two readings:
+    // LostWakeups (later signals wake nobody) or Spin (QEMU's level-triggered poll: the fd stays readable,
+    // so the thread never sleeps and re-runs the handler every iteration).
+    enum class EventfdFault : uint8_t { None, LostWakeups, Spin };
+    EventfdFault eventfd_fault = EventfdFault::None;
+    // Host thread of each queue id (0: the main loop, which always owns the
+    // admin queue); empty: everything on thread 0.
+    std::vector<uint8_t> queue_thread;
+    // The hardware engine's clock and stage costs (not in visit(): the
+    // application's controller runs on QEMU's engine; they have their own).
+    NvmeHwEngineParams engine;
+
+    // Every visited field at its visit line's default, the auto choices
+    // resolved: a working controller (after changing nvme.dbbuf, capacity,
+    // max_io_queues or lba_bytes, call resolve_auto() again).
+    Params() {
+      set_param_defaults(*this);
+      resolve_auto();
+    }
+
+    static constexpr const char* param_prefix = "nvme";
+    static constexpr unsigned lba_sizes[] = {512, 4096};
+    template <class V>
+    void visit(V& v) {
+      using namespace param_units;
+      v.integer(firmware.mqes, "mqes", "4095", "entries", 1, 65535,
+                "CAP.MQES, maximum queue entries (0's based)");
+      v.integer(firmware.dstrd, "dstrd", "0", "", 0, 3, "CAP.DSTRD, doorbell stride (4 << dstrd bytes)");
+      v.integer(firmware.max_io_queues, "max_io_queues", "64", "queues", 1, 1024,
+                "I/O queue pairs the controller offers");
+      v.choice(firmware.dbbuf, "dbbuf", "spec", fw::dbbuf_modes, "",
+               "doorbell buffer: off, NVMe 1.3 (admin 0x7C), or vendor extension (admin 0xC0)");
+      v.choice(firmware.sq_eventidx, "sq_eventidx", "echo", fw::eventidx_policies, "",
+               "controller's SQ EventIdx update policy");
+      v.choice_or_auto(cq_eventidx, "cq_eventidx", "auto", fw::eventidx_policies, AutoChoice::Last, "",
+                       "controller's CQ EventIdx update policy (auto: echo for spec, never for vendor)");
+      v.choice_or_auto(mmio_doorbell_value, "mmio_doorbell_value", "auto", fw::mmio_doorbell_values,
+                       AutoChoice::First, "",
+                       "take the value of an MMIO doorbell write (auto: use for spec, ignore for vendor)");
+      v.time(cmd_cost, "cmd_cost", "1us", 0, 1 * MS, "host CPU time per command processed");
+      v.time(cqe_cost, "cqe_cost", "300ns", 0, 1 * MS, "host CPU time per completion posted");
+      v.time(enable_latency, "enable_latency", "1us", 0, 1 * S, "CC.EN=1 to CSTS.RDY=1");
+      v.choice(cqe_post, "cqe_post", "pass", cqe_posts, "",
+               "when completions are posted: pass (all ready ones in the emulation's pass, one "
+               "MSI-X), each (each at once with its own MSI-X), each_ioeventfd (each at once with "
+               "hv.notify=ioeventfd, per pass otherwise: QEMU 7.1)");
+      v.choice(backend.kind, "backend", "null", backend_kinds, "",
+               "storage backend: null (instant), fixed latency, or RAM disk");
+      v.time(backend.latency, "backend_latency", "10us", 0, 1 * S, "backend service time per I/O");
+      v.integer(backend.concurrency, "backend_concurrency", "0", "I/Os", 0, 65536,
+                "I/Os the backend serves at once (0 = unlimited)");
+      v.real(backend.bandwidth_mb_s, "backend_bandwidth", "0", "MB/s", 0, 1e6,
+             "nvme.backend=latency: after its latency each I/O's data moves through one channel at "
+             "this rate, one I/O at a time (10^6 bytes/s; 0 = unlimited; else at least 0.001, so that "
+             "one transfer of the largest bs, 1 MiB, takes at most 1049 s)",
+             ParamOptions{false, false, "", 0.001});
+      v.size(backend.capacity, "capacity", "1g", 1 * MiB, 16 * TiB, "namespace size");
+      v.choice(firmware.lba_bytes, "lba_bytes", "512", lba_sizes, "bytes", "logical block size");
+      v.integer(firmware.mdts, "mdts", "5", "", 0, 10,
+                "maximum data transfer size, 2^mdts memory pages (0 = no limit)");
+      v.choice(msix_table, "msix_table", "bar2", msix_placements, "",
+               "where the MSI-X table and PBA live: BAR2, or BAR0 at 0x2000 and 0x3000 after the "
+               "doorbells (many SSDs; with hv.passthrough and 64 KiB host pages they share a page)");
+    }
+
+    // The BAR ranges of the doorbells (every queue id's pair) and the MSI-X
+    // structures, for the host's page decisions (fw::vfio).
+    fw::vfio::MsixLayout msix_layout() const {
+      const uint32_t stride = 4u << firmware.dstrd;
+      const uint32_t vectors = uint32_t(firmware.max_io_queues) + 1u;
+      const unsigned bar = msix_table == MsixPlacement::Bar0 ? 0 : 2;
+      fw::vfio::MsixLayout l;
+      l.doorbells = {0, nvme::reg::DOORBELL_BASE, uint64_t(vectors) * 2 * stride};
+      l.table = {bar, bar ? 0 : uint64_t(kBar0MsixTableOffset), uint64_t(vectors) * kMsixEntryBytes};
+      l.pba = {bar, bar ? uint64_t(kPbaOffset) : uint64_t(kBar0PbaOffset), (vectors + 31) / 32 * 4ull};
+      return l;
+    }
+
+    // The firmware settings that follow from the visited ones: the auto
+    // choices (the Google vendor-extension device updates only the SQ
+    // EventIdx and takes an MMIO doorbell write as a wake-up), its PCI
+    // vendor id, one MSI-X vector per queue, the namespace in LBAs.
+    void resolve_auto() {
+      const bool vendor = firmware.dbbuf == fw::DbbufMode::Vendor;
+      firmware.cq_eventidx =
+          cq_eventidx.value_or(vendor ? fw::EventIdxPolicy::Never : fw::EventIdxPolicy::Echo);
+      firmware.mmio_doorbell_value = mmio_doorbell_value.value_or(
+          vendor ? fw::MmioDoorbellValue::Ignore : fw::MmioDoorbellValue::Use);
+      firmware.pci_vendor_id = vendor ? nvme::PCI_VENDOR_VENDOR_EXT : nvme::PCI_VENDOR_QEMU;
+      firmware.msix_vectors = uint16_t(firmware.max_io_queues + 1);
+      firmware.namespace_lbas = backend.capacity / firmware.lba_bytes;
+    }
+  };
+  // hv.fault's names.
+  static constexpr EnumEntry<Params::EventfdFault> eventfd_faults[] = {
+      {Params::EventfdFault::None, "none"},
+      {Params::EventfdFault::LostWakeups, "eventfd_not_cleared"},
+      {Params::EventfdFault::Spin, "eventfd_spin"}};
+
+  tlm_utils::simple_target_socket<NvmeControllerModel> bar0_target;
+  // msix_target, config_target and dma_initiator: PcieEndpoint's.
+
+  // QEMU's engine: `threads` run the emulation (thread 0 is the main loop;
+  // hv.notify, hv.fault and queue_thread in `params` apply). With no threads
+  // the controller runs on its hardware engine. `link` times DMA and must
+  // outlive the controller.
+  NvmeControllerModel(sc_core::sc_module_name name, const Params& params,
+                      std::vector<HostThread*> threads, const PcieLink& link);
+  // The hardware engine, with its own link model: a controller for a
+  // platform of one's own. Bind bar0_target and dma_initiator; msix_target
+  // (BAR2) and config_target may stay unbound.
+  explicit NvmeControllerModel(sc_core::sc_module_name name, const Params& params = Params{},
+                               const PcieLinkParams& link = PcieLinkParams{});
+
+  // The hardware engine (null on QEMU's engine).
+  NvmeHwEngine* hw_engine() { return engine_.get(); }
+  const PcieLink& link() const { return link_; }
+
+  // ioeventfd: a doorbell write without its value. Returns false when no
+  // ioeventfd is registered for that doorbell (QEMU registers them for the
+  // I/O queues while the doorbell buffer is active).
+  bool ioeventfd_notify(uint32_t bar0_offset, const sc_core::sc_time& delay);
+
+  fw::Controller& firmware() { return *firmware_; }
+  const fw::Controller& firmware() const { return *firmware_; }
+  StorageBackend& backend() { return *backend_; }
+  const DoorbellNotifier& notifier() const { return *notifier_; }
+  const InterruptCoalescer& coalescer() const { return coalescer_; }
+
+  // The "nvme" statistics group (the firmware's ControllerCounters merge into it).
+  struct Counters : stats::Group {
+    using Scalar = stats::Scalar;
+    static constexpr stats::Unit COUNT = stats::Unit::Count, BYTES = stats::Unit::Bytes;
+    Scalar dma_reads{*this, "dma_reads", COUNT, "DMA reads the controller issued"};
+    Scalar dma_writes{*this, "dma_writes", COUNT, "DMA writes the controller issued"};
+    Scalar dma_read_bytes{*this, "dma_read_bytes", BYTES, "bytes the controller read by DMA"};
+    Scalar dma_write_bytes{*this, "dma_write_bytes", BYTES, "bytes the controller wrote by DMA"};
+    Scalar msix_sent{*this, "msix_sent", COUNT, "MSI-X messages sent to the root complex"};
+    Scalar msix_masked{*this, "msix_masked", COUNT,
+                       "MSI-X messages held because the vector was masked (PCI 3.0 6.8.2.9 Mask Bit)"};
+    Scalar bursts{*this, "bursts", COUNT, "emulation passes that found work"};
+    Scalar ioeventfd_notifications{*this, "ioeventfd_notifications", COUNT,
+                                   "doorbell writes that reached the device through an ioeventfd"};
+    Scalar lost_notifications{*this, "lost_notifications", COUNT,
+                              "ioeventfd signals that woke nobody (hv.fault=eventfd_not_cleared)"};
+    Scalar stuck_handler_runs{*this, "stuck_handler_runs", COUNT,
+                              "handlers re-run for a still-readable eventfd (hv.fault=eventfd_spin)"};
+    Scalar coalesced_completions{*this, "coalesced_completions", COUNT,
+                                 "completions whose interrupt was held back by coalescing"};
+  };
+  Counters& counters() { return counters_; }
+  const Counters& counters() const { return counters_; }
+  // Something the device will do as time passes by itself: commands at the
+  // backend, completions not yet handed to a thread, a held interrupt's
+  // coalescing deadline. (Its threads answer for themselves.)
+  bool work_pending() const;
+  // Queue qid's thread spins (hv.fault=eventfd_spin: its poll always
+  // returns, each loop a pass) and its SQ holds commands the device has not
+  // fetched (`driver_tail`: the tail the driver published) or completions
+  // to post into a CQ with room: the next pass does it, so the queue makes
+  // progress as time passes.
+  bool spin_will_fetch(uint16_t qid, uint16_t driver_tail) const;
+  // Queue pair qid as the device sees it, for a stall report: its SQ's head
+  // and tail (against the tail the driver published), its CQ's head, tail
+  // and completions waiting to be posted.
+  std::string describe_sq(uint16_t qid, uint16_t driver_tail) const;
+  std::string describe_cq(uint16_t qid) const;
+
+  // ControllerEnv (called by the firmware).
+  bool dma_read(uint64_t addr, void* dst, uint32_t len) override;
+  bool dma_write(uint64_t addr, const void* src, uint32_t len) override;
+  void device_barrier() override;
+  void msix(uint16_t vector) override;
+  void backend_submit(const fw::IoRequest& req) override;
+  void on_command_fetched() override;
+  void on_completion_posting() override;
+
+ private:
+  void bar0_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  unsigned bar0_transport_dbg(tlm::tlm_generic_payload& p);
+  // nvme.msix_table=bar0: the MSI-X space offset of BAR0 offset `offset`,
+  // or -1 when it is a register or doorbell.
+  int64_t bar0_msix_offset(uint64_t offset) const;
+  void init(std::vector<HostThread*> threads);
+  void complete_enable();
+  void reset_emulation();
+  void on_backend_complete(uint32_t tag, uint16_t status);
+  struct Context;
+  // Run the firmware for the queues of `ctx` until no work is left,
+  // spending time in *local.
+  void emulate(Context& ctx, sc_core::sc_time& local);
+  Context& context_of(uint16_t qid) { return ctx_[thread_of(qid)]; }
+  void send_msix(uint16_t vector);
+  void send_pending_msix(uint16_t vector, const sc_core::sc_time& delay) override;
+  void coalescing_timeout();
+  void trace_eventidx_write(uint64_t addr, const void* src);
+  // The time a DMA of `len` bytes adds to the running emulation's offset:
+  // its link time, plus any wait for the direction it needs (link mode; one
+  // thread never waits).
+  sc_core::sc_time dma_time(bool device_reads, uint32_t len);
+  // Lets the running emulation's time pass (the device's writes land, the
+  // host acts in between) when it runs in a thread that can wait.
+  void sync_running();
+
+  // NotifyTarget (what the notification policy drives).
+  unsigned thread_count() const override { return unsigned(ctx_.size()); }
+  unsigned thread_of(uint16_t qid) const override {
+    return qid < queue_ctx_.size() ? queue_ctx_[qid] : 0;
+  }
+  HostThread& thread(unsigned index) override { return *ctx_[index].thread; }
+  bool emulating(unsigned index) const override { return ctx_[index].in_emulation; }
+  void emulate_inline(unsigned index, sc_core::sc_time& delay) override { emulate(ctx_[index], delay); }
+  void mark_sq(uint16_t qid) override;
+  void mark_cq(uint16_t qid, bool read_shadow_head) override;
+
+  Params params_;
+  std::unique_ptr<PcieLink> own_link_;  // the hardware constructor's
+  const PcieLink& link_;
+  struct Done { uint32_t tag; uint16_t status; };
+  struct Context {
+    HostThread* thread = nullptr;  // null on the hardware engine
+    unsigned index = 0;
+    bool in_emulation = false;
+    std::vector<uint16_t> sq_list;  // SQs rung or still holding work
+    std::vector<Done> done;         // backend completions to hand to the firmware
+    size_t done_count = 0;
+    // The command this thread hands to the backend. The firmware's request
+    // is one scratch for all threads, and a ram backend's DMA lets another
+    // thread run (and overwrite it) in the middle of the transfer.
+    fw::IoRequest request;
+  };
+  std::vector<Context> ctx_;
+  std::vector<uint8_t> queue_ctx_;  // by queue id
+  std::vector<uint16_t> slot_sq_;   // by command slot: its SQ (routes backend completions)
+  std::unique_ptr<fw::Controller> firmware_;
+  std::unique_ptr<StorageBackend> backend_;
+  std::unique_ptr<DoorbellNotifier> notifier_;
+  std::unique_ptr<NvmeHwEngine> engine_;  // the hardware engine, or null
+  Counters counters_;
+
+  // The emulation the firmware's callbacks run for: its time offset (null
+  // outside an emulation: no time to charge) and its context. Set by
+  // emulate() for its length.
+  struct Running {
+    sc_core::sc_time* local = nullptr;
+    Context* ctx = nullptr;
+  };
+  Running running_;
+  // Keeps the running emulation across a wait: another thread's emulation
+  // may run meanwhile and set its own; put back when the guard ends.
+  class KeepRunning {
+   public:
+    explicit KeepRunning(NvmeControllerModel& m) : m_(m), saved_(m.running_) {}
+    ~KeepRunning() { m_.running_ = saved_; }
+    KeepRunning(const KeepRunning&) = delete;
+    KeepRunning& operator=(const KeepRunning&) = delete;
+   private:
+    NvmeControllerModel& m_;
+    Running saved_;
+  };
+
+  // Guest memory through DMI.
+
+  // Work the emulation has to look at; fixed-size, no allocation per I/O.
+  std::vector<uint8_t> sq_marked_, cq_marked_;
+  std::vector<uint8_t> cq_notified_;  // CQ eventfd fired: read the shadow head (nvme_cq_notifier)
+  uint16_t cq_scan_limit_ = 1;  // CQ ids below this may hold completions
+  // Interrupt coalescing (Set Features 0x08), per vector.
+  InterruptCoalescer coalescer_;
+  sc_core::sc_event coalesce_event_;
+  uint64_t posted_before_ = 0;  // firmware's completions_posted before a post_completions call
+
+  sc_core::sc_event enable_event_;
+  std::array<sc_core::sc_time, 65> small_read_time_, small_write_time_;
+  // pcie.mode=link: the link is one resource for every device thread. Each
+  // direction is busy until these times (downstream carries the read
+  // completions of device DMA reads, upstream the device's posted writes).
+  sc_core::sc_time downstream_free_, upstream_free_;
+};
+
+}  // namespace nvmesim::models

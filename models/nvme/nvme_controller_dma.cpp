@@ -1,0 +1,152 @@
+// NvmeControllerModel's DMA: guest memory through DMI where it can (the
+// time a transfer takes is charged to the running emulation), through the
+// root complex otherwise; the device's memory barrier; the backend's data
+// movement and command routing.
+#include <algorithm>
+#include <cstring>
+
+#include "firmware/nvme/controller_tag.h"
+#include "models/sim/kernel_time.h"
+#include "models/sim/lookahead.h"
+#include "models/nvme/nvme_controller.h"
+#include "traces/tracer.h"
+
+using namespace sc_core;
+
+namespace nvmesim::models {
+
+sc_time NvmeControllerModel::dma_time(bool device_reads, uint32_t len) {
+  const sc_time t = device_reads
+                        ? (len < small_read_time_.size() ? small_read_time_[len] : link_.read_time(len))
+                        : (len < small_write_time_.size() ? small_write_time_[len] : link_.write_time(len));
+  if (link_.mode() != PcieMode::Link || !running_.local || len == 0) return t;
+  // A read's completions arrive a round trip after the request; its TLPs
+  // then hold the downstream direction for the rest of its time, as a
+  // write's hold the upstream one. Another thread's transfer queues behind.
+  const sc_time at = kernel_now() + *running_.local;
+  const sc_time rtt = device_reads ? sc_time(link_.params().read_round_trip_ns, SC_NS) : SC_ZERO_TIME;
+  sc_time& free = device_reads ? downstream_free_ : upstream_free_;
+  const sc_time start = std::max(at + rtt, free);
+  free = start + (t - rtt);
+  return free - at;
+}
+
+void NvmeControllerModel::sync_running() {
+  if (!running_.local) return;
+  // Nothing can run before the emulation's present: the write lands and the
+  // next read sees memory as they would after the wait, so the thread keeps
+  // its offset. (The timer policy reads the kernel's present when it decides
+  // what is due: it syncs.)
+  if (params_.notify != NotifyMode::Timer && !activity_due_within(*running_.local)) return;
+  if (sc_get_curr_process_kind() != SC_THREAD_PROC_) return;
+  KeepRunning keep(*this);  // another emulation thread may run meanwhile
+  HostThread::sync(*running_.local);
+}
+
+bool NvmeControllerModel::dma_read(uint64_t addr, void* dst, uint32_t len) {
+  if (len == 0) return true;
+  ++counters_.dma_reads;
+  counters_.dma_read_bytes += len;
+  sc_time* local = running_.local;
+  const uint64_t last = addr + len - 1;
+  if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
+    std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
+    if (local) *local += dmi_read_latency_ + dma_time(true, len);
+    return true;
+  }
+  tlm::tlm_generic_payload p;
+  sc_time t = local ? *local : SC_ZERO_TIME;
+  p.set_command(tlm::TLM_READ_COMMAND);
+  p.set_address(addr);
+  p.set_data_ptr(static_cast<unsigned char*>(dst));
+  p.set_data_length(len);
+  p.set_streaming_width(len);
+  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  dma_initiator->b_transport(p, t);
+  if (local) *local = t;
+  return p.is_response_ok();
+}
+
+bool NvmeControllerModel::dma_write(uint64_t addr, const void* src, uint32_t len) {
+  if (len == 0) return true;
+  ++counters_.dma_writes;
+  counters_.dma_write_bytes += len;
+  sc_time* local = running_.local;
+  const uint64_t last = addr + len - 1;
+  if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
+    if (local) {
+      *local += dmi_write_latency_ + dma_time(false, len);
+      // The write lands when its time has passed: a polling guest must not
+      // see it earlier.
+      sync_running();
+    }
+    std::memcpy(dmi_base_ + (addr - dmi_start_), src, len);
+    if (len == 4 && traces::active()) trace_eventidx_write(addr, src);
+    return true;
+  }
+  tlm::tlm_generic_payload p;
+  sc_time t = local ? *local : SC_ZERO_TIME;
+  p.set_command(tlm::TLM_WRITE_COMMAND);
+  p.set_address(addr);
+  p.set_data_ptr(static_cast<unsigned char*>(const_cast<void*>(src)));
+  p.set_data_length(len);
+  p.set_streaming_width(len);
+  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  dma_initiator->b_transport(p, t);
+  if (local) *local = t;
+  return p.is_response_ok();
+}
+
+void NvmeControllerModel::trace_eventidx_write(uint64_t addr, const void* src) {
+  auto* t = traces::active();
+  if (!t || !firmware_->dbbuf_active()) return;
+  const uint64_t base = firmware_->eventidx_buffer_addr();
+  if (addr < base || addr >= base + 4096) return;
+  const uint64_t index = (addr - base) / nvme::doorbell_stride(params_.firmware.dstrd);
+  uint32_t value;
+  std::memcpy(&value, src, 4);
+  t->queue_value(uint16_t(index / 2),
+                 index % 2 ? traces::QueueSignal::CqEventIdx : traces::QueueSignal::SqEventIdx,
+                 (kernel_now() + (running_.local ? *running_.local : SC_ZERO_TIME)).value(), value);
+}
+
+// Everything before is globally visible before anything after: let the
+// time spent so far pass, so the host can act in between.
+void NvmeControllerModel::device_barrier() { sync_running(); }
+
+void NvmeControllerModel::backend_submit(const fw::IoRequest& shared_req) {
+  Context& own = running_.ctx ? *running_.ctx : context_of(shared_req.sqid);
+  own.request = shared_req;  // reuses its capacity: no allocation per I/O
+  const fw::IoRequest& req = own.request;
+  const sc_time zero = SC_ZERO_TIME;
+  sc_time* local = running_.local;
+  if (engine_ && local) *local += engine_->cycles(params_.engine.backend_handoff);
+  const sc_time& now = local ? *local : zero;
+  // The data moves whatever the medium: over the link for a real device,
+  // as a host memcpy into or out of guest memory for an emulated one (QEMU
+  // copies to or from the guest's pages even for null-co with read-zeroes,
+  // which zero-fills them). The ram backend moves it itself, segment by
+  // segment through dma_read/dma_write; the others are charged the same here.
+  if (params_.backend.kind != BackendKind::Ram && local &&
+      (req.opcode == nvme::io::READ || req.opcode == nvme::io::WRITE)) {
+    const bool to_guest = req.opcode == nvme::io::READ;
+    if (link_.mode() == PcieMode::Link) {
+      *local += dma_time(!to_guest, req.bytes);
+    } else {
+      for (uint32_t i = 0; i < req.segment_count; ++i) {
+        const uint32_t len = req.segments[i].len;
+        *local += to_guest ? link_.write_time(len) : link_.read_time(len);
+      }
+    }
+  }
+  const uint32_t slot = fw::tag_slot(req.tag);
+  if (slot >= slot_sq_.size()) slot_sq_.resize(slot + 1024);  // grows with queues, not per I/O
+  slot_sq_[slot] = req.sqid;
+  uint16_t status = 0;
+  if (backend_->submit(req, now, &status)) {
+    Context& c = context_of(req.sqid);
+    if (c.done_count < c.done.size()) c.done[c.done_count++] = Done{req.tag, status};
+  }
+}
+
+}  // namespace nvmesim::models

@@ -1,0 +1,113 @@
+// The NVMe controller's hardware engine: the controller's own SC_THREAD,
+// woken by doorbell writes and backend completions, that runs the
+// firmware's queue processing with every stage costed in cycles of the
+// controller clock. It is the engine of a controller built without host
+// threads (NvmeControllerModel's constructors without them); the other
+// engine, QEMU's emulation on HostThreads with its notify modes
+// (models/host/doorbell_notifier.h), is the platform's for emulated devices.
+//
+// Stages and where they are charged (each on top of the DMA time the link
+// model gives the transfer itself):
+//   doorbell decode  BAR0 doorbell write -> engine wake-up (added to the write's delay)
+//   SQE fetch        per command, after its 64-byte read
+//   command parse    per command, after the fetch
+//   backend hand-off per I/O command passed to the backend
+//   CQE post         per completion, before its 16-byte write
+//   MSI-X            per message, before the write leaves
+// A pass starts when the engine wakes; it visits the SQs that were rung (or
+// still hold commands after their Arbitration-free budget, nvme.sq_budget)
+// and the CQs with completions, and repeats until a pass finds nothing.
+//
+// Shadow doorbells (doorbell buffer active): the engine reads an SQ's
+// shadow tail by DMA when the SQ's turn in a pass starts, and again after
+// each command, right after writing the SQ EventIdx (the firmware's
+// nvme.sq_eventidx policy); it reads a CQ's shadow head before posting to a
+// CQ the driver rang and when the CQ looks full. A guest that skips the
+// MMIO doorbell because the EventIdx says the device is still working is
+// thus seen by the re-read after the command in flight; one that publishes
+// after the engine went idle rings the doorbell (the EventIdx equals the
+// tail the engine consumed), which wakes it.
+//
+// The costs are assumptions (no public per-stage figures of an NVMe
+// controller): a 1 GHz controller clock and tens of cycles per stage, the
+// order of a simple embedded pipeline. Their sensitivity is linear: each
+// command costs fetch + parse + hand-off + CQE post cycles of engine time,
+// and the doorbell decode and MSI-X cycles add to its latency.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <systemc>
+
+#include "firmware/sim/statistics.h"
+#include "models/sim/param_defaults.h"
+#include "models/sim/param_visit.h"
+#include "models/sim/stat_time.h"
+
+namespace nvmesim::models {
+
+// nvme.clock and the stage costs. A component parameter set: the
+// application's controller runs on QEMU's engine, so these are not in its
+// parameter list (--list-params).
+struct NvmeHwEngineParams {
+  double clock_ghz{};
+  uint32_t doorbell_decode{}, sqe_fetch{}, command_parse{}, backend_handoff{}, cqe_post{}, msix{};
+
+  NvmeHwEngineParams() { set_param_defaults(*this); }  // the visit lines' defaults
+
+  static constexpr const char* param_prefix = "nvme";
+  template <class V>
+  void visit(V& v) {
+    v.real(clock_ghz, "clock", "1", "GHz", 0.001, 100, "controller clock of the hardware engine");
+    v.integer(doorbell_decode, "doorbell_decode_cycles", "8", "cycles", 0, 1e6,
+              "BAR0 doorbell write decoded to the engine's wake-up");
+    v.integer(sqe_fetch, "sqe_fetch_cycles", "16", "cycles", 0, 1e6,
+              "per command: the SQE read's handling (besides its DMA time)");
+    v.integer(command_parse, "command_parse_cycles", "32", "cycles", 0, 1e6,
+              "per command: opcode, namespace, LBA range and PRP checks");
+    v.integer(backend_handoff, "backend_handoff_cycles", "16", "cycles", 0, 1e6,
+              "per I/O command handed to the backend");
+    v.integer(cqe_post, "cqe_post_cycles", "16", "cycles", 0, 1e6,
+              "per completion: building the CQE (besides its DMA time)");
+    v.integer(msix, "msix_cycles", "8", "cycles", 0, 1e6, "per MSI-X message sent");
+  }
+};
+
+class NvmeHwEngine : public sc_core::sc_module {
+ public:
+  // The work: one run of the queue processing, adding the time it spends to
+  // `local` (an offset from the present), which the engine then lets pass.
+  using Work = std::function<void(sc_core::sc_time& local)>;
+
+  NvmeHwEngine(sc_core::sc_module_name name, const NvmeHwEngineParams& params);
+
+  void set_work(Work work) { work_ = std::move(work); }
+  // Run the work `delay` from now (requests coalesce to the earliest; one
+  // made while the work runs makes it run again).
+  void kick(const sc_core::sc_time& delay);
+  // n cycles of the controller clock.
+  sc_core::sc_time cycles(uint32_t n) const { return cycle_ * double(n); }
+  const NvmeHwEngineParams& params() const { return params_; }
+  bool busy() const { return busy_; }
+  bool work_pending() const { return has_request_ || busy_; }
+
+  // The "engine" statistics group.
+  stats::Group& stats() { return stats_; }
+  uint64_t runs() const { return runs_; }
+  sc_core::sc_time busy_time() const { return busy_time_; }
+
+ private:
+  void run();
+
+  NvmeHwEngineParams params_;
+  sc_core::sc_time cycle_;
+  Work work_;
+  sc_core::sc_event kick_event_;
+  bool has_request_ = false, busy_ = false;
+  sc_core::sc_time request_time_;  // absolute
+  stats::Group stats_;
+  stats::Scalar runs_{stats_, "runs", stats::Unit::Count, "times the engine woke and ran its passes"};
+  TimeStat busy_time_{stats_, "busy_time", "time the engine was running"};
+};
+
+}  // namespace nvmesim::models

@@ -1,0 +1,185 @@
+#include "models/pcie/pcie_endpoint.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "models/sim/kernel_time.h"
+#include "traces/tracer.h"
+
+using namespace sc_core;
+
+namespace nvmesim::models {
+
+PcieEndpoint::PcieEndpoint(sc_module_name name, const Identity& identity, uint16_t msix_vectors)
+    : sc_module(name),
+      msix_target("msix_target"),
+      config_target("config_target"),
+      dma_initiator("dma_initiator") {
+  msix_table_.resize(msix_vectors);
+  msix_pending_.assign(msix_vectors, 0);
+
+  // Configuration space header, type 0 (PCI Local Bus 3.0 section 6.1).
+  auto put16 = [this](unsigned off, uint16_t v) { std::memcpy(&config_space_[off], &v, 2); };
+  put16(0x00, identity.vendor_id);
+  put16(0x02, identity.device_id);
+  config_space_[0x09] = identity.prog_if;
+  config_space_[0x0A] = identity.sub_class;
+  config_space_[0x0B] = identity.base_class;
+  std::memcpy(&config_space_[0x10], &identity.bar0, 4);
+
+  msix_target.register_b_transport(this, &PcieEndpoint::msix_b_transport);
+  msix_target.register_transport_dbg(this, &PcieEndpoint::msix_transport_dbg);
+  config_target.register_b_transport(this, &PcieEndpoint::config_b_transport);
+}
+
+void PcieEndpoint::program_msix_vector(uint16_t vector, uint64_t address, uint32_t data) {
+  MsixEntry& e = msix_table_.at(vector);
+  e.address = address;
+  e.data = data;
+  e.control = 0;
+}
+
+PcieEndpoint::MsixOutcome PcieEndpoint::send_msix(uint16_t vector, sc_time& delay) {
+  const MsixEntry& e = msix_table_.at(vector);
+  if (e.control & kVectorMasked) {  // remembered in the PBA
+    msix_pending_[vector] = 1;
+    return MsixOutcome::Masked;
+  }
+  if (auto* t = traces::active()) t->msix(vector, (kernel_now() + delay).value());
+  uint32_t data = e.data;
+  tlm::tlm_generic_payload& p = msi_payload_;
+  p.set_command(tlm::TLM_WRITE_COMMAND);
+  p.set_address(e.address);
+  p.set_data_ptr(reinterpret_cast<unsigned char*>(&data));
+  p.set_data_length(4);
+  p.set_streaming_width(4);
+  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  dma_initiator->b_transport(p, delay);
+  msix_arrival_ = std::max(msix_arrival_, kernel_now() + delay);
+  return MsixOutcome::Sent;
+}
+
+bool PcieEndpoint::msix_in_flight() const { return kernel_now() <= msix_arrival_ && msix_arrival_ != sc_core::SC_ZERO_TIME; }
+
+void PcieEndpoint::send_pending_msix(uint16_t vector, const sc_time& delay) {
+  sc_time t = delay;
+  send_msix(vector, t);
+}
+
+// ---------------------------------------------------------------- BAR2: MSI-X
+bool PcieEndpoint::msix_access(tlm::tlm_generic_payload& p, int* unmasked_pending) {
+  const uint64_t offset = p.get_address();
+  if (p.get_data_length() != 4) return false;
+  uint32_t v = 0;
+  if (offset < msix_table_.size() * kMsixEntryBytes) {
+    MsixEntry& e = msix_table_[offset / kMsixEntryBytes];
+    const unsigned field = (offset % kMsixEntryBytes) / 4;
+    if (p.is_read()) {
+      v = field == 0 ? uint32_t(e.address) : field == 1 ? uint32_t(e.address >> 32)
+                                           : field == 2 ? e.data : e.control;
+      std::memcpy(p.get_data_ptr(), &v, 4);
+      return true;
+    }
+    std::memcpy(&v, p.get_data_ptr(), 4);
+    switch (field) {
+      case 0: e.address = (e.address & ~0xFFFFFFFFull) | v; break;
+      case 1: e.address = (e.address & 0xFFFFFFFFull) | (uint64_t(v) << 32); break;
+      case 2: e.data = v; break;
+      case 3: {
+        e.control = v & kVectorMasked;
+        const uint16_t vector = uint16_t(offset / kMsixEntryBytes);
+        if (!e.control && msix_pending_[vector] && unmasked_pending) *unmasked_pending = vector;
+        break;
+      }
+    }
+    return true;
+  }
+  if (offset >= kPbaOffset && offset < kPbaOffset + pba_bytes()) {
+    if (p.is_read()) {  // Pending Bit Array
+      const unsigned base = unsigned(offset - kPbaOffset) * 8;
+      for (unsigned b = 0; b < 32 && base + b < msix_pending_.size(); ++b)
+        if (msix_pending_[base + b]) v |= 1u << b;
+      std::memcpy(p.get_data_ptr(), &v, 4);
+    }
+    return true;  // PBA writes are ignored (read-only)
+  }
+  if (p.is_read()) std::memcpy(p.get_data_ptr(), &v, 4);
+  return true;
+}
+
+void PcieEndpoint::msix_b_transport(tlm::tlm_generic_payload& p, sc_time& delay) {
+  if (!msix_in_bar2_) {  // an empty BAR2: reads 0, writes dropped
+    if (p.get_data_length() != 4) return p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    if (p.is_read()) std::memset(p.get_data_ptr(), 0, 4);
+    return p.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+  msix_space_b_transport(p, delay);
+}
+
+void PcieEndpoint::msix_space_b_transport(tlm::tlm_generic_payload& p, sc_time& delay) {
+  int unmasked = -1;
+  if (!msix_access(p, &unmasked)) {
+    p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return;
+  }
+  p.set_response_status(tlm::TLM_OK_RESPONSE);
+  if (unmasked >= 0) {  // unmasked with a message pending: it goes now
+    msix_pending_[unmasked] = 0;
+    send_pending_msix(uint16_t(unmasked), delay);
+  }
+}
+
+unsigned PcieEndpoint::msix_transport_dbg(tlm::tlm_generic_payload& p) {
+  if (!msix_in_bar2_) return 0;
+  if (!msix_access(p, nullptr)) return 0;
+  return p.get_data_length();
+}
+
+// The same accesses, reached through BAR0: the payload's address is the
+// MSI-X space offset while they run, then the caller's again.
+void PcieEndpoint::msix_space_transport(tlm::tlm_generic_payload& p, sc_time& delay, uint64_t msix_offset) {
+  const uint64_t address = p.get_address();
+  p.set_address(msix_offset);
+  msix_space_b_transport(p, delay);
+  p.set_address(address);
+}
+
+unsigned PcieEndpoint::msix_space_dbg(tlm::tlm_generic_payload& p, uint64_t msix_offset) {
+  const uint64_t address = p.get_address();
+  p.set_address(msix_offset);
+  const unsigned done = msix_access(p, nullptr) ? p.get_data_length() : 0;
+  p.set_address(address);
+  return done;
+}
+
+// ---------------------------------------------------------------- config space
+void PcieEndpoint::config_b_transport(tlm::tlm_generic_payload& p, sc_time&) {
+  const uint64_t offset = p.get_address();
+  const unsigned len = p.get_data_length();
+  if (offset + len > config_space_.size()) {
+    p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  p.set_response_status(tlm::TLM_OK_RESPONSE);
+  if (p.is_read()) {
+    std::memcpy(p.get_data_ptr(), &config_space_[offset], len);
+  } else if (offset >= 0x04 && offset + len <= 0x06) {  // Command register only
+    std::memcpy(&config_space_[offset], p.get_data_ptr(), len);
+  }
+}
+
+void PcieEndpoint::end_of_elaboration() {
+  tlm::tlm_generic_payload p;
+  tlm::tlm_dmi dmi;
+  p.set_address(0);
+  p.set_command(tlm::TLM_READ_COMMAND);
+  if (dma_initiator->get_direct_mem_ptr(p, dmi) && dmi.is_read_write_allowed()) {
+    dmi_base_ = dmi.get_dmi_ptr();
+    dmi_read_latency_ = dmi.get_read_latency();
+    dmi_write_latency_ = dmi.get_write_latency();
+    dmi_start_ = dmi.get_start_address();
+    dmi_end_ = dmi.get_end_address();
+  }
+}
+
+}  // namespace nvmesim::models

@@ -1,0 +1,98 @@
+// virtio.busy_poll: the timing of vhost-style busy polling on a virtio-blk
+// device's host threads (the decisions are firmware/virtio/virtqueue_busy_poll's).
+// A window runs inside the thread's work, so the thread stays occupied (and
+// on its host core) for it, as vhost's worker spins with preemption
+// disabled; the thread books it as its polling (HostThread::poll_time).
+#include "models/sim/activations.h"
+#include "models/sim/kernel_time.h"
+#include "models/virtio/virtio_blk_model.h"
+#include "traces/tracer.h"
+
+using namespace sc_core;
+
+namespace nvmesim::models {
+
+// One window over the thread's polled queues (each drained, notifications
+// off): spin until the guest publishes on one of them, other work reaches
+// the thread, or the window runs out.
+void VirtioBlkModel::busy_poll(Context& ctx, sc_time& local) {
+  using Step = fw::VirtqueueBusyPoll::Step;
+  HostThread::sync(local);  // the window opens once the handler's work is done
+  const sc_time start = kernel_now();
+  if (auto* t = traces::active())
+    t->thread_state(ctx.thread->params().trace_id, start.value(), traces::ThreadState::Polling);
+  const sc_time deadline = sc_time::from_value(ctx.poll.open(start.value()));
+  auto avail_found = [&] {
+    for (const uint16_t q : ctx.poll.polled())
+      if (!firmware_->avail_empty(q)) return true;  // vhost_vq_avail_empty: a read of avail->idx
+    return false;
+  };
+  Step step;
+  for (;;) {
+    ctx.avail_published = false;
+    step = ctx.poll.step(kernel_now().value(), !ctx.done.empty() || !ctx.marked.empty(), avail_found);
+    if (step != Step::Spin) break;
+    HostThread::sync(local);  // the reads took their time
+    // Anything that came meanwhile is looked at before spinning on.
+    if (ctx.avail_published || !ctx.done.empty() || !ctx.marked.empty() || kernel_now() >= deadline)
+      continue;
+    activations::wait(deadline - kernel_now(), *ctx.poll_wake);
+  }
+  HostThread::sync(local);
+  const sc_time window = kernel_now() - start;
+  ctx.thread->account_busy(window);  // the thread was occupied: its polling
+  if (auto* t = traces::active())
+    t->thread_state(ctx.thread->params().trace_id, kernel_now().value(), traces::ThreadState::Working);
+  BusyPollCounters& k = busy_poll_counters_;
+  k.poll_time += window;
+  ++k.windows;
+  switch (step) {
+    case Step::Found:
+      ++k.windows_found;
+      for (const uint16_t q : ctx.poll.polled())
+        if (!firmware_->avail_empty(q)) handle_found(ctx, q, local);
+      break;
+    case Step::Interrupted:
+      ++k.windows_interrupted;  // the passes do the work; the next window starts afresh
+      break;
+    case Step::Expired:
+      ++k.windows_expired;
+      // vhost_enable_notify on each, then one more look: entries slipped in
+      // are handled (notifications off again, the queue polled on).
+      ctx.expiring = ctx.poll.polled();
+      for (const uint16_t q : ctx.expiring) {
+        if (firmware_->reenable(q))
+          handle_found(ctx, q, local);
+        else
+          ctx.poll.drop(q);
+      }
+      break;
+    case Step::Spin:
+      break;
+  }
+}
+
+// Requests the poll found on queue q: popped without a kick.
+void VirtioBlkModel::handle_found(Context& ctx, uint16_t q, sc_time& local) {
+  const uint64_t before = firmware_->counters().requests;
+  firmware_->handle_polled(q, ctx.popped);
+  busy_poll_counters_.requests_found += firmware_->counters().requests - before;
+  for (auto& r : ctx.popped) start_request(ctx, std::move(r), local);
+}
+
+void VirtioBlkModel::avail_published(uint16_t q, const sc_time& delay) {
+  if (q >= queue_ctx_.size()) return;
+  Context& c = ctx_[thread_of(q)];
+  if (!c.poll_wake || !c.poll.polled(q)) return;
+  c.avail_published = true;
+  c.poll_wake->notify(delay);
+}
+
+// A kick while the thread spins is other work for it (vhost_has_work).
+void VirtioBlkModel::wake_poller(uint16_t q, const sc_time& delay) {
+  if (q >= queue_ctx_.size()) return;
+  Context& c = ctx_[thread_of(q)];
+  if (c.poll_wake && !c.poll.polled().empty()) c.poll_wake->notify(delay);
+}
+
+}  // namespace nvmesim::models

@@ -1,0 +1,341 @@
+#include "models/virtio/virtio_blk_model.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "models/mem/address_map.h"
+
+using namespace sc_core;
+
+namespace nvmesim::models {
+
+namespace {
+
+PcieEndpoint::Identity virtio_identity() {
+  PcieEndpoint::Identity id;
+  id.vendor_id = VirtioBlkModel::kVendorId;
+  id.device_id = VirtioBlkModel::kDeviceId;
+  // QEMU's virtio-blk-pci class: mass storage, SCSI (01h/00h).
+  id.base_class = 0x01;
+  id.sub_class = 0x00;
+  id.bar0 = uint32_t(kBar0Base) | 0x4;  // 64-bit memory BAR holding the four regions
+  return id;
+}
+
+NotifierParams notifier_params(const VirtioBlkModel::Params& p) {
+  NotifierParams n;
+  n.mode = p.notify;
+  n.queues = p.firmware.num_queues;
+  n.timer_delay = p.timer_delay;
+  return n;
+}
+
+}  // namespace
+
+// The backend moves ram data through the device's DMA; nothing else of
+// fw::ControllerEnv is asked of it.
+class VirtioBlkModel::BackendData : public fw::ControllerEnv {
+ public:
+  explicit BackendData(VirtioBlkModel& m) : m_(m) {}
+  bool dma_read(uint64_t a, void* d, uint32_t n) override { return m_.dma_read(a, d, n); }
+  bool dma_write(uint64_t a, const void* s, uint32_t n) override { return m_.dma_write(a, s, n); }
+  void device_barrier() override { m_.device_barrier(); }
+  void msix(uint16_t) override {}
+  void backend_submit(const fw::IoRequest&) override {}
+
+ private:
+  VirtioBlkModel& m_;
+};
+
+VirtioBlkModel::VirtioBlkModel(sc_module_name name, const Params& params,
+                               std::vector<HostThread*> threads, const PcieLink& link)
+    : PcieEndpoint(name, virtio_identity(), uint16_t(params.firmware.num_queues + 1)),
+      bar0_target("bar0_target"),
+      params_(params),
+      link_(link) {
+  firmware_ = std::make_unique<fw::VirtioBlkDevice>(params_.firmware, *this);
+  counters_.merge(firmware_->counters());
+  backend_data_ = std::make_unique<BackendData>(*this);
+  backend_ = std::make_unique<StorageBackend>("backend", params_.backend, *backend_data_);
+  backend_->set_completion_callback([this](uint32_t tag, uint16_t status) { on_backend_complete(tag, status); });
+  ctx_.resize(threads.size());
+  const bool busy_poll = params_.busy_poll != SC_ZERO_TIME;
+  for (size_t i = 0; i < threads.size(); ++i) {
+    Context& c = ctx_[i];
+    c.thread = threads[i];
+    c.index = unsigned(i);
+    c.thread->set_work([this, &c](sc_time& local) { emulate(c, local); });
+    if (busy_poll) {
+      c.poll = fw::VirtqueueBusyPoll(params_.busy_poll.value());
+      c.poll_wake = std::make_unique<sc_event>();
+    }
+  }
+  if (busy_poll) counters_.add_group("busy_poll", busy_poll_counters_);
+  const uint16_t nq = params_.firmware.num_queues;
+  queue_ctx_.assign(nq, 0);
+  for (uint16_t q = 0; q < nq && q < params_.queue_thread.size(); ++q)
+    queue_ctx_[q] = uint8_t(params_.queue_thread[q] < ctx_.size() ? params_.queue_thread[q] : 0);
+  marked_.assign(nq, 0);
+  // A slot per descriptor: no queue holds more requests than its size.
+  slots_.resize(size_t(nq) * params_.firmware.queue_size_max);
+  for (uint32_t s = uint32_t(slots_.size()); s-- > 0;) free_slots_.push_back(s);
+  io_.segments.reserve(64);
+  notifier_ = make_doorbell_notifier(notifier_params(params_), *this);
+  add_virtio_capabilities();
+  bar0_target.register_b_transport(this, &VirtioBlkModel::bar0_b_transport);
+}
+
+VirtioBlkModel::~VirtioBlkModel() = default;
+
+// Virtio PCI capabilities (section 4.1.4): vendor-specific (09h) entries
+// naming, for each region, its cfg_type, BAR, offset and length; the notify
+// one adds notify_off_multiplier.
+void VirtioBlkModel::add_virtio_capabilities() {
+  uint8_t* cs = config_space();
+  cs[0x08] = 1;     // Revision ID: a modern (non-transitional) device
+  cs[0x06] |= 0x10;  // Status: Capabilities List
+  cs[0x34] = 0x40;   // Capabilities Pointer
+  struct Cap { uint8_t type; uint32_t offset; };
+  const Cap caps[] = {{1, fw::VirtioBlkDevice::COMMON_OFFSET}, {3, fw::VirtioBlkDevice::ISR_OFFSET},
+                      {4, fw::VirtioBlkDevice::DEVICE_OFFSET}, {2, fw::VirtioBlkDevice::NOTIFY_OFFSET}};
+  unsigned at = 0x40;
+  for (size_t i = 0; i < 4; ++i) {
+    const bool notify = caps[i].type == 2;
+    const unsigned len = notify ? 20 : 16;
+    cs[at + 0] = 0x09;
+    cs[at + 1] = uint8_t(i + 1 < 4 ? at + 20 : 0);  // next (0x14 apart)
+    cs[at + 2] = uint8_t(len);
+    cs[at + 3] = caps[i].type;
+    cs[at + 4] = 0;  // BAR0
+    fw::virtio::st32(cs + at + 8, caps[i].offset);
+    fw::virtio::st32(cs + at + 12, fw::VirtioBlkDevice::REGION_BYTES);
+    if (notify) fw::virtio::st32(cs + at + 16, fw::VirtioBlkDevice::NOTIFY_OFF_MULTIPLIER);
+    at += 20;
+  }
+}
+
+// ---------------------------------------------------------------- BAR0
+void VirtioBlkModel::bar0_b_transport(tlm::tlm_generic_payload& p, sc_time& delay) {
+  const uint32_t offset = uint32_t(p.get_address());
+  const unsigned len = p.get_data_length();
+  if ((len != 1 && len != 2 && len != 4) || p.get_byte_enable_ptr()) {
+    p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return;
+  }
+  p.set_response_status(tlm::TLM_OK_RESPONSE);
+  if (p.is_read()) {
+    const uint32_t v = firmware_->bar_read(offset, len);
+    std::memcpy(p.get_data_ptr(), &v, len);
+    return;
+  }
+  uint32_t value = 0;
+  std::memcpy(&value, p.get_data_ptr(), len);
+  const uint8_t status_before = firmware_->status();
+  int q = -1;
+  firmware_->bar_write(offset, len, value, &q);
+  if (status_before != 0 && firmware_->status() == 0) {
+    // virtio_reset: requests in flight are dropped with the queues.
+    backend_->reset();
+    for (Context& c : ctx_) {
+      c.marked.clear();
+      c.done.clear();
+      c.poll.clear();  // the queues, and their notification state, start over
+    }
+    std::fill(marked_.begin(), marked_.end(), 0);
+    free_slots_.clear();
+    for (uint32_t s = uint32_t(slots_.size()); s-- > 0;) {
+      slots_[s].busy = false;
+      free_slots_.push_back(s);
+    }
+    notifier_->on_controller_reset();
+  }
+  if (q >= 0) {
+    mark_sq(uint16_t(q));
+    wake_poller(uint16_t(q), delay);
+    notifier_->doorbell_written(uint16_t(q), true, delay);
+  }
+}
+
+bool VirtioBlkModel::ioeventfd_notify(uint32_t offset, const sc_time& delay) {
+  if (!notifier_->accepts_ioeventfd()) return false;
+  if (offset < fw::VirtioBlkDevice::NOTIFY_OFFSET || offset >= fw::VirtioBlkDevice::BAR_BYTES) return false;
+  if (!(firmware_->status() & fw::virtio::STATUS_DRIVER_OK)) return false;
+  int q = -1;
+  firmware_->bar_write(offset, 2, 0, &q);  // counts the kick, names the queue
+  if (q < 0) return false;
+  ++counters_.ioeventfd_notifications;
+  mark_sq(uint16_t(q));
+  wake_poller(uint16_t(q), delay);
+  notifier_->eventfd_signalled(2u * uint32_t(q), uint16_t(q), delay);
+  return true;
+}
+
+void VirtioBlkModel::mark_sq(uint16_t q) {
+  if (q < marked_.size() && !marked_[q]) {
+    marked_[q] = 1;
+    ctx_[thread_of(q)].marked.push_back(q);
+  }
+}
+
+// ---------------------------------------------------------------- emulation
+void VirtioBlkModel::emulate(Context& ctx, sc_time& local) {
+  ctx.in_emulation = true;
+  sc_time* const saved = local_;
+  local_ = &local;
+  notifier_->on_emulation_start(ctx.index);
+  run_passes(ctx, local);
+  // virtio.busy_poll: spin on the drained queues, then serve what the
+  // window brought, until a window expires with nothing left to poll.
+  while (!ctx.poll.polled().empty()) {
+    busy_poll(ctx, local);
+    run_passes(ctx, local);
+  }
+  notifier_->on_emulation_end(ctx.index);
+  local_ = saved;
+  ctx.in_emulation = false;
+}
+
+void VirtioBlkModel::run_passes(Context& ctx, sc_time& local) {
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    notifier_->on_pass_start(ctx.index, params_.firmware.num_queues);
+    // virtio_blk_handle_vq for every queue kicked.
+    for (size_t i = 0; i < ctx.marked.size(); ++i) {
+      const uint16_t q = ctx.marked[i];
+      if (!notifier_->sq_due(q)) continue;
+      marked_[q] = 0;
+      if (ctx.poll.enabled()) {
+        firmware_->handle_polled(q, ctx.popped);  // notifications stay off: the queue is polled
+        ctx.poll.add(q);
+      } else {
+        firmware_->handle_queue(q, ctx.popped);
+      }
+      if (!ctx.popped.empty()) progress = true;
+      for (auto& r : ctx.popped) start_request(ctx, std::move(r), local);
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < ctx.marked.size(); ++i)
+      if (marked_[ctx.marked[i]]) ctx.marked[kept++] = ctx.marked[i];
+    ctx.marked.resize(kept);
+    // virtio_blk_req_complete for what the backend finished.
+    // Swapped with a kept vector, so neither side allocates once grown.
+    std::vector<uint32_t>& done = ctx.finishing;
+    done.clear();
+    done.swap(ctx.done);
+    for (const uint32_t s : done) {
+      local += ctx.thread->cpu(params_.done_cost);
+      firmware_->complete(slots_[s].req, slots_[s].status);
+      slots_[s].busy = false;
+      free_slots_.push_back(s);
+      progress = true;
+    }
+    if (progress) ++counters_.bursts;
+  }
+}
+
+void VirtioBlkModel::start_request(Context& ctx, fw::VirtioBlkRequest&& req, sc_time& local) {
+  local += ctx.thread->cpu(params_.req_cost);
+  if (free_slots_.empty()) {  // cannot happen: a queue never holds more than its size
+    firmware_->complete(req, fw::virtio::BLK_S_IOERR);
+    return;
+  }
+  const uint32_t s = free_slots_.back();
+  free_slots_.pop_back();
+  Slot& slot = slots_[s];
+  slot.busy = true;
+  slot.req = std::move(req);
+  const fw::VirtioBlkRequest& r = slot.req;
+  // The backend's view: data segments without the header and the status byte.
+  io_.tag = s;
+  io_.sqid = r.queue;
+  io_.opcode = r.type == fw::virtio::BLK_T_IN    ? nvme::io::READ
+               : r.type == fw::virtio::BLK_T_OUT ? nvme::io::WRITE
+                                                 : nvme::io::FLUSH;
+  io_.slba = r.sector;
+  io_.bytes = r.data_bytes;
+  io_.nlb = r.data_bytes / fw::virtio::BLK_SECTOR_BYTES;
+  io_.segments.clear();
+  if (r.type == fw::virtio::BLK_T_IN) {
+    for (size_t i = 0; i < r.elem.in.size(); ++i) {
+      uint32_t len = r.elem.in[i].len;
+      if (i + 1 == r.elem.in.size()) --len;  // the status byte
+      if (len) io_.segments.push_back({r.elem.in[i].addr, len});
+    }
+  } else if (r.type == fw::virtio::BLK_T_OUT) {
+    uint32_t skip = 16;  // the header
+    for (const auto& seg : r.elem.out) {
+      const uint32_t cut = std::min(skip, seg.len);
+      skip -= cut;
+      if (seg.len > cut) io_.segments.push_back({seg.addr + cut, seg.len - cut});
+    }
+  }
+  io_.segment_count = uint32_t(io_.segments.size());
+  // The data moves as a host memcpy into or out of guest memory (ram moves it itself).
+  if (params_.backend.kind != BackendKind::Ram && io_.opcode != nvme::io::FLUSH)
+    for (const auto& seg : io_.segments)
+      local += io_.opcode == nvme::io::READ ? link_.write_time(seg.len) : link_.read_time(seg.len);
+  uint16_t status = 0;
+  if (backend_->submit(io_, local, &status)) {
+    slot.status = status ? fw::virtio::BLK_S_IOERR : fw::virtio::BLK_S_OK;
+    ctx.done.push_back(s);
+  }
+}
+
+void VirtioBlkModel::on_backend_complete(uint32_t tag, uint16_t status) {
+  if (tag >= slots_.size() || !slots_[tag].busy) return;
+  slots_[tag].status = status ? fw::virtio::BLK_S_IOERR : fw::virtio::BLK_S_OK;
+  Context& c = ctx_[thread_of(slots_[tag].req.queue)];
+  c.done.push_back(tag);
+  c.thread->kick(SC_ZERO_TIME);  // the AIO completion wakes the queue's thread
+  if (c.poll_wake && !c.poll.polled().empty()) c.poll_wake->notify(SC_ZERO_TIME);  // vhost_has_work
+}
+
+bool VirtioBlkModel::work_pending() const {
+  if (backend_->in_flight() > 0) return true;
+  for (const Context& c : ctx_)
+    if (!c.done.empty()) return true;
+  return msix_in_flight();
+}
+
+// ---------------------------------------------------------------- DMA, MSI-X
+void VirtioBlkModel::sync_running() {
+  if (!local_ || sc_get_curr_process_kind() != SC_THREAD_PROC_) return;
+  sc_time* saved = local_;  // another emulation may run meanwhile
+  HostThread::sync(*saved);
+  local_ = saved;
+}
+
+bool VirtioBlkModel::dma_read(uint64_t addr, void* dst, uint32_t len) {
+  if (len == 0) return true;
+  const uint64_t last = addr + len - 1;
+  if (!dmi_base_ || last < addr || addr < dmi_start_ || last > dmi_end_) return false;
+  ++counters_.dma_reads;
+  std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
+  if (local_) *local_ += dmi_read_latency_ + link_.read_time(len);
+  return true;
+}
+
+bool VirtioBlkModel::dma_write(uint64_t addr, const void* src, uint32_t len) {
+  if (len == 0) return true;
+  const uint64_t last = addr + len - 1;
+  if (!dmi_base_ || last < addr || addr < dmi_start_ || last > dmi_end_) return false;
+  ++counters_.dma_writes;
+  if (local_) {
+    *local_ += dmi_write_latency_ + link_.write_time(len);
+    sync_running();  // the write lands when its time has passed
+  }
+  std::memcpy(dmi_base_ + (addr - dmi_start_), src, len);
+  return true;
+}
+
+void VirtioBlkModel::device_barrier() { sync_running(); }
+
+void VirtioBlkModel::msix(uint16_t vector) {
+  if (vector >= msix_vectors()) return;
+  sc_time t = local_ ? *local_ : SC_ZERO_TIME;
+  if (send_msix(vector, t) == MsixOutcome::Sent) ++counters_.msix_sent;
+  if (local_) *local_ = t;
+}
+
+}  // namespace nvmesim::models

@@ -1,0 +1,181 @@
+// A modern virtio-blk PCI function (virtio 1.x section 4.1) as a PCIe
+// endpoint (models/pcie/pcie_endpoint: configuration space, MSI-X, bus-master
+// DMA): its BAR0 holds the common config, ISR, device config and notify
+// regions (firmware/virtio/virtio_blk_device); a notify write starts the device
+// emulation through the same DoorbellNotifier and host threads the NVMe
+// model uses (hv.notify: in the exit, deferred to the main loop or an
+// iothread, ioeventfd), as QEMU's virtio_blk_handle_output runs it; the
+// requests go to the same StorageBackend.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+#include <vector>
+
+#include "firmware/nvme/controller.h"
+#include "firmware/sim/statistics.h"
+#include "firmware/virtio/virtio_blk_device.h"
+#include "firmware/virtio/virtqueue_busy_poll.h"
+#include "models/host/doorbell_notifier.h"
+#include "models/host/host_thread.h"
+#include "models/pcie/pcie_endpoint.h"
+#include "models/pcie/pcie_link.h"
+#include "models/sim/stat_time.h"
+#include "models/block/storage_backend.h"
+
+namespace nvmesim::models {
+
+class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private NotifyTarget {
+ public:
+  struct Params {
+    fw::VirtioBlkDeviceConfig firmware;
+    StorageBackend::Params backend;
+    NotifyMode notify = NotifyMode::Deferred;
+    sc_core::sc_time timer_delay;  // NotifyMode::Timer
+    sc_core::sc_time req_cost;     // host CPU per request popped and started
+    sc_core::sc_time done_cost;    // host CPU per request completed
+    std::vector<uint8_t> queue_thread;  // host thread of each virtqueue (empty: all on 0)
+    uint32_t queues = 0;  // virtio.queues as given (0: one per job); System sets firmware.num_queues
+    sc_core::sc_time busy_poll;  // vhost-style busy-poll window (0: off); firmware.vhost_notify follows it
+
+    Params() { set_param_defaults(*this); }  // the visit lines' defaults
+
+    static constexpr const char* param_prefix = "virtio";
+    template <class V>
+    void visit(V& v) {
+      v.flag(firmware.event_idx, "event_idx", "on",
+             "offer VIRTIO_RING_F_EVENT_IDX (avail_event / used_event suppress kicks and interrupts)");
+      v.flag(firmware.indirect_desc, "indirect_desc", "on",
+             "offer VIRTIO_RING_F_INDIRECT_DESC (a request takes one ring descriptor naming a table; QEMU's "
+             "indirect_desc, on by default)");
+      v.integer(firmware.queue_size_max, "queue_size", "256", "entries", 2, 32768,
+                "descriptors per virtqueue, a power of 2 (QEMU's queue-size)");
+      v.integer(queues, "queues", "0", "queues", 0, 64,
+                "virtqueues the device offers (0 = one per job; fewer than numjobs: job j on queue j % queues, "
+                "as blk_mq_map_queues maps CPUs)");
+      v.time(busy_poll, "busy_poll", "0ns", 0, param_units::S,
+             "vhost-style busy polling (Linux vhost_net_busy_poll; QEMU's tap poll-us): a drained queue keeps "
+             "guest notifications off and its host thread spins on the avail ring this long (0 = off)");
+    }
+  };
+  // Virtio PCI ids (section 4.1.2): vendor 0x1AF4, device 0x1040 + 2 (block).
+  static constexpr uint16_t kVendorId = 0x1AF4;
+  static constexpr uint16_t kDeviceId = 0x1042;
+
+  tlm_utils::simple_target_socket<VirtioBlkModel> bar0_target;
+
+  VirtioBlkModel(sc_core::sc_module_name name, const Params& params, std::vector<HostThread*> threads,
+                 const PcieLink& link);
+  ~VirtioBlkModel() override;
+
+  // ioeventfd on the notify region (QEMU registers one per queue once
+  // DRIVER_OK is set): a kick without an exit to userspace.
+  bool ioeventfd_notify(uint32_t bar0_offset, const sc_core::sc_time& delay);
+
+  fw::VirtioBlkDevice& firmware() { return *firmware_; }
+  StorageBackend& backend() { return *backend_; }
+
+  // The "virtio_blk" group: the firmware's counters plus the transport's.
+  struct Counters : stats::Group {
+    using Scalar = stats::Scalar;
+    Scalar dma_reads{*this, "dma_reads", stats::Unit::Count, "DMA reads the device issued"};
+    Scalar dma_writes{*this, "dma_writes", stats::Unit::Count, "DMA writes the device issued"};
+    Scalar msix_sent{*this, "msix_sent", stats::Unit::Count, "MSI-X messages sent to the root complex"};
+    Scalar bursts{*this, "bursts", stats::Unit::Count, "emulation passes that found work"};
+    Scalar ioeventfd_notifications{*this, "ioeventfd_notifications", stats::Unit::Count,
+                                   "kicks that reached the device through an ioeventfd"};
+  };
+  Counters& counters() { return counters_; }
+  // The "virtio_blk.busy_poll" group (virtio.busy_poll > 0 only).
+  struct BusyPollCounters : stats::Group {
+    using Scalar = stats::Scalar;
+    TimeStat poll_time{*this, "poll_time", "host-thread time spent in busy-poll windows (virtio.busy_poll)"};
+    Scalar windows{*this, "windows", stats::Unit::Count, "busy-poll windows, each counted when it ends"};
+    Scalar windows_found{*this, "windows_found", stats::Unit::Count, "windows ended by new avail entries"};
+    Scalar windows_interrupted{*this, "windows_interrupted", stats::Unit::Count,
+                               "windows ended by other work on the thread (a completion, another queue's kick)"};
+    Scalar windows_expired{*this, "windows_expired", stats::Unit::Count,
+                           "windows that ran out with nothing new: notifications switched back on"};
+    Scalar requests_found{*this, "requests_found", stats::Unit::Count,
+                          "requests popped by polling (in a window or the re-check after it), not by a kick's handler"};
+  };
+  BusyPollCounters& busy_poll_counters() { return busy_poll_counters_; }
+  // A vCPU published avail entries on queue q (`delay`: its offset from
+  // now). The model has no memory watch; a spinning poller would see the
+  // store when it lands, so the guest tells the device here.
+  void avail_published(uint16_t q, const sc_core::sc_time& delay);
+  bool work_pending() const;
+
+  // fw::VirtioDeviceEnv
+  bool dma_read(uint64_t addr, void* dst, uint32_t len) override;
+  bool dma_write(uint64_t addr, const void* src, uint32_t len) override;
+  void device_barrier() override;
+  void msix(uint16_t vector) override;
+
+ private:
+  struct Context {
+    HostThread* thread = nullptr;
+    unsigned index = 0;
+    bool in_emulation = false;
+    std::vector<uint16_t> marked;  // queues kicked
+    std::vector<uint32_t> done;    // slots the backend finished
+    // Scratch of one emulation pass, kept per thread (a pass may wait while
+    // another thread's runs), so that a kick allocates nothing once grown.
+    std::vector<fw::VirtioBlkRequest> popped;
+    std::vector<uint32_t> finishing;
+    // virtio.busy_poll: the queues this thread spins on, and what wakes the spin.
+    fw::VirtqueueBusyPoll poll;
+    std::unique_ptr<sc_core::sc_event> poll_wake;
+    bool avail_published = false;  // a publish on a polled queue since the last look
+    std::vector<uint16_t> expiring;  // scratch: the polled queues when a window expires
+  };
+  struct Slot {
+    bool busy = false;
+    fw::VirtioBlkRequest req;
+    uint8_t status = 0;
+  };
+  class BackendData;
+
+  void bar0_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  void add_virtio_capabilities();
+  void emulate(Context& ctx, sc_core::sc_time& local);
+  void run_passes(Context& ctx, sc_core::sc_time& local);
+  // models/virtio/virtio_blk_busy_poll.cpp: one window of the spin, and what it found.
+  void busy_poll(Context& ctx, sc_core::sc_time& local);
+  void handle_found(Context& ctx, uint16_t q, sc_core::sc_time& local);
+  void wake_poller(uint16_t q, const sc_core::sc_time& delay);
+  void start_request(Context& ctx, fw::VirtioBlkRequest&& req, sc_core::sc_time& local);
+  void on_backend_complete(uint32_t tag, uint16_t status);
+  void sync_running();
+
+  // NotifyTarget
+  unsigned thread_count() const override { return unsigned(ctx_.size()); }
+  unsigned thread_of(uint16_t q) const override { return q < queue_ctx_.size() ? queue_ctx_[q] : 0; }
+  HostThread& thread(unsigned index) override { return *ctx_[index].thread; }
+  bool emulating(unsigned index) const override { return ctx_[index].in_emulation; }
+  void emulate_inline(unsigned index, sc_core::sc_time& delay) override { emulate(ctx_[index], delay); }
+  void mark_sq(uint16_t q) override;
+  void mark_cq(uint16_t, bool) override {}  // virtio has no completion doorbell
+
+  Params params_;
+  const PcieLink& link_;
+  std::unique_ptr<fw::VirtioBlkDevice> firmware_;
+  std::unique_ptr<BackendData> backend_data_;
+  std::unique_ptr<StorageBackend> backend_;
+  std::unique_ptr<DoorbellNotifier> notifier_;
+  Counters counters_;
+  BusyPollCounters busy_poll_counters_;
+  std::vector<Context> ctx_;
+  std::vector<uint8_t> queue_ctx_;
+  std::vector<uint8_t> marked_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
+  fw::IoRequest io_;  // the backend's view of a request (reused)
+  sc_core::sc_time* local_ = nullptr;  // the running emulation's time offset
+};
+
+}  // namespace nvmesim::models
