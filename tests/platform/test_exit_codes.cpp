@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "run_binary.h"
+#include "temp_dir.h"
 #include "text_file.h"
 
 namespace fs = std::filesystem;
@@ -20,16 +21,8 @@ using nvmesim::test::run_nvmesim;
 
 namespace {
 
-struct Dir {
-  fs::path path;
-  explicit Dir(const std::string& tag) {
-    path = fs::temp_directory_path() / ("nvmesim_exit_" + tag + "_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path / "adir");
-    std::ofstream(path / "afile") << "x";
-  }
-  ~Dir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
+struct Dir : nvmesim::test::TempDir {
+  explicit Dir(const std::string& tag) : TempDir("nvmesim_exit", tag, "adir") { std::ofstream(path / "afile") << "x"; }
 };
 
 size_t lines(const std::string& s) { return size_t(std::count(s.begin(), s.end(), '\n')); }

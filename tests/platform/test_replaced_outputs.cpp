@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "run_binary.h"
+#include "temp_dir.h"
 #include "text_file.h"
 
 namespace fs = std::filesystem;
@@ -23,15 +24,8 @@ using nvmesim::test::slurp;
 
 namespace {
 
-struct Dir {
-  fs::path path;
-  explicit Dir(const std::string& tag) {
-    path = fs::temp_directory_path() / ("nvmesim_replaced_" + tag + "_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path / "real");
-  }
-  ~Dir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
+struct Dir : nvmesim::test::TempDir {
+  explicit Dir(const std::string& tag) : TempDir("nvmesim_replaced", tag, "real") {}
 };
 
 mode_t mode_of(const std::string& p) {

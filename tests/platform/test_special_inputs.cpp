@@ -23,21 +23,15 @@
 #include "platform/cli/interrupt.h"
 #include "platform/config/input_file.h"
 #include "run_binary.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using nvmesim::test::run_nvmesim;
 
 namespace {
 
-struct Dir {
-  fs::path path;
-  Dir() {
-    path = fs::temp_directory_path() / ("nvmesim_special_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Dir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
+struct Dir : nvmesim::test::TempDir {
+  Dir() : TempDir("nvmesim_special", "") {}
 };
 
 // A special file of `kind` at `path`, and what the error calls it.
