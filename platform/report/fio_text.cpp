@@ -121,15 +121,17 @@ void group_status(std::ostream& o, const RunResults& r) {
         any = true;
       }
       if (!any) continue;
-      // fio: the group's bandwidth is its bytes over its longest job's runtime.
+      // fio: whole milliseconds, and the group's bandwidth is its bytes over
+      // its longest job's runtime in them (the figures the line prints agree).
+      run_min = std::ceil(run_min);
+      run_max = std::ceil(run_max);
       const uint64_t agg = run_max > 0 ? uint64_t(double(bytes) * 1000.0 / run_max) : 0;
       char b[512];
       std::snprintf(b, sizeof b, "%s: bw=%s (%s), %s-%s (%s-%s), io=%s (%s), run=%.0f-%.0fmsec\n",
                     d ? "  WRITE" : "   READ", num2str(agg, 4, true, "B/s").c_str(), num2str(agg, 4, false, "B/s").c_str(),
                     num2str(uint64_t(bw_min), 4, true, "B/s").c_str(), num2str(uint64_t(bw_max), 4, true, "B/s").c_str(),
                     num2str(uint64_t(bw_min), 4, false, "B/s").c_str(), num2str(uint64_t(bw_max), 4, false, "B/s").c_str(),
-                    num2str(bytes, 4, true, "B").c_str(), num2str(bytes, 4, false, "B").c_str(), std::ceil(run_min),
-                    std::ceil(run_max));
+                    num2str(bytes, 4, true, "B").c_str(), num2str(bytes, 4, false, "B").c_str(), run_min, run_max);
       o << b;
     }
   }

@@ -47,3 +47,24 @@ TEST_CASE("fio text: the percentile block scales as fio's show_clat_percentiles"
   CHECK(s.rfind("    clat percentiles (usec):\n     |  1.00th=[  100],", 0) == 0);
   CHECK(s.find("99.99th=[  200]\n") != std::string::npos);  // rounded up to whole usec
 }
+
+TEST_CASE("fio text: a group's status line sums its jobs and spans their bandwidths", "[fio][text]") {
+  // Two jobs of one group, 1000 reads of 4 KiB each, in 2 ms and 4 ms: the
+  // group moved 8192000 bytes; fio's bandwidth is over the longest run,
+  // 8192000 B / 4 ms = 2048 MB/s = 1953 MiB/s; the jobs' own are 2048 MB/s
+  // (1953 MiB/s) and 1024 MB/s (976.56 MiB/s, which num2str rounds to 977).
+  platform::RunResults r;
+  for (double ns : {2e6, 4e6}) {
+    platform::VcpuFigures f;
+    f.read.ios = 1000;
+    f.read.bytes = 4096000;
+    f.sim_time_ns = ns;
+    r.vcpus.push_back(f);
+  }
+  std::ostringstream o;
+  platform::fio_text::group_status(o, r);
+  CHECK(o.str() ==
+        "\nRun status group 0 (all jobs):\n"
+        "   READ: bw=1953MiB/s (2048MB/s), 977MiB/s-1953MiB/s (1024MB/s-2048MB/s), io=8000KiB (8192kB), "
+        "run=2-4msec\n");
+}
