@@ -122,7 +122,7 @@ TEST_CASE("validate published: the committed figures group by source, and the co
   CHECK(cover.message_id == "20220616123408.3306055-1-fanjinhao21s@ict.ac.cn");
   CHECK(cover.commit == "3f7fe8de3d49");
   CHECK(cover.accel == "kvm");
-  CHECK(cover.presets == "qemu-7.1");
+  CHECK(cover.presets == "qemu-7.1,kvm");  // QEMU 7.1's device, run under KVM
   REQUIRE(cover.rows.size() == 8);
   const PublishedRow& base = cover.reference_baseline();
   CHECK(base.iodepth == 1);
