@@ -11,6 +11,20 @@ namespace nvmesim::fw {
 
 using namespace nvme;
 
+const char* dma_purpose_name(DmaPurpose purpose) {
+  switch (purpose) {
+    case DmaPurpose::SqeFetch: return "sqe_fetch";
+    case DmaPurpose::PrpList: return "prp_list";
+    case DmaPurpose::ShadowRead: return "shadow_read";
+    case DmaPurpose::ShadowWrite: return "shadow_write";
+    case DmaPurpose::EventIdxWrite: return "eventidx_write";
+    case DmaPurpose::CqeWrite: return "cqe_write";
+    case DmaPurpose::Data: return "data";
+    case DmaPurpose::AdminData: return "admin_data";
+  }
+  return "?";
+}
+
 Controller::Controller(const ControllerConfig& config, ControllerEnv& env)
     : config_(config), env_(env) {
   // MQES is 0's based and at least 1 (queues of >= 2 entries).

@@ -53,6 +53,21 @@ struct IoRequest {
   std::vector<Segment> segments;
 };
 
+// What a DMA is for: a link model counts its TLPs by it
+// (models/pcie/pcie_link_traffic.h).
+enum class DmaPurpose : uint8_t {
+  SqeFetch,       // a submission queue entry
+  PrpList,        // a PRP list page's entries
+  ShadowRead,     // a shadow doorbell (doorbell buffer)
+  ShadowWrite,    // an MMIO doorbell value mirrored into the shadow buffer
+  EventIdxWrite,  // an EventIdx entry
+  CqeWrite,       // a completion queue entry
+  Data,           // an I/O command's data
+  AdminData,      // an admin command's data (Identify, Get Log Page, ...)
+};
+inline constexpr unsigned kDmaPurposes = 8;
+const char* dma_purpose_name(DmaPurpose purpose);  // "sqe_fetch", "prp_list", ...
+
 // What the controller needs from the world around it. Implemented by the
 // SystemC model (with timing) and by test harnesses (without).
 class ControllerEnv {
@@ -60,9 +75,9 @@ class ControllerEnv {
   virtual ~ControllerEnv() = default;
   // Device DMA to guest memory. False when the range is not backed by guest
   // memory: the controller turns that into Data Transfer Error (or CFS for
-  // queue memory).
-  virtual bool dma_read(uint64_t addr, void* dst, uint32_t len) = 0;
-  virtual bool dma_write(uint64_t addr, const void* src, uint32_t len) = 0;
+  // queue memory). `purpose`: what the transfer is for.
+  virtual bool dma_read(DmaPurpose purpose, uint64_t addr, void* dst, uint32_t len) = 0;
+  virtual bool dma_write(DmaPurpose purpose, uint64_t addr, const void* src, uint32_t len) = 0;
   // The device's own memory-ordering point: everything written before is
   // visible to the host before anything read after (used between an
   // EventIdx store and the shadow re-read).

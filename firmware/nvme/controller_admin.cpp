@@ -40,7 +40,7 @@ uint16_t Controller::write_page_to_host(const SubmissionEntry& cmd, uint32_t len
   if (st != STATUS_SUCCESS) return st;
   uint32_t done = 0;
   for (size_t i = 0; i < segs.size(); ++i) {
-    if (!env_.dma_write(segs[i].addr, page_buf_.data() + done, segs[i].len))
+    if (!env_.dma_write(DmaPurpose::AdminData, segs[i].addr, page_buf_.data() + done, segs[i].len))
       return status_generic(sc::DATA_TRANSFER_ERROR);
     done += segs[i].len;
   }

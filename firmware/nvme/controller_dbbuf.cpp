@@ -38,20 +38,20 @@ bool Controller::sq_tail_valid(const Sq& sq, uint32_t new_tail) const {
 void Controller::mirror_to_shadow(uint32_t offset, uint32_t value) {
   uint8_t b[4];
   put_le32(b, value);
-  env_.dma_write(dbbuf_shadow_ + offset, b, 4);
+  env_.dma_write(DmaPurpose::ShadowWrite, dbbuf_shadow_ + offset, b, 4);
 }
 
 void Controller::write_eventidx(uint32_t offset, uint32_t value) {
   uint8_t b[4];
   put_le32(b, value);
-  if (env_.dma_write(dbbuf_eventidx_ + offset, b, 4)) counters_.eventidx_writes++;
+  if (env_.dma_write(DmaPurpose::EventIdxWrite, dbbuf_eventidx_ + offset, b, 4)) counters_.eventidx_writes++;
 }
 
 void Controller::shadow_read_sq_tail(uint16_t sqid) {
   Sq& sq = sqs_[sqid];
   uint8_t b[4];
   counters_.shadow_reads++;
-  if (!env_.dma_read(dbbuf_shadow_ + dbbuf_sq_offset(sqid, config_.dstrd), b, 4)) return;
+  if (!env_.dma_read(DmaPurpose::ShadowRead, dbbuf_shadow_ + dbbuf_sq_offset(sqid, config_.dstrd), b, 4)) return;
   const uint32_t v = get_le32(b);
   if (!sq_tail_valid(sq, v)) {  // not trusted: keep the tail we know
     invalid_doorbell(async_event::INFO_INVALID_DOORBELL_VALUE);
@@ -64,7 +64,7 @@ void Controller::shadow_read_cq_head(uint16_t cqid) {
   Cq& cq = cqs_[cqid];
   uint8_t b[4];
   counters_.shadow_reads++;
-  if (!env_.dma_read(dbbuf_shadow_ + dbbuf_cq_offset(cqid, config_.dstrd), b, 4)) return;
+  if (!env_.dma_read(DmaPurpose::ShadowRead, dbbuf_shadow_ + dbbuf_cq_offset(cqid, config_.dstrd), b, 4)) return;
   const uint32_t v = get_le32(b);
   if (!cq_head_valid(cq, v)) {
     invalid_doorbell(async_event::INFO_INVALID_DOORBELL_VALUE);

@@ -19,7 +19,7 @@ unsigned Controller::process_sq(uint16_t sqid, unsigned budget) {
   unsigned consumed = 0;
   while (consumed < budget && sq.head != sq.tail && sq.in_use < sq.size && !fatal()) {
     SubmissionEntry cmd;  // little-endian host assumed, as the SQE layout
-    if (!env_.dma_read(sq.base + uint64_t(sq.head) * SQE_SIZE, &cmd, SQE_SIZE)) {
+    if (!env_.dma_read(DmaPurpose::SqeFetch, sq.base + uint64_t(sq.head) * SQE_SIZE, &cmd, SQE_SIZE)) {
       set_fatal();  // the queue itself is unreadable
       break;
     }
@@ -141,7 +141,7 @@ unsigned Controller::post_completions(uint16_t cqid) {
     e.cid = s.cid;
     e.status = cqe_status_word(s.status, cq.phase);
     env_.on_completion_posting();
-    if (!env_.dma_write(cq.base + uint64_t(cq.tail) * CQE_SIZE, &e, CQE_SIZE)) {
+    if (!env_.dma_write(DmaPurpose::CqeWrite, cq.base + uint64_t(cq.tail) * CQE_SIZE, &e, CQE_SIZE)) {
       set_fatal();
       break;
     }

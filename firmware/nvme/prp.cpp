@@ -57,7 +57,7 @@ uint16_t map_prp(ControllerEnv& env, uint64_t prp1, uint64_t prp2, uint32_t len,
     uint64_t chain_ptr = 0;
     for (uint32_t done = 0; done < to_read;) {
       const uint32_t k = std::min<uint32_t>(LIST_CHUNK, to_read - done);
-      if (!env.dma_read(list + uint64_t(done) * 8, raw, k * 8))
+      if (!env.dma_read(DmaPurpose::PrpList, list + uint64_t(done) * 8, raw, k * 8))
         return status_generic(sc::DATA_TRANSFER_ERROR);
       for (uint32_t i = 0; i < k; ++i) {
         const uint64_t e = le64(raw + i * 8);

@@ -43,8 +43,8 @@ uint16_t StorageBackend::move_data(const fw::IoRequest& req) {
   uint64_t at = offset;
   for (unsigned i = 0; i < req.segment_count; ++i) {
     const auto& seg = req.segments[i];
-    const bool ok = req.opcode == nvme::io::WRITE ? data_.dma_read(seg.addr, store_ + at, seg.len)
-                                                  : data_.dma_write(seg.addr, store_ + at, seg.len);
+    const bool ok = req.opcode == nvme::io::WRITE ? data_.dma_read(fw::DmaPurpose::Data, seg.addr, store_ + at, seg.len)
+                                                  : data_.dma_write(fw::DmaPurpose::Data, seg.addr, store_ + at, seg.len);
     if (!ok) return nvme::status_generic(nvme::sc::DATA_TRANSFER_ERROR);
     at += seg.len;
   }

@@ -104,6 +104,10 @@ void NvmeControllerModel::init(std::vector<HostThread*> threads) {
   for (size_t q = 1; q < queue_ctx_.size() && q < params_.queue_thread.size(); ++q)
     queue_ctx_[q] = uint8_t(params_.queue_thread[q] < ctx_.size() ? params_.queue_thread[q] : 0);
   slot_sq_.assign(4096, 0);
+  if (link_.mode() == PcieMode::Link) {
+    traffic_ = std::make_unique<PcieLinkTraffic>(link_, link_purposes());
+    attach_link_traffic(*traffic_, kMsixPurpose, kRegisterMmioPurpose);
+  }
   // Doorbell entries, SQEs and CQEs are small: their DMA times are looked up.
   for (unsigned n = 0; n < small_read_time_.size(); ++n) {
     small_read_time_[n] = link_.read_time(n);
@@ -147,8 +151,9 @@ unsigned NvmeControllerModel::bar0_transport_dbg(tlm::tlm_generic_payload& p) {
 
 void NvmeControllerModel::bar0_b_transport(tlm::tlm_generic_payload& p, sc_time& delay) {
   const int64_t msix = bar0_msix_offset(p.get_address());
-  if (msix >= 0) return msix_space_transport(p, delay, uint64_t(msix));
   const uint32_t offset = uint32_t(p.get_address());
+  count_mmio(msix < 0 && offset >= nvme::reg::DOORBELL_BASE ? kDoorbellMmioPurpose : kRegisterMmioPurpose, p, delay);
+  if (msix >= 0) return msix_space_transport(p, delay, uint64_t(msix));
   const unsigned len = p.get_data_length();
   if ((len != 4 && len != 8) || p.get_byte_enable_ptr()) {
     p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
@@ -210,6 +215,7 @@ bool NvmeControllerModel::ioeventfd_notify(uint32_t offset, const sc_time& delay
   const uint16_t qid = uint16_t(index / 2);
   if (qid == 0 || qid > params_.firmware.max_io_queues) return false;  // admin: plain MMIO
   ++counters_.ioeventfd_notifications;
+  if (traffic_) traffic_->host_write(kDoorbellMmioPurpose, offset, 4, kernel_now() + delay);  // the guest's write
   if (index % 2 == 0)
     mark_sq(qid);
   else

@@ -29,6 +29,7 @@
 #include "models/nvme/interrupt_coalescer.h"
 #include "models/pcie/pcie_endpoint.h"
 #include "models/pcie/pcie_link.h"
+#include "models/pcie/pcie_link_traffic.h"
 #include "models/block/storage_backend.h"
 
 namespace nvmesim::models {
@@ -194,6 +195,13 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   // The hardware engine (null on QEMU's engine).
   NvmeHwEngine* hw_engine() { return engine_.get(); }
   const PcieLink& link() const { return link_; }
+  // pcie.mode=link: the link's traffic, every TLP counted and timed (its
+  // statistics group, "pcie"); null in emulated mode.
+  PcieLinkTraffic* link_traffic() { return traffic_.get(); }
+  // Its purposes: the DMA purposes (fw::DmaPurpose), then these.
+  static constexpr unsigned kMsixPurpose = fw::kDmaPurposes, kDoorbellMmioPurpose = fw::kDmaPurposes + 1,
+                            kRegisterMmioPurpose = fw::kDmaPurposes + 2;
+  static std::vector<std::string> link_purposes();
 
   // ioeventfd: a doorbell write without its value. Returns false when no
   // ioeventfd is registered for that doorbell (QEMU registers them for the
@@ -246,8 +254,8 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   std::string describe_cq(uint16_t qid) const;
 
   // ControllerEnv (called by the firmware).
-  bool dma_read(uint64_t addr, void* dst, uint32_t len) override;
-  bool dma_write(uint64_t addr, const void* src, uint32_t len) override;
+  bool dma_read(fw::DmaPurpose purpose, uint64_t addr, void* dst, uint32_t len) override;
+  bool dma_write(fw::DmaPurpose purpose, uint64_t addr, const void* src, uint32_t len) override;
   void device_barrier() override;
   void msix(uint16_t vector) override;
   void backend_submit(const fw::IoRequest& req) override;
@@ -273,10 +281,11 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   void send_pending_msix(uint16_t vector, const sc_core::sc_time& delay) override;
   void coalescing_timeout();
   void trace_eventidx_write(uint64_t addr, const void* src);
-  // The time a DMA of `len` bytes adds to the running emulation's offset:
-  // its link time, plus any wait for the direction it needs (link mode; one
-  // thread never waits).
-  sc_core::sc_time dma_time(bool device_reads, uint32_t len);
+  // The time a DMA of [addr, addr + len) made `offset` after now takes: its
+  // emulated copy, or on a link its TLPs' time queued behind the traffic on
+  // the direction it needs (counted, whether by DMI or not).
+  sc_core::sc_time dma_time(bool device_reads, fw::DmaPurpose purpose, uint64_t addr, uint32_t len,
+                            const sc_core::sc_time& offset);
   // Lets the running emulation's time pass (the device's writes land, the
   // host acts in between) when it runs in a thread that can wait.
   void sync_running();
@@ -351,10 +360,8 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
 
   sc_core::sc_event enable_event_;
   std::array<sc_core::sc_time, 65> small_read_time_, small_write_time_;
-  // pcie.mode=link: the link is one resource for every device thread. Each
-  // direction is busy until these times (downstream carries the read
-  // completions of device DMA reads, upstream the device's posted writes).
-  sc_core::sc_time downstream_free_, upstream_free_;
+  // pcie.mode=link: the link, one resource for every device thread.
+  std::unique_ptr<PcieLinkTraffic> traffic_;
 };
 
 }  // namespace nvmesim::models

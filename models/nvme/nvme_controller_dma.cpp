@@ -15,20 +15,22 @@ using namespace sc_core;
 
 namespace nvmesim::models {
 
-sc_time NvmeControllerModel::dma_time(bool device_reads, uint32_t len) {
-  const sc_time t = device_reads
-                        ? (len < small_read_time_.size() ? small_read_time_[len] : link_.read_time(len))
-                        : (len < small_write_time_.size() ? small_write_time_[len] : link_.write_time(len));
-  if (link_.mode() != PcieMode::Link || !running_.local || len == 0) return t;
-  // A read's completions arrive a round trip after the request; its TLPs
-  // then hold the downstream direction for the rest of its time, as a
-  // write's hold the upstream one. Another thread's transfer queues behind.
-  const sc_time at = kernel_now() + *running_.local;
-  const sc_time rtt = device_reads ? sc_time(link_.params().read_round_trip_ns, SC_NS) : SC_ZERO_TIME;
-  sc_time& free = device_reads ? downstream_free_ : upstream_free_;
-  const sc_time start = std::max(at + rtt, free);
-  free = start + (t - rtt);
-  return free - at;
+std::vector<std::string> NvmeControllerModel::link_purposes() {
+  std::vector<std::string> names;
+  for (unsigned p = 0; p < fw::kDmaPurposes; ++p) names.push_back(fw::dma_purpose_name(fw::DmaPurpose(p)));
+  names.insert(names.end(), {"msix", "doorbell_mmio", "register_mmio"});
+  return names;
+}
+
+sc_time NvmeControllerModel::dma_time(bool device_reads, fw::DmaPurpose purpose, uint64_t addr, uint32_t len,
+                                      const sc_time& offset) {
+  if (traffic_) {
+    const sc_time at = kernel_now() + offset;
+    return device_reads ? traffic_->device_read(unsigned(purpose), addr, len, at)
+                        : traffic_->device_write(unsigned(purpose), addr, len, at);
+  }
+  return device_reads ? (len < small_read_time_.size() ? small_read_time_[len] : link_.read_time(len))
+                      : (len < small_write_time_.size() ? small_write_time_[len] : link_.write_time(len));
 }
 
 void NvmeControllerModel::sync_running() {
@@ -43,7 +45,7 @@ void NvmeControllerModel::sync_running() {
   HostThread::sync(*running_.local);
 }
 
-bool NvmeControllerModel::dma_read(uint64_t addr, void* dst, uint32_t len) {
+bool NvmeControllerModel::dma_read(fw::DmaPurpose purpose, uint64_t addr, void* dst, uint32_t len) {
   if (len == 0) return true;
   ++counters_.dma_reads;
   counters_.dma_read_bytes += len;
@@ -51,7 +53,8 @@ bool NvmeControllerModel::dma_read(uint64_t addr, void* dst, uint32_t len) {
   const uint64_t last = addr + len - 1;
   if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
     std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
-    if (local) *local += dmi_read_latency_ + dma_time(true, len);
+    const sc_time link = dma_time(true, purpose, addr, len, local ? *local : SC_ZERO_TIME);
+    if (local) *local += dmi_read_latency_ + link;
     return true;
   }
   tlm::tlm_generic_payload p;
@@ -63,19 +66,23 @@ bool NvmeControllerModel::dma_read(uint64_t addr, void* dst, uint32_t len) {
   p.set_streaming_width(len);
   p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   dma_initiator->b_transport(p, t);
+  // On a link the root complex leaves the link's time to the device's link
+  // model (models/pcie/pcie_root_complex.h).
+  if (traffic_ && p.is_response_ok()) t += dma_time(true, purpose, addr, len, t);
   if (local) *local = t;
   return p.is_response_ok();
 }
 
-bool NvmeControllerModel::dma_write(uint64_t addr, const void* src, uint32_t len) {
+bool NvmeControllerModel::dma_write(fw::DmaPurpose purpose, uint64_t addr, const void* src, uint32_t len) {
   if (len == 0) return true;
   ++counters_.dma_writes;
   counters_.dma_write_bytes += len;
   sc_time* local = running_.local;
   const uint64_t last = addr + len - 1;
   if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
+    const sc_time link = dma_time(false, purpose, addr, len, local ? *local : SC_ZERO_TIME);
     if (local) {
-      *local += dmi_write_latency_ + dma_time(false, len);
+      *local += dmi_write_latency_ + link;
       // The write lands when its time has passed: a polling guest must not
       // see it earlier.
       sync_running();
@@ -92,6 +99,7 @@ bool NvmeControllerModel::dma_write(uint64_t addr, const void* src, uint32_t len
   p.set_data_length(len);
   p.set_streaming_width(len);
   p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  if (traffic_) t += dma_time(false, purpose, addr, len, t);  // the write leaves, then lands
   dma_initiator->b_transport(p, t);
   if (local) *local = t;
   return p.is_response_ok();
@@ -130,8 +138,13 @@ void NvmeControllerModel::backend_submit(const fw::IoRequest& shared_req) {
   if (params_.backend.kind != BackendKind::Ram && local &&
       (req.opcode == nvme::io::READ || req.opcode == nvme::io::WRITE)) {
     const bool to_guest = req.opcode == nvme::io::READ;
-    if (link_.mode() == PcieMode::Link) {
-      *local += dma_time(!to_guest, req.bytes);
+    if (traffic_) {
+      // The segments go back to back; each queues behind the one before.
+      sc_time done = SC_ZERO_TIME;
+      for (uint32_t i = 0; i < req.segment_count; ++i)
+        done = std::max(done, dma_time(!to_guest, fw::DmaPurpose::Data, req.segments[i].addr,
+                                       req.segments[i].len, *local));
+      *local += done;
     } else {
       for (uint32_t i = 0; i < req.segment_count; ++i) {
         const uint32_t len = req.segments[i].len;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "models/pcie/pcie_link_traffic.h"
 #include "models/sim/kernel_time.h"
 #include "traces/tracer.h"
 
@@ -54,12 +55,30 @@ PcieEndpoint::MsixOutcome PcieEndpoint::send_msix(uint16_t vector, sc_time& dela
   p.set_data_length(4);
   p.set_streaming_width(4);
   p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  // On a link the message is a posted write that leaves when upstream is
+  // free (the root complex leaves the link's time to the device).
+  if (link_traffic_) delay += link_traffic_->device_write(msix_purpose_, e.address, 4, kernel_now() + delay);
   dma_initiator->b_transport(p, delay);
   msix_arrival_ = std::max(msix_arrival_, kernel_now() + delay);
   return MsixOutcome::Sent;
 }
 
 bool PcieEndpoint::msix_in_flight() const { return kernel_now() <= msix_arrival_ && msix_arrival_ != sc_core::SC_ZERO_TIME; }
+
+void PcieEndpoint::attach_link_traffic(PcieLinkTraffic& traffic, unsigned msix_purpose, unsigned register_purpose) {
+  link_traffic_ = &traffic;
+  msix_purpose_ = msix_purpose;
+  register_purpose_ = register_purpose;
+}
+
+void PcieEndpoint::count_mmio(unsigned purpose, const tlm::tlm_generic_payload& p, const sc_time& delay) {
+  if (!link_traffic_) return;
+  const sc_time at = kernel_now() + delay;
+  if (p.is_read())
+    link_traffic_->host_read(purpose, p.get_address(), p.get_data_length(), at);
+  else if (p.is_write())
+    link_traffic_->host_write(purpose, p.get_address(), p.get_data_length(), at);
+}
 
 void PcieEndpoint::send_pending_msix(uint16_t vector, const sc_time& delay) {
   sc_time t = delay;
@@ -108,6 +127,7 @@ bool PcieEndpoint::msix_access(tlm::tlm_generic_payload& p, int* unmasked_pendin
 }
 
 void PcieEndpoint::msix_b_transport(tlm::tlm_generic_payload& p, sc_time& delay) {
+  count_mmio(register_purpose_, p, delay);
   if (!msix_in_bar2_) {  // an empty BAR2: reads 0, writes dropped
     if (p.get_data_length() != 4) return p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
     if (p.is_read()) std::memset(p.get_data_ptr(), 0, 4);

@@ -14,6 +14,8 @@
 
 namespace nvmesim::models {
 
+class PcieLinkTraffic;
+
 class PcieEndpoint : public sc_core::sc_module {
  public:
   struct Identity {
@@ -69,6 +71,13 @@ class PcieEndpoint : public sc_core::sc_module {
   // kPbaOffset..), timed or untimed (returns the bytes done).
   void msix_space_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay, uint64_t msix_offset);
   unsigned msix_space_dbg(tlm::tlm_generic_payload& p, uint64_t msix_offset);
+  // pcie.mode=link: the device's link, which counts and times its MSI-X
+  // messages (as `msix_purpose`) and BAR2 accesses (`register_purpose`).
+  void attach_link_traffic(PcieLinkTraffic& traffic, unsigned msix_purpose, unsigned register_purpose);
+  PcieLinkTraffic* link_traffic_ = nullptr;
+  // Counts the host's MMIO access `p` to one of the device's BARs on the
+  // link (nothing without one).
+  void count_mmio(unsigned purpose, const tlm::tlm_generic_payload& p, const sc_core::sc_time& delay);
   // The configuration space, for a device to add its capabilities.
   uint8_t* config_space() { return config_space_.data(); }
 
@@ -82,6 +91,7 @@ class PcieEndpoint : public sc_core::sc_module {
 
  private:
   sc_core::sc_time msix_arrival_;  // the latest arrival of a message sent
+  unsigned msix_purpose_ = 0, register_purpose_ = 0;
   void msix_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);  // BAR2
   void msix_space_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   // Untimed table and PBA accesses (a guest's set-up, a debugger): never

@@ -20,8 +20,6 @@ template <typename T>
   throw std::invalid_argument(os.str());
 }
 
-uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
-
 sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
 
 }  // namespace
@@ -84,20 +82,24 @@ PcieLink::PcieLink(const PcieLinkParams& params) : params_(params) {
   }
 }
 
+fw::pcie::TlpRules PcieLink::tlp_rules() const {
+  fw::pcie::TlpRules r;
+  r.max_payload = params_.max_payload_size;
+  r.max_read_request = params_.max_read_request_size;
+  r.overhead = params_.tlp_overhead_bytes;
+  return r;
+}
+
 uint64_t PcieLink::write_tlps(uint64_t bytes) const {
-  return ceil_div(bytes, params_.max_payload_size);
+  return fw::pcie::posted_write_split(tlp_rules(), 0, bytes).tlps;
 }
 
 uint64_t PcieLink::read_requests(uint64_t bytes) const {
-  return ceil_div(bytes, params_.max_read_request_size);
+  return fw::pcie::read_request_split(tlp_rules(), 0, bytes).tlps;
 }
 
 uint64_t PcieLink::read_completions(uint64_t bytes) const {
-  const uint64_t mrrs = params_.max_read_request_size;
-  const uint64_t mps = params_.max_payload_size;
-  const uint64_t full = bytes / mrrs;
-  const uint64_t rest = bytes % mrrs;
-  return full * ceil_div(mrrs, mps) + (rest ? ceil_div(rest, mps) : 0);
+  return fw::pcie::read_completion_split(tlp_rules(), 0, bytes).tlps;
 }
 
 double PcieLink::write_ns(uint64_t bytes) const {

@@ -16,8 +16,10 @@
 //      read_time(n)    = RTT + (n + C(n) * O) / BW
 //                        The device issues ceil(n/MRRS) read requests back to
 //                        back; each request of r bytes is answered by
-//                        ceil(r/MPS) completions (completion splitting at MPS;
-//                        the 64-byte read completion boundary is not modelled).
+//                        ceil(r/MPS) completions (completion splitting at MPS,
+//                        each ending on the 64-byte read completion boundary:
+//                        the same count for a transfer from an aligned address;
+//                        firmware/pcie/tlp.h counts any address).
 //                        C(n) = sum over requests of ceil(r/MPS). Requests travel
 //                        on the other direction of the full-duplex link and are
 //                        fully pipelined (no tag / credit limits), so the
@@ -27,6 +29,9 @@
 //      mmio_time(true,  b) = (b + O) / BW    one posted TLP (default b = 4)
 //      mmio_time(false, b) = RTT             one non-posted round trip
 //      n == 0 costs nothing.
+//      These are one transfer's times on an idle link; PcieLinkTraffic
+//      (models/pcie/pcie_link_traffic.h) is the link as a shared resource:
+//      it counts every TLP and queues each direction's traffic.
 //
 //  * Emulated: the "device" is software in the host, so a DMA is a memcpy,
 //      by the device thread doing it (each thread copies at BW). The data
@@ -45,6 +50,7 @@
 
 #include <systemc>
 
+#include "firmware/pcie/tlp.h"
 #include "models/sim/param_defaults.h"
 #include "models/sim/param_visit.h"
 
@@ -120,7 +126,11 @@ class PcieLink {
   // Link: R * lanes * E / 8. Emulated: host_copy_gbps. Per direction.
   double bandwidth_bytes_per_ns() const { return bw_; }
 
-  // Number of TLPs (Link mode definitions; usable in any mode).
+  // The TLP rules of this link (firmware/pcie/tlp.h): MPS, MRRS, a 64-byte
+  // read completion boundary, pcie.tlp_overhead.
+  fw::pcie::TlpRules tlp_rules() const;
+  // Number of TLPs of a transfer from a 4 KiB-aligned address (Link mode
+  // definitions; usable in any mode), by those rules.
   uint64_t write_tlps(uint64_t bytes) const;       // ceil(bytes / MPS)
   uint64_t read_requests(uint64_t bytes) const;    // ceil(bytes / MRRS)
   uint64_t read_completions(uint64_t bytes) const; // C(bytes), see above

@@ -142,7 +142,7 @@ void PcieRootComplex::deliver_msi(tlm::tlm_generic_payload& trans,
   const unsigned char* p = trans.get_data_ptr();
   for (unsigned i = 0; i < len; ++i) data |= static_cast<uint32_t>(p[i]) << (8 * i);
 
-  delay += link_.write_time(len);
+  if (link_.mode() == PcieMode::Emulated) delay += link_.write_time(len);
   ++counters_.msi_messages;
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
   msi_sink_->deliver_msi(msi_apic_id(trans.get_address()), msi_vector(data),
@@ -176,11 +176,11 @@ void PcieRootComplex::dma_b_transport(tlm::tlm_generic_payload& trans,
   if (trans.is_read()) {
     ++counters_.dma_reads;
     counters_.dma_read_bytes += len;
-    delay += link_.read_time(len);
+    if (link_.mode() == PcieMode::Emulated) delay += link_.read_time(len);
   } else if (trans.is_write()) {
     ++counters_.dma_writes;
     counters_.dma_write_bytes += len;
-    delay += link_.write_time(len);
+    if (link_.mode() == PcieMode::Emulated) delay += link_.write_time(len);
   }
 }
 

@@ -9,12 +9,16 @@
 //
 //   device ─► dma_target ─┬─► MsiSink::deliver_msi (MSI window writes)
 //                         ├─► mem_initiator (guest RAM, addr - kGuestRamBase)
-//                         │     delay += link.read_time/write_time(len)
+//                         │     delay += link.read_time/write_time(len) (emulated mode)
 //                         └─► TLM_ADDRESS_ERROR_RESPONSE elsewhere
 //
 // Link time is added to the annotated delay only for successful accesses.
+// Device traffic on a link (pcie.mode=link) is timed by the device's own
+// link model (models/pcie/pcie_link_traffic.h), which sees DMI and
+// transported accesses alike and queues them; the root complex then adds no
+// time to device DMA and MSI writes (it still adds emulated-mode costs).
 // DMI on dma_target forwards to memory (the device charges link() time itself;
-// such accesses are not counted). DMI on cpu_target is always denied.
+// such accesses are not counted here). DMI on cpu_target is always denied.
 // invalidate_direct_mem_ptr from memory is forwarded to the device.
 // transport_dbg is routed like b_transport, untimed and uncounted.
 #pragma once

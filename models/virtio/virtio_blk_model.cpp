@@ -37,8 +37,12 @@ NotifierParams notifier_params(const VirtioBlkModel::Params& p) {
 class VirtioBlkModel::BackendData : public fw::ControllerEnv {
  public:
   explicit BackendData(VirtioBlkModel& m) : m_(m) {}
-  bool dma_read(uint64_t a, void* d, uint32_t n) override { return m_.dma_read(a, d, n); }
-  bool dma_write(uint64_t a, const void* s, uint32_t n) override { return m_.dma_write(a, s, n); }
+  bool dma_read(fw::DmaPurpose, uint64_t a, void* d, uint32_t n) override {
+    return m_.dma(true, kDataPurpose, a, d, n);
+  }
+  bool dma_write(fw::DmaPurpose, uint64_t a, const void* s, uint32_t n) override {
+    return m_.dma(false, kDataPurpose, a, const_cast<void*>(s), n);
+  }
   void device_barrier() override { m_.device_barrier(); }
   void msix(uint16_t) override {}
   void backend_submit(const fw::IoRequest&) override {}
@@ -81,6 +85,10 @@ VirtioBlkModel::VirtioBlkModel(sc_module_name name, const Params& params,
   for (uint32_t s = uint32_t(slots_.size()); s-- > 0;) free_slots_.push_back(s);
   io_.segments.reserve(64);
   notifier_ = make_doorbell_notifier(notifier_params(params_), *this);
+  if (link_.mode() == PcieMode::Link) {
+    traffic_ = std::make_unique<PcieLinkTraffic>(link_, link_purposes());
+    attach_link_traffic(*traffic_, kMsixPurpose, kRegisterMmioPurpose);
+  }
   add_virtio_capabilities();
   bar0_target.register_b_transport(this, &VirtioBlkModel::bar0_b_transport);
 }
@@ -117,6 +125,7 @@ void VirtioBlkModel::add_virtio_capabilities() {
 // ---------------------------------------------------------------- BAR0
 void VirtioBlkModel::bar0_b_transport(tlm::tlm_generic_payload& p, sc_time& delay) {
   const uint32_t offset = uint32_t(p.get_address());
+  count_mmio(offset >= fw::VirtioBlkDevice::NOTIFY_OFFSET ? kNotifyMmioPurpose : kRegisterMmioPurpose, p, delay);
   const unsigned len = p.get_data_length();
   if ((len != 1 && len != 2 && len != 4) || p.get_byte_enable_ptr()) {
     p.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
@@ -164,6 +173,7 @@ bool VirtioBlkModel::ioeventfd_notify(uint32_t offset, const sc_time& delay) {
   firmware_->bar_write(offset, 2, 0, &q);  // counts the kick, names the queue
   if (q < 0) return false;
   ++counters_.ioeventfd_notifications;
+  if (traffic_) traffic_->host_write(kNotifyMmioPurpose, offset, 2, kernel_now() + delay);  // the guest's write
   mark_sq(uint16_t(q));
   wake_poller(uint16_t(q), delay);
   notifier_->eventfd_signalled(2u * uint32_t(q), uint16_t(q), delay);
@@ -272,9 +282,17 @@ void VirtioBlkModel::start_request(Context& ctx, fw::VirtioBlkRequest&& req, sc_
   }
   io_.segment_count = uint32_t(io_.segments.size());
   // The data moves as a host memcpy into or out of guest memory (ram moves it itself).
-  if (params_.backend.kind != BackendKind::Ram && io_.opcode != nvme::io::FLUSH)
-    for (const auto& seg : io_.segments)
-      local += io_.opcode == nvme::io::READ ? link_.write_time(seg.len) : link_.read_time(seg.len);
+  if (params_.backend.kind != BackendKind::Ram && io_.opcode != nvme::io::FLUSH) {
+    const bool to_guest = io_.opcode == nvme::io::READ;
+    if (traffic_) {  // back to back, each segment queued behind the one before
+      sc_time done = SC_ZERO_TIME;
+      for (const auto& seg : io_.segments)
+        done = std::max(done, dma_time(!to_guest, kDataPurpose, seg.addr, seg.len, local));
+      local += done;
+    } else {
+      for (const auto& seg : io_.segments) local += to_guest ? link_.write_time(seg.len) : link_.read_time(seg.len);
+    }
+  }
   uint16_t status = 0;
   if (backend_->submit(io_, local, &status)) {
     slot.status = status ? fw::virtio::BLK_S_IOERR : fw::virtio::BLK_S_OK;
@@ -306,27 +324,41 @@ void VirtioBlkModel::sync_running() {
   local_ = saved;
 }
 
-bool VirtioBlkModel::dma_read(uint64_t addr, void* dst, uint32_t len) {
+sc_time VirtioBlkModel::dma_time(bool device_reads, unsigned purpose, uint64_t addr, uint32_t len,
+                                 const sc_time& offset) {
+  if (traffic_) {
+    const sc_time at = kernel_now() + offset;
+    return device_reads ? traffic_->device_read(purpose, addr, len, at) : traffic_->device_write(purpose, addr, len, at);
+  }
+  return device_reads ? link_.read_time(len) : link_.write_time(len);
+}
+
+bool VirtioBlkModel::dma(bool device_reads, unsigned purpose, uint64_t addr, void* buf, uint32_t len) {
   if (len == 0) return true;
   const uint64_t last = addr + len - 1;
   if (!dmi_base_ || last < addr || addr < dmi_start_ || last > dmi_end_) return false;
-  ++counters_.dma_reads;
-  std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
-  if (local_) *local_ += dmi_read_latency_ + link_.read_time(len);
+  const sc_time link = dma_time(device_reads, purpose, addr, len, local_ ? *local_ : SC_ZERO_TIME);
+  if (device_reads) {
+    ++counters_.dma_reads;
+    std::memcpy(buf, dmi_base_ + (addr - dmi_start_), len);
+    if (local_) *local_ += dmi_read_latency_ + link;
+    return true;
+  }
+  ++counters_.dma_writes;
+  if (local_) {
+    *local_ += dmi_write_latency_ + link;
+    sync_running();  // the write lands when its time has passed
+  }
+  std::memcpy(dmi_base_ + (addr - dmi_start_), buf, len);
   return true;
 }
 
+bool VirtioBlkModel::dma_read(uint64_t addr, void* dst, uint32_t len) {
+  return dma(true, kVirtqueuePurpose, addr, dst, len);
+}
+
 bool VirtioBlkModel::dma_write(uint64_t addr, const void* src, uint32_t len) {
-  if (len == 0) return true;
-  const uint64_t last = addr + len - 1;
-  if (!dmi_base_ || last < addr || addr < dmi_start_ || last > dmi_end_) return false;
-  ++counters_.dma_writes;
-  if (local_) {
-    *local_ += dmi_write_latency_ + link_.write_time(len);
-    sync_running();  // the write lands when its time has passed
-  }
-  std::memcpy(dmi_base_ + (addr - dmi_start_), src, len);
-  return true;
+  return dma(false, kVirtqueuePurpose, addr, const_cast<void*>(src), len);
 }
 
 void VirtioBlkModel::device_barrier() { sync_running(); }

@@ -24,6 +24,7 @@
 #include "models/host/host_thread.h"
 #include "models/pcie/pcie_endpoint.h"
 #include "models/pcie/pcie_link.h"
+#include "models/pcie/pcie_link_traffic.h"
 #include "models/sim/stat_time.h"
 #include "models/block/storage_backend.h"
 
@@ -109,6 +110,15 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
   // store when it lands, so the guest tells the device here.
   void avail_published(uint16_t q, const sc_core::sc_time& delay);
   bool work_pending() const;
+  // pcie.mode=link: the link's traffic, every TLP counted and timed; null
+  // in emulated mode. Its purposes: virtqueue DMA (descriptors, rings,
+  // request headers and status bytes, not told apart), data, MSI-X, queue
+  // notifications, other BAR0 accesses.
+  PcieLinkTraffic* link_traffic() { return traffic_.get(); }
+  enum LinkPurpose : unsigned { kVirtqueuePurpose, kDataPurpose, kMsixPurpose, kNotifyMmioPurpose, kRegisterMmioPurpose };
+  static std::vector<std::string> link_purposes() {
+    return {"virtqueue", "data", "msix", "notify_mmio", "register_mmio"};
+  }
 
   // fw::VirtioDeviceEnv
   bool dma_read(uint64_t addr, void* dst, uint32_t len) override;
@@ -161,8 +171,14 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
   void mark_sq(uint16_t q) override;
   void mark_cq(uint16_t, bool) override {}  // virtio has no completion doorbell
 
+  // DMA of [addr, addr + len) on the link, `offset` after now, or its emulated copy.
+  sc_core::sc_time dma_time(bool device_reads, unsigned purpose, uint64_t addr, uint32_t len,
+                            const sc_core::sc_time& offset);
+  bool dma(bool device_reads, unsigned purpose, uint64_t addr, void* buf, uint32_t len);
+
   Params params_;
   const PcieLink& link_;
+  std::unique_ptr<PcieLinkTraffic> traffic_;
   std::unique_ptr<fw::VirtioBlkDevice> firmware_;
   std::unique_ptr<BackendData> backend_data_;
   std::unique_ptr<StorageBackend> backend_;

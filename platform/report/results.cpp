@@ -228,6 +228,7 @@ report::Json results_json(const RunResults& r) {
                   {"dbbuf_opcode", unsigned(r.dbbuf_opcode)},
                   {"dbbuf_status", r.dbbuf_status},
                   {"exits", bringup_exits}};
+  if (r.pcie.present) j["pcie"] = pcie_json(r.pcie, r.ios, span);
   j["stall"] = r.stalled ? Json(r.stall_report) : Json(nullptr);
   if (r.virtio)
     j["virtio_blk"] = {{"device_status", unsigned(r.virtio_status)},
@@ -379,6 +380,7 @@ void write_normal(const RunResults& r, std::ostream& o) {
   if (r.lost_notifications) o << "  lost ioeventfd notifications: " << r.lost_notifications << "\n";
   if (r.stuck_handler_runs)
     o << "  ioeventfd handlers re-run on a still-readable eventfd: " << r.stuck_handler_runs << "\n";
+  if (r.pcie.present) write_pcie_text(r.pcie, r.ios, span, o);
   o << "bring-up (apart): " << fixed(r.bringup_ns / 1000.0, 1) << " us, "
     << r.bringup_exits.total_count_excluding_hlt() << " exits\n";
   if (r.dbbuf_opcode && r.dbbuf_status) {

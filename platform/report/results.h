@@ -13,6 +13,7 @@
 #include "models/guest/latency_histogram.h"
 #include "models/hv/vm_exit.h"
 #include "platform/report/json_out.h"
+#include "platform/report/pcie_figures.h"
 
 namespace nvmesim::platform {
 
@@ -98,6 +99,7 @@ struct RunResults {
   // Controller side, measured phase.
   uint64_t shadow_reads = 0, eventidx_writes = 0, interrupts_sent = 0, commands = 0;
   uint64_t dma_reads = 0, dma_writes = 0, async_events = 0, cq_full_waits = 0;
+  PcieFigures pcie;  // pcie.mode=link: the link's TLPs, bytes and utilisation
   // Bring-up, reported apart.
   double bringup_ns = 0;
   models::ExitStats bringup_exits;

@@ -1,4 +1,6 @@
 #include "platform/sweep/sweep_plot.h"
+#include "models/nvme/nvme_controller.h"
+#include "models/virtio/virtio_blk_model.h"
 #include "platform/config/params.h"
 #include "platform/report/metric_labels.h"
 #include "platform/report/results.h"
@@ -124,6 +126,12 @@ const std::vector<std::string>& known_metric_columns() {
     sample.vcpus.resize(1);
     sample.device_threads.resize(1);
     sample.has_host = true;
+    // pcie.mode=link: the purposes of both devices.
+    sample.pcie.present = true;
+    std::vector<std::string> purposes = models::NvmeControllerModel::link_purposes();
+    for (const auto& v : models::VirtioBlkModel::link_purposes())
+      if (std::find(purposes.begin(), purposes.end(), v) == purposes.end()) purposes.push_back(v);
+    for (const auto& name : purposes) sample.pcie.purposes.push_back({name, {}, {}});
     std::ostringstream json;
     write_json(sample, json);
     std::vector<std::pair<std::string, std::string>> flat;

@@ -234,10 +234,12 @@ void System::link_stats() {
   if (virtio_) {
     stats_.add_group("virtio_blk", virtio_->counters());
     virtio_->counters().add_group("backend", virtio_->backend().stats());
+    if (auto* t = virtio_->link_traffic()) virtio_->counters().add_group("pcie", *t);
   } else {
     stats_.add_group("nvme", controller_->counters());
     controller_->counters().merge(controller_->firmware().counters());
     controller_->counters().add_group("backend", controller_->backend().stats());
+    if (auto* t = controller_->link_traffic()) controller_->counters().add_group("pcie", *t);
   }
   for (auto& t : host_threads_) stats_.add_group(t->basename(), t->stats());
   stats_.add_group("host", *host_cpus_);
@@ -500,6 +502,7 @@ RunResults System::run() {
   }
   r.host_cores = host_cpus_->cores();
   r.overcommitted_ns = double(s.at("host.overcommitted_time")) / 1000.0;
+  r.pcie = pcie_figures(s, virtio_ ? "virtio_blk.pcie" : "nvme.pcie", link_->describe());
   if (virtio_) {
     r.commands = s.at("virtio_blk.requests");
     r.eventidx_writes = s.at("virtio_blk.avail_event_writes");  // the device's EventIdx

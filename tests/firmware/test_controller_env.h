@@ -19,13 +19,13 @@ using namespace nvmesim::fw;
 class TestEnv : public ControllerEnv {
  public:
   explicit TestEnv(size_t bytes = 8u << 20) : mem(bytes, 0) {}
-  bool dma_read(uint64_t addr, void* dst, uint32_t len) override {
+  bool dma_read(nvmesim::fw::DmaPurpose, uint64_t addr, void* dst, uint32_t len) override {
     if (addr > mem.size() || mem.size() - addr < len) return false;
     std::memcpy(dst, mem.data() + addr, len);
     dma_reads++;
     return true;
   }
-  bool dma_write(uint64_t addr, const void* src, uint32_t len) override {
+  bool dma_write(nvmesim::fw::DmaPurpose, uint64_t addr, const void* src, uint32_t len) override {
     if (addr > mem.size() || mem.size() - addr < len) return false;
     std::memcpy(mem.data() + addr, src, len);
     dma_writes++;

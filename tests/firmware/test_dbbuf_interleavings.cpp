@@ -115,13 +115,13 @@ class Sim : public DriverEnv, public ControllerEnv {
   void wait_ns(uint64_t) override { run_device(); }
 
   // ---- ControllerEnv
-  bool dma_read(uint64_t addr, void* dst, uint32_t len) override {
+  bool dma_read(nvmesim::fw::DmaPurpose, uint64_t addr, void* dst, uint32_t len) override {
     if (addr > mem.size() || mem.size() - addr < len) return false;
     std::memcpy(dst, &mem[addr], len);
     if (log_device) device_log.push_back("load " + name(addr) + " = " + value(dst, len));
     return true;
   }
-  bool dma_write(uint64_t addr, const void* src, uint32_t len) override {
+  bool dma_write(nvmesim::fw::DmaPurpose, uint64_t addr, const void* src, uint32_t len) override {
     if (addr > mem.size() || mem.size() - addr < len) return false;
     std::memcpy(&mem[addr], src, len);
     if (log_device) device_log.push_back("store " + name(addr) + " = " + value(src, len));

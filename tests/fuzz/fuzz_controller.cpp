@@ -65,12 +65,12 @@ class Input {
 class FuzzEnv : public ControllerEnv {
  public:
   FuzzEnv() : mem(MEM_BYTES, 0) {}
-  bool dma_read(uint64_t addr, void* dst, uint32_t len) override {
+  bool dma_read(nvmesim::fw::DmaPurpose, uint64_t addr, void* dst, uint32_t len) override {
     if (addr > mem.size() || mem.size() - addr < len) return false;
     std::memcpy(dst, mem.data() + addr, len);
     return true;
   }
-  bool dma_write(uint64_t addr, const void* src, uint32_t len) override {
+  bool dma_write(nvmesim::fw::DmaPurpose, uint64_t addr, const void* src, uint32_t len) override {
     if (addr > mem.size() || mem.size() - addr < len) return false;
     std::memcpy(mem.data() + addr, src, len);
     return true;
@@ -91,8 +91,8 @@ class FuzzEnv : public ControllerEnv {
       total += s.len;
       std::vector<uint8_t>& buf = scratch;
       buf.assign(s.len, 0xA5);
-      const bool ok = req.opcode == nvme::io::WRITE ? dma_read(s.addr, buf.data(), s.len)
-                                                    : dma_write(s.addr, buf.data(), s.len);
+      const bool ok = req.opcode == nvme::io::WRITE ? dma_read(fw::DmaPurpose::Data, s.addr, buf.data(), s.len)
+                                                    : dma_write(fw::DmaPurpose::Data, s.addr, buf.data(), s.len);
       if (!ok) status = nvme::status_generic(nvme::sc::DATA_TRANSFER_ERROR);
     }
     FUZZ_CHECK(total == req.bytes);
@@ -176,7 +176,7 @@ void write_sqe(FuzzEnv& env, Input& in, const Controller& c) {
   } else {
     at = in.addr();
   }
-  env.dma_write(at, &e, sizeof e);
+  env.dma_write(fw::DmaPurpose::Data, at, &e, sizeof e);
 }
 
 void run(const uint8_t* data, size_t size) {
@@ -288,7 +288,7 @@ void run(const uint8_t* data, size_t size) {
         const uint32_t len = in.u8() % 65;
         uint8_t buf[64];
         for (uint32_t i = 0; i < len; ++i) buf[i] = in.u8();
-        env.dma_write(a, buf, len);
+        env.dma_write(fw::DmaPurpose::Data, a, buf, len);
         break;
       }
       case 12: write_sqe(env, in, c); break;
@@ -307,7 +307,7 @@ void run(const uint8_t* data, size_t size) {
         const uint32_t off = (which & 1) ? dbbuf_cq_offset(qid, cfg.dstrd)
                                          : dbbuf_sq_offset(qid, cfg.dstrd);
         const uint32_t v = (which & 4) ? in.u32() : in.u8();
-        if (base != 0) env.dma_write(base + off, &v, 4);
+        if (base != 0) env.dma_write(fw::DmaPurpose::Data, base + off, &v, 4);
         break;
       }
       case 15: {  // PRP list entries (8 bytes each) at an address
@@ -315,7 +315,7 @@ void run(const uint8_t* data, size_t size) {
         const unsigned count = 1 + in.u8() % 8;
         for (unsigned i = 0; i < count; ++i) {
           const uint64_t e = in.addr();
-          env.dma_write(a + 8 * i, &e, 8);
+          env.dma_write(fw::DmaPurpose::Data, a + 8 * i, &e, 8);
         }
         break;
       }

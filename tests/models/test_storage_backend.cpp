@@ -13,12 +13,12 @@ using models::StorageBackend;
 namespace {
 struct VectorMemory : fw::ControllerEnv {
   std::vector<uint8_t> mem = std::vector<uint8_t>(1 << 16);
-  bool dma_read(uint64_t a, void* d, uint32_t n) override {
+  bool dma_read(nvmesim::fw::DmaPurpose, uint64_t a, void* d, uint32_t n) override {
     if (a + n > mem.size()) return false;
     std::memcpy(d, &mem[a], n);
     return true;
   }
-  bool dma_write(uint64_t a, const void* s, uint32_t n) override {
+  bool dma_write(nvmesim::fw::DmaPurpose, uint64_t a, const void* s, uint32_t n) override {
     if (a + n > mem.size()) return false;
     std::memcpy(&mem[a], s, n);
     return true;

@@ -77,13 +77,13 @@ class Rig : public fw::DriverEnv, public fw::ControllerEnv {
   }
 
   // ControllerEnv.
-  bool dma_read(uint64_t addr, void* dst, uint32_t len) override {
+  bool dma_read(nvmesim::fw::DmaPurpose, uint64_t addr, void* dst, uint32_t len) override {
     if (addr > mem.size() || mem.size() - addr < len) return false;
     std::memcpy(dst, &mem[addr], len);
     note(device, "load " + name(addr) + (len == 4 ? " = " + std::to_string(r32(addr)) : ""));
     return true;
   }
-  bool dma_write(uint64_t addr, const void* src, uint32_t len) override {
+  bool dma_write(nvmesim::fw::DmaPurpose, uint64_t addr, const void* src, uint32_t len) override {
     if (addr > mem.size() || mem.size() - addr < len) return false;
     std::memcpy(&mem[addr], src, len);
     note(device, "store " + name(addr) + (len == 4 ? " = " + std::to_string(r32(addr)) : ""));
