@@ -235,7 +235,7 @@ TEST_CASE("arbitration: WRR strict priority: admin, then urgent, then weighted",
   }
 }
 
-TEST_CASE("arbitration: reconfiguring starts a new round; reset clears", "[arbitration]") {
+TEST_CASE("arbitration: reconfiguring starts a new round, a reset clears", "[arbitration]") {
   Queues q(WRR, feature(0, 2, 1, 0));
   q.add(1, kForever, H);
   q.add(2, kForever, M);
