@@ -26,13 +26,13 @@ const char* dma_purpose_name(DmaPurpose purpose) {
 }
 
 Controller::Controller(const ControllerConfig& config, ControllerEnv& env)
-    : config_(config), env_(env) {
+    : config_(config), env_(env), arbiter_(size_t(std::max<uint16_t>(config.max_io_queues, 1)) + 1) {
   // MQES is 0's based and at least 1 (queues of >= 2 entries).
   if (config_.mqes == 0) config_.mqes = 1;
   if (config_.max_io_queues == 0) config_.max_io_queues = 1;
   if (config_.msix_vectors == 0) config_.msix_vectors = 1;
   cap_ = cap::make(config_.mqes, /*cqr=*/true, config_.cap_timeout, config_.dstrd,
-                   config_.mpsmin, config_.mpsmax);
+                   config_.mpsmin, config_.mpsmax, config_.wrr_urgent);
   sqs_.resize(size_t(config_.max_io_queues) + 1);
   cqs_.resize(size_t(config_.max_io_queues) + 1);
   nsq_allocated_ = ncq_allocated_ = uint16_t(config_.max_io_queues - 1);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "firmware/nvme/arbitration.h"
 #include "firmware/nvme/controller_tag.h"
 #include "firmware/nvme/dbbuf_policy.h"
 #include "firmware/nvme/nvme_spec.h"
@@ -33,6 +34,10 @@ struct ControllerConfig {
   EventIdxPolicy cq_eventidx = EventIdxPolicy::Echo;
   MmioDoorbellValue mmio_doorbell_value = MmioDoorbellValue::Use;
   uint64_t guest_memory_bytes = 0;  // doorbell-buffer and data-buffer range checks (0: none)
+  // CAP.AMS bit 17: Weighted Round Robin with Urgent Priority Class offered
+  // (CC.AMS 001b accepted). Off by default, as QEMU's controller, which
+  // arbitrates round robin only and reports CAP.AMS 0.
+  bool wrr_urgent = false;
 };
 
 // One I/O command that passed the controller's checks, for the backend.
@@ -167,8 +172,10 @@ class Controller {
   Bar0WriteEffect bar0_write(uint32_t offset, uint64_t value, unsigned size);
   // CC.EN 0 -> 1 finishes: CSTS.RDY = 1 (admin queue from AQA/ASQ/ACQ).
   // An invalid configuration (AQA sizes 0, ASQ/ACQ zero or not page aligned,
-  // CC.MPS outside CAP.MPSMIN..MPSMAX, CC.CSS/AMS not 0) sets CSTS.CFS and
+  // CC.MPS outside CAP.MPSMIN..MPSMAX, CC.CSS not 0, CC.AMS not one CAP.AMS
+  // offers: 000b always, 001b with config.wrr_urgent) sets CSTS.CFS and
   // leaves RDY 0. CC.IOSQES/IOCQES are checked at Create I/O SQ/CQ time.
+  // The arbiter takes CC.AMS and the Arbitration feature.
   void complete_enable();
 
   // ---- Queue processing (called by the model's emulation thread).
@@ -237,6 +244,13 @@ class Controller {
   ControllerCounters& counters() { return counters_; }
   uint16_t interrupt_coalescing_threshold() const;  // Set Features 0x08 THR (0's based)
   uint8_t interrupt_coalescing_time_100us() const;
+  // Command arbitration (firmware/nvme/arbitration.h): configured by the
+  // controller (CC.AMS at enable, Set Features 0x01, each I/O SQ's QPRIO at
+  // its creation, SQ deletion and reset), driven by an engine that arbitrates
+  // (the hardware engine: set_ready / next / consumed around process_sq).
+  Arbiter& arbiter() { return arbiter_; }
+  const Arbiter& arbiter() const { return arbiter_; }
+  const ArbitrationFeature& arbitration_feature() const { return arb_feature_; }  // Feature 0x01
 
  private:
   // ---- Command slots. Every fetched command holds one until its CQE is
@@ -368,6 +382,8 @@ class Controller {
   uint16_t ncq_allocated_ = 0;
   uint8_t ic_thr_ = 0;
   uint8_t ic_time_ = 0;
+  ArbitrationFeature arb_feature_;  // Feature 0x01, at its default until Set Features
+  Arbiter arbiter_;
 
   // doorbell buffer
   bool dbbuf_active_ = false;

@@ -144,6 +144,16 @@ uint16_t Controller::admin_get_log_page(const SubmissionEntry& cmd) {
 uint16_t Controller::admin_features(const SubmissionEntry& cmd, bool set, uint32_t& dw0) {
   const uint8_t fid = uint8_t(cmd.cdw10 & 0xFF);
   switch (fid) {
+    case feature::ARBITRATION:
+      // NVMe 1.4, 5.21.1.1: AB 2:0, LPW 15:8, MPW 23:16, HPW 31:24 (bits
+      // 7:3 reserved, dropped); the weights matter under WRR only. Takes
+      // effect at once: the arbiter starts a new round.
+      if (set) {
+        arb_feature_ = ArbitrationFeature::from_dword(cmd.cdw11);
+        arbiter_.configure(arbiter_.mechanism(), arb_feature_);
+      }
+      dw0 = arb_feature_.dword();
+      return STATUS_SUCCESS;
     case feature::NUMBER_OF_QUEUES:
       if (set) {
         // Only before any I/O queue exists (NVMe 1.4, 5.21.1.7).
@@ -217,6 +227,10 @@ uint16_t Controller::admin_create_sq(const SubmissionEntry& cmd) {
   sq.size = entries;
   sq.cqid = cqid;
   cqs_[cqid].attached_sqs++;
+  // QPRIO (CDW11 bits 2:1), kept whatever the mechanism; the arbiter uses
+  // it under Weighted Round Robin only.
+  arbiter_.set_priority(qid, SqPriority(create_queue::sq_qprio(cmd.cdw11)));
+  arbiter_.set_ready(qid, false);
   reserve_slots(entries);  // the only place the slot pool grows
   return STATUS_SUCCESS;
 }
@@ -230,6 +244,8 @@ uint16_t Controller::admin_delete_sq(const SubmissionEntry& cmd) {
   if (cqs_[sq.cqid].attached_sqs > 0) cqs_[sq.cqid].attached_sqs--;
   slots_reserved_ -= sq.size;
   sq = Sq{};
+  arbiter_.set_ready(qid, false);
+  arbiter_.set_priority(qid, SqPriority::Urgent);
   return STATUS_SUCCESS;
 }
 

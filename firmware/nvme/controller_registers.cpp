@@ -107,8 +107,14 @@ void Controller::complete_enable() {
   if (!(cc_ & cc::EN) || (csts_ & csts::RDY)) return;  // cancelled by a reset, or done
   const uint32_t mps = cc::mps(cc_);
   const uint32_t page = 1u << (12 + (mps & 0xF));
+  // CC.AMS: NVMe 1.4 "Controller Configuration" has host software select
+  // only a mechanism CAP.AMS reports and leaves the controller's behaviour
+  // undefined otherwise; this one refuses to become ready (CSTS.CFS), as for
+  // the other fields it cannot work with.
+  const uint32_t ams = cc::ams(cc_);
+  const bool ams_ok = ams == cc::AMS_RR || (ams == cc::AMS_WRR_URGENT && config_.wrr_urgent);
   const bool valid = mps >= config_.mpsmin && mps <= config_.mpsmax && cc::css(cc_) == 0 &&
-                     cc::ams(cc_) == 0 && aqa::asqs(aqa_) != 0 && aqa::acqs(aqa_) != 0 &&
+                     ams_ok && aqa::asqs(aqa_) != 0 && aqa::acqs(aqa_) != 0 &&
                      asq_ != 0 && acq_ != 0 && is_page_aligned(asq_, page) &&
                      is_page_aligned(acq_, page);
   if (!valid) {
@@ -131,6 +137,9 @@ void Controller::complete_enable() {
   cq.vector = 0;
   cq.attached_sqs = 1;
   reserve_slots(sq.size);
+  arbiter_.configure(ams == cc::AMS_WRR_URGENT ? ArbitrationMechanism::WeightedRoundRobinUrgent
+                                               : ArbitrationMechanism::RoundRobin,
+                     arb_feature_);
   csts_ = (csts_ & ~csts::CFS) | csts::RDY;
 }
 
@@ -158,6 +167,9 @@ void Controller::controller_reset() {
   int_mask_ = int_pending_ = 0;
   nsq_allocated_ = ncq_allocated_ = uint16_t(config_.max_io_queues - 1);
   ic_thr_ = ic_time_ = 0;
+  arb_feature_ = ArbitrationFeature{};
+  arbiter_.reset();
+  arbiter_.configure(ArbitrationMechanism::RoundRobin, arb_feature_);
   csts_ &= ~csts::RDY;
 }
 

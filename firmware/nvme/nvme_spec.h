@@ -27,14 +27,19 @@ constexpr uint32_t DOORBELL_BASE = 0x1000;
 namespace cap {
 constexpr uint64_t mqes(uint64_t cap) { return cap & 0xFFFF; }          // 0's based
 constexpr uint64_t cqr(uint64_t cap) { return (cap >> 16) & 1; }
+// AMS (bits 18:17): bit 17 Weighted Round Robin with Urgent Priority Class,
+// bit 18 vendor specific; Round Robin is always supported.
+constexpr uint64_t ams(uint64_t cap) { return (cap >> 17) & 0x3; }
+constexpr uint64_t AMS_WRR_URGENT = uint64_t(1) << 17;
 constexpr uint64_t to(uint64_t cap) { return (cap >> 24) & 0xFF; }      // 500 ms units
 constexpr uint64_t dstrd(uint64_t cap) { return (cap >> 32) & 0xF; }
 constexpr uint64_t css(uint64_t cap) { return (cap >> 37) & 0xFF; }
 constexpr uint64_t mpsmin(uint64_t cap) { return (cap >> 48) & 0xF; }  // 2^(12+MPSMIN)
 constexpr uint64_t mpsmax(uint64_t cap) { return (cap >> 52) & 0xF; }
 constexpr uint64_t make(uint16_t mqes, bool cqr, uint8_t to, uint8_t dstrd, uint8_t mpsmin,
-                        uint8_t mpsmax) {
-  return uint64_t(mqes) | (uint64_t(cqr) << 16) | (uint64_t(to) << 24) |
+                        uint8_t mpsmax, bool ams_wrr_urgent = false) {
+  return uint64_t(mqes) | (uint64_t(cqr) << 16) | (ams_wrr_urgent ? AMS_WRR_URGENT : 0) |
+         (uint64_t(to) << 24) |
          (uint64_t(dstrd & 0xF) << 32) | (uint64_t(1) << 37) /* CSS: NVM command set */ |
          (uint64_t(mpsmin & 0xF) << 48) | (uint64_t(mpsmax & 0xF) << 52);
 }
@@ -49,13 +54,16 @@ namespace cc {
 constexpr uint32_t EN = 1u << 0;
 constexpr uint32_t css(uint32_t v) { return (v >> 4) & 0x7; }
 constexpr uint32_t mps(uint32_t v) { return (v >> 7) & 0xF; }  // page = 2^(12+MPS)
-constexpr uint32_t ams(uint32_t v) { return (v >> 11) & 0x7; }
+constexpr uint32_t ams(uint32_t v) { return (v >> 11) & 0x7; }  // 000b RR, 001b WRR+urgent, 111b vendor
+constexpr uint32_t AMS_RR = 0;
+constexpr uint32_t AMS_WRR_URGENT = 1;
 constexpr uint32_t shn(uint32_t v) { return (v >> 14) & 0x3; }
 constexpr uint32_t iosqes(uint32_t v) { return (v >> 16) & 0xF; }  // log2 SQ entry size
 constexpr uint32_t iocqes(uint32_t v) { return (v >> 20) & 0xF; }  // log2 CQ entry size
-constexpr uint32_t make(bool en, uint8_t mps, uint8_t iosqes = 6, uint8_t iocqes = 4) {
-  return (en ? EN : 0) | (uint32_t(mps & 0xF) << 7) | (uint32_t(iosqes) << 16) |
-         (uint32_t(iocqes) << 20);
+constexpr uint32_t make(bool en, uint8_t mps, uint8_t iosqes = 6, uint8_t iocqes = 4,
+                        uint8_t ams = 0) {
+  return (en ? EN : 0) | (uint32_t(mps & 0xF) << 7) | (uint32_t(ams & 0x7) << 11) |
+         (uint32_t(iosqes) << 16) | (uint32_t(iocqes) << 20);
 }
 }  // namespace cc
 
@@ -227,7 +235,12 @@ constexpr uint32_t IEN = 1u << 1;  // CQ: interrupts enabled
 constexpr uint32_t cq_cdw11(uint16_t vector, bool ien) {
   return PC | (ien ? IEN : 0) | (uint32_t(vector) << 16);
 }
-constexpr uint32_t sq_cdw11(uint16_t cqid) { return PC | (uint32_t(cqid) << 16); }
+// SQ CDW11 QPRIO (bits 2:1), used under Weighted Round Robin only: 00b
+// Urgent, 01b High, 10b Medium, 11b Low.
+constexpr uint32_t sq_cdw11(uint16_t cqid, uint8_t qprio = 0) {
+  return PC | (uint32_t(qprio & 0x3) << 1) | (uint32_t(cqid) << 16);
+}
+constexpr uint8_t sq_qprio(uint32_t cdw11) { return uint8_t((cdw11 >> 1) & 0x3); }
 constexpr uint16_t cq_vector(uint32_t cdw11) { return uint16_t(cdw11 >> 16); }
 constexpr uint16_t sq_cqid(uint32_t cdw11) { return uint16_t(cdw11 >> 16); }
 }  // namespace create_queue
@@ -241,6 +254,7 @@ constexpr uint8_t ACTIVE_NAMESPACE_LIST = 0x02;
 
 // Feature identifiers.
 namespace feature {
+constexpr uint8_t ARBITRATION = 0x01;           // DW11: AB 2:0, LPW 15:8, MPW 23:16, HPW 31:24
 constexpr uint8_t NUMBER_OF_QUEUES = 0x07;      // DW11: NSQR 15:0, NCQR 31:16, 0's based
 constexpr uint8_t INTERRUPT_COALESCING = 0x08;  // DW11: THR 7:0 (0's based), TIME 15:8 (100 us)
 }  // namespace feature

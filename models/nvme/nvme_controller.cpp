@@ -101,6 +101,7 @@ void NvmeControllerModel::init(std::vector<HostThread*> threads) {
       engine_->set_work(work);
   }
   queue_ctx_.assign(params_.firmware.max_io_queues + 1u, 0);
+  held_back_.reserve(params_.firmware.max_io_queues + 1u);
   for (size_t q = 1; q < queue_ctx_.size() && q < params_.queue_thread.size(); ++q)
     queue_ctx_[q] = uint8_t(params_.queue_thread[q] < ctx_.size() ? params_.queue_thread[q] : 0);
   slot_sq_.assign(4096, 0);
@@ -225,6 +226,10 @@ bool NvmeControllerModel::ioeventfd_notify(uint32_t offset, const sc_time& delay
 }
 
 void NvmeControllerModel::mark_sq(uint16_t qid) {
+  if (engine_) {  // the hardware engine's arbiter keeps the SQs that were rung
+    firmware_->arbiter().set_ready(qid, true);
+    return;
+  }
   if (qid < sq_marked_.size() && !sq_marked_[qid]) {
     sq_marked_[qid] = 1;
     context_of(qid).sq_list.push_back(qid);
@@ -252,33 +257,40 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
     unsigned commands = 0, completions = 0;
     if (auto* t = burst_tracer()) t->hold_begin(traces::Hold::DeviceBurst, trace_id, burst_start.value());
     notifier_->on_pass_start(ctx.index, cq_scan_limit_);
-    // Submission queues that were rung (or still hold work).
-    for (size_t i = 0; i < ctx.sq_list.size(); ++i) {
-      const uint16_t qid = ctx.sq_list[i];
-      if (!notifier_->sq_due(qid)) continue;  // its timer has not fired yet
-      sq_marked_[qid] = 0;
-      // cmd_cost and cqe_cost are charged as each command is fetched and each
-      // CQE posted (on_command_fetched / on_completion_posting).
-      const unsigned n = firmware_->process_sq(qid, params_.sq_budget);
+    if (engine_) {
+      // The hardware engine: the arbiter chooses the SQs and their bursts.
+      const unsigned n = arbitrate_sqs(local);
       commands += n;
-      if (n) {
-        progress = true;
-        const uint16_t cqid = firmware_->sq_state(qid).cqid;
-        if (cqid >= cq_scan_limit_) cq_scan_limit_ = uint16_t(cqid + 1);
+      if (n) progress = true;
+    } else {
+      // Submission queues that were rung (or still hold work).
+      for (size_t i = 0; i < ctx.sq_list.size(); ++i) {
+        const uint16_t qid = ctx.sq_list[i];
+        if (!notifier_->sq_due(qid)) continue;  // its timer has not fired yet
+        sq_marked_[qid] = 0;
+        // cmd_cost and cqe_cost are charged as each command is fetched and each
+        // CQE posted (on_command_fetched / on_completion_posting).
+        const unsigned n = firmware_->process_sq(qid, params_.sq_budget);
+        commands += n;
+        if (n) {
+          progress = true;
+          const uint16_t cqid = firmware_->sq_state(qid).cqid;
+          if (cqid >= cq_scan_limit_) cq_scan_limit_ = uint16_t(cqid + 1);
+        }
+        if (auto* t = traces::active())
+          t->queue_value(qid, traces::QueueSignal::DeviceSqHead, (kernel_now() + local).value(),
+                         firmware_->sq_state(qid).head);
+        if (firmware_->sq_has_work(qid)) {
+          sq_marked_[qid] = 1;  // keep it in the list
+          notifier_->sq_work_left(qid, local);
+        }
       }
-      if (auto* t = traces::active())
-        t->queue_value(qid, traces::QueueSignal::DeviceSqHead, (kernel_now() + local).value(),
-                       firmware_->sq_state(qid).head);
-      if (firmware_->sq_has_work(qid)) {
-        sq_marked_[qid] = 1;  // keep it in the list
-        notifier_->sq_work_left(qid, local);
-      }
+      // Drop the unmarked, keep order (deterministic round robin).
+      size_t kept = 0;
+      for (size_t i = 0; i < ctx.sq_list.size(); ++i)
+        if (sq_marked_[ctx.sq_list[i]]) ctx.sq_list[kept++] = ctx.sq_list[i];
+      ctx.sq_list.resize(kept);
     }
-    // Drop the unmarked, keep order (deterministic round robin).
-    size_t kept = 0;
-    for (size_t i = 0; i < ctx.sq_list.size(); ++i)
-      if (sq_marked_[ctx.sq_list[i]]) ctx.sq_list[kept++] = ctx.sq_list[i];
-    ctx.sq_list.resize(kept);
 
     // Backend completions of this thread's queues.
     const bool post_each = params_.cqe_post == CqePost::Each ||
@@ -322,6 +334,43 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
   notifier_->on_emulation_end(ctx.index);
   running_ = Running{};
   ctx.in_emulation = false;
+}
+
+// The hardware engine's SQ phase of a pass: turns by the firmware's arbiter
+// (NVMe 1.4 section 4.13: CC.AMS, the Arbitration feature, each SQ's
+// QPRIO), each fetching up to its burst. A pass fetches at most
+// nvme.sq_budget commands for each SQ ready when it starts (what QEMU's
+// engine's visit of the rung SQs fetches at most), then posts completions;
+// the arbiter's rotation and round carry over to the next pass. An SQ that
+// gives fewer commands than its turn allowed, or has none left, leaves the
+// arbitration; one that stopped with commands left (all its command slots
+// held) comes back for the next pass.
+unsigned NvmeControllerModel::arbitrate_sqs(sc_time& local) {
+  fw::Arbiter& arb = firmware_->arbiter();
+  const uint64_t budget = uint64_t(params_.sq_budget) * std::max(1u, arb.ready_count());
+  uint64_t fetched = 0;
+  held_back_.clear();
+  while (fetched < budget) {
+    const fw::Arbiter::Grant g = arb.next();
+    if (!g) break;
+    const unsigned n = firmware_->process_sq(g.sqid, g.commands);
+    arb.consumed(g, n);
+    fetched += n;
+    if (n) {
+      const uint16_t cqid = firmware_->sq_state(g.sqid).cqid;
+      if (cqid >= cq_scan_limit_) cq_scan_limit_ = uint16_t(cqid + 1);
+    }
+    if (auto* t = traces::active())
+      t->queue_value(g.sqid, traces::QueueSignal::DeviceSqHead, (kernel_now() + local).value(),
+                     firmware_->sq_state(g.sqid).head);
+    const bool left = firmware_->sq_has_work(g.sqid);
+    if (n < g.commands || !left) {
+      arb.set_ready(g.sqid, false);
+      if (left) held_back_.push_back(g.sqid);
+    }
+  }
+  for (const uint16_t q : held_back_) arb.set_ready(q, true);
+  return unsigned(fetched);
 }
 
 // ---------------------------------------------------------------- interrupts

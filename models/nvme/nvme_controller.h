@@ -2,10 +2,11 @@
 // space, MSI-X, the bus-master initiator) with BAR0 (registers and
 // doorbells) as a TLM target, and the engine that runs the firmware's queue
 // processing: either the controller's own hardware engine (models/
-// nvme_hw_engine.h: a clocked process, each stage costed in cycles; the
-// default, with no host threads), or QEMU's emulation on host threads (or
-// inside the vCPU's exit), where how a doorbell starts it is its
-// DoorbellNotifier (hv.notify). When its interrupts go: its InterruptCoalescer.
+// nvme_hw_engine.h: a clocked process, each stage costed in cycles, the SQs
+// chosen by the firmware's arbiter; the default, with no host threads), or
+// QEMU's emulation on host threads (or inside the vCPU's exit), where how a
+// doorbell starts it is its DoorbellNotifier (hv.notify). When its
+// interrupts go: its InterruptCoalescer.
 #pragma once
 
 #include <array>
@@ -72,7 +73,9 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
     sc_core::sc_time cmd_cost;        // host CPU per command fetched and executed
     sc_core::sc_time cqe_cost;        // host CPU per completion posted
     sc_core::sc_time enable_latency;  // CC.EN=1 to CSTS.RDY=1
-    unsigned sq_budget = 64;          // commands per SQ per pass (fairness between queues)
+    // Commands per SQ per pass (fairness between queues). On the hardware
+    // engine the arbiter shares the pass's sq_budget x (SQs ready) commands.
+    unsigned sq_budget = 64;
     CqePost cqe_post = CqePost::Pass;
     uint16_t pci_device_id = 0x5845;
     MsixPlacement msix_table{};
@@ -276,6 +279,9 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   // Run the firmware for the queues of `ctx` until no work is left,
   // spending time in *local.
   void emulate(Context& ctx, sc_core::sc_time& local);
+  // The hardware engine's SQ phase of a pass (the arbiter's turns): the
+  // commands it fetched.
+  unsigned arbitrate_sqs(sc_core::sc_time& local);
   Context& context_of(uint16_t qid) { return ctx_[thread_of(qid)]; }
   void send_msix(uint16_t vector);
   void send_pending_msix(uint16_t vector, const sc_core::sc_time& delay) override;
@@ -353,6 +359,9 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   std::vector<uint8_t> sq_marked_, cq_marked_;
   std::vector<uint8_t> cq_notified_;  // CQ eventfd fired: read the shadow head (nvme_cq_notifier)
   uint16_t cq_scan_limit_ = 1;  // CQ ids below this may hold completions
+  // The hardware engine's arbitration: SQs that stopped with commands left
+  // in a pass (ready again for the next).
+  std::vector<uint16_t> held_back_;
   // Interrupt coalescing (Set Features 0x08), per vector.
   InterruptCoalescer coalescer_;
   sc_core::sc_event coalesce_event_;

@@ -14,9 +14,13 @@
 //   backend hand-off per I/O command passed to the backend
 //   CQE post         per completion, before its 16-byte write
 //   MSI-X            per message, before the write leaves
-// A pass starts when the engine wakes; it visits the SQs that were rung (or
-// still hold commands after their Arbitration-free budget, nvme.sq_budget)
-// and the CQs with completions, and repeats until a pass finds nothing.
+// A pass starts when the engine wakes; it takes the turns the firmware's
+// arbiter gives (firmware/nvme/arbitration.h, NVMe 1.4 section 4.13: Round
+// Robin or Weighted Round Robin with Urgent Priority Class by CC.AMS, each
+// turn up to the Arbitration Burst) among the SQs that were rung or still
+// hold commands, up to nvme.sq_budget commands for each SQ ready when it
+// starts, then posts the CQs with completions, and repeats until a pass
+// finds nothing. The arbiter's rotation and round go on across passes.
 //
 // Shadow doorbells (doorbell buffer active): the engine reads an SQ's
 // shadow tail by DMA when the SQ's turn in a pass starts, and again after

@@ -2,11 +2,15 @@
 // complex, Params{} and PcieLinkParams{} as they come, a router of the
 // test's own, BAR2 and config space unbound. It brings the controller up and
 // completes I/O; the time from the doorbell write to the MSI-X message is
-// the stage costs in cycles.
+// the stage costs in cycles. With three SQs backlogged, the order the engine
+// fetches in is the arbiter's (NVMe 1.4 section 4.13): weighted shares under
+// WRR, turns under round robin.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <vector>
 
 #include <systemc>
@@ -244,4 +248,114 @@ TEST_CASE("nvme hw engine: with the doorbell buffer it reads the shadow tail", "
   CHECK(io == std::vector<int>(6, 0));
   CHECK(doorbells >= 1);
   CHECK(doorbells < 6);  // some submissions were seen through the shadow tail alone
+}
+
+namespace {
+
+// Three I/O SQs (qid 1..3) of 64 entries on one CQ of 256, each filled with
+// 63 reads and rung at once; returns the SQ id of every CQE in the order
+// the CQ received them (the order the engine fetched the commands: the null
+// backend completes them in order). QPRIO: SQ 1 High, 2 Medium, 3 Low.
+std::vector<uint16_t> backlogged_sqs(uint8_t cc_ams, uint32_t arbitration_dw11, uint64_t* cap_out) {
+  constexpr uint64_t kCq = 0x10000, kSq = 0x20000;
+  constexpr uint32_t kCqEntries = 256, kSqEntries = 64;
+  NvmeControllerModel::Params p;
+  p.firmware.wrr_urgent = true;  // CAP.AMS bit 17
+  Bench b(p);
+  std::vector<uint16_t> order;
+  b.cpu.body = [&] {
+    *cap_out = uint64_t(b.cpu.rd32(kBar0 + nvme::reg::CAP)) |
+               (uint64_t(b.cpu.rd32(kBar0 + nvme::reg::CAP + 4)) << 32);
+    b.cpu.wr32(kBar0 + nvme::reg::AQA, nvme::aqa::make(kEntries, kEntries));
+    b.cpu.wr64(kBar0 + nvme::reg::ASQ, kAsq);
+    b.cpu.wr64(kBar0 + nvme::reg::ACQ, kAcq);
+    b.cpu.wr32(kBar0 + nvme::reg::CC, nvme::cc::make(true, 0, 6, 4, cc_ams));
+    while (!(b.cpu.rd32(kBar0 + nvme::reg::CSTS) & nvme::csts::RDY)) sc_core::wait(sc_time(100, SC_NS));
+    nvme::SubmissionEntry c{};
+    c.opcode = nvme::admin::SET_FEATURES;
+    c.cdw10 = nvme::feature::ARBITRATION;
+    c.cdw11 = arbitration_dw11;
+    b.statuses.push_back(b.admin(c));
+    c = {};
+    c.opcode = nvme::admin::CREATE_IO_CQ;
+    c.prp1 = kCq;
+    c.cdw10 = nvme::create_queue::cdw10(1, kCqEntries);
+    c.cdw11 = nvme::create_queue::cq_cdw11(1, true);
+    b.statuses.push_back(b.admin(c));
+    for (uint16_t q = 1; q <= 3; ++q) {
+      c = {};
+      c.opcode = nvme::admin::CREATE_IO_SQ;
+      c.prp1 = kSq + (q - 1) * 0x1000u;
+      c.cdw10 = nvme::create_queue::cdw10(q, kSqEntries);
+      c.cdw11 = nvme::create_queue::sq_cdw11(1, uint8_t(q));  // QPRIO 01b High, 10b Medium, 11b Low
+      b.statuses.push_back(b.admin(c));
+    }
+    uint16_t cid = 0;
+    for (uint16_t q = 1; q <= 3; ++q)
+      for (uint32_t i = 0; i + 1 < kSqEntries; ++i) {  // full: 63 commands
+        nvme::SubmissionEntry r = b.read(8 * i);
+        r.cid = ++cid;
+        std::memcpy(b.mem.ptr(kSq + (q - 1) * 0x1000u + i * 64u, 64), &r, 64);
+      }
+    for (uint16_t q = 1; q <= 3; ++q) b.cpu.wr32(b.db(q, false), kSqEntries - 1);
+    sc_core::wait(sc_time(500, sc_core::SC_US));
+    for (uint32_t i = 0; i < kCqEntries; ++i) {
+      nvme::CompletionEntry e;
+      std::memcpy(&e, b.mem.ptr(kCq + i * 16u, 16), 16);
+      if (!(e.status & 1)) break;  // phase 1 on the CQ's first pass
+      CHECK((e.status >> 1) == 0);
+      order.push_back(e.sq_id);
+    }
+  };
+  sc_core::sc_start();
+  REQUIRE(b.cpu.done);
+  CHECK(b.statuses == std::vector<int>{0, 0, 0, 0, 0});
+  return order;
+}
+
+std::vector<uint16_t> repeat(std::initializer_list<uint16_t> ids, unsigned times) {
+  std::vector<uint16_t> v;
+  for (unsigned t = 0; t < times; ++t) v.insert(v.end(), ids);
+  return v;
+}
+
+}  // namespace
+
+// NVMe 1.4, 4.13.2: with HPW=2 MPW=1 LPW=0 (weights 3:2:1) and AB=0 (one
+// command a turn), each round fetches High 3, Medium 2, Low 1 while all
+// three hold commands; Medium and Low then share 2:1, and Low goes on alone.
+TEST_CASE("nvme hw engine: weighted round robin gives each backlogged SQ its weighted share", "[nvme_hw_engine]") {
+  uint64_t cap = 0;
+  const std::vector<uint16_t> order = backlogged_sqs(nvme::cc::AMS_WRR_URGENT, 0x02010000u, &cap);
+  CHECK(nvme::cap::ams(cap) == 1);
+  REQUIRE(order.size() == 189);
+  // While all three are backlogged (21 rounds, 126 commands): exact shares.
+  const std::vector<uint16_t> first(order.begin(), order.begin() + 126);
+  CHECK(first == repeat({1, 1, 1, 2, 2, 3}, 21));
+  CHECK(std::count(order.begin(), order.begin() + 60, 1) == 30);
+  CHECK(std::count(order.begin(), order.begin() + 60, 2) == 20);
+  CHECK(std::count(order.begin(), order.begin() + 60, 3) == 10);
+  // High emptied: Medium's 21 left share 2:1 with Low, then Low's 31 alone.
+  std::vector<uint16_t> rest = repeat({2, 2, 3}, 10);
+  rest.insert(rest.end(), {2, 3});
+  const std::vector<uint16_t> low(31, 3);
+  rest.insert(rest.end(), low.begin(), low.end());
+  CHECK(std::vector<uint16_t>(order.begin() + 126, order.end()) == rest);
+}
+
+// Round robin (CC.AMS 000b) ignores QPRIO; at the default Arbitration Burst
+// (111b, no limit) each SQ's turn takes every command it holds.
+TEST_CASE("nvme hw engine: round robin with no burst limit drains each SQ in turn", "[nvme_hw_engine]") {
+  uint64_t cap = 0;
+  const std::vector<uint16_t> order = backlogged_sqs(nvme::cc::AMS_RR, 0x02010007u, &cap);
+  std::vector<uint16_t> want;
+  for (uint16_t q = 1; q <= 3; ++q) want.insert(want.end(), 63, q);
+  CHECK(order == want);
+}
+
+// Round robin with AB=0: one command from each SQ in turn.
+TEST_CASE("nvme hw engine: round robin with a burst of one alternates the SQs", "[nvme_hw_engine]") {
+  uint64_t cap = 0;
+  const std::vector<uint16_t> order = backlogged_sqs(nvme::cc::AMS_RR, 0x02010000u, &cap);
+  CHECK(order == repeat({1, 2, 3}, 63));
 }
