@@ -17,15 +17,21 @@ namespace nvmesim::models {
 
 namespace {
 
-PcieEndpoint::Identity nvme_identity(const NvmeControllerModel::Params& params) {
+PcieEndpoint::Identity nvme_identity(const NvmeControllerModel::Params& params, const PcieLinkParams& link) {
   PcieEndpoint::Identity id;
   id.vendor_id = params.firmware.pci_vendor_id;
   id.device_id = params.pci_device_id;
+  // QEMU's subsystem ids for a device that sets none (hw/pci/pci.c):
+  // Red Hat / Qumranet, QEMU.
+  id.subsystem_vendor_id = 0x1AF4;
+  id.subsystem_id = 0x1100;
   // Class code of an NVM Express controller: mass storage, NVM, NVMe (01h/08h/02h).
   id.base_class = 0x01;
   id.sub_class = 0x08;
   id.prog_if = 0x02;
   id.bar0 = uint32_t(kBar0Base) | 0x4;  // 64-bit memory BAR
+  id.bar0_size = kBar0Size;              // registers, doorbells (and MSI-X with nvme.msix_table=bar0)
+  id.link = link;
   return id;
 }
 
@@ -60,7 +66,7 @@ class HwDoorbellNotifier : public DoorbellNotifier {
 
 NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& params,
                                          std::vector<HostThread*> threads, const PcieLink& link)
-    : PcieEndpoint(name, nvme_identity(params), params.firmware.msix_vectors),
+    : PcieEndpoint(name, nvme_identity(params, link.params()), params.firmware.msix_vectors),
       bar0_target("bar0_target"),
       params_(params),
       link_(link),
@@ -70,7 +76,7 @@ NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& para
 
 NvmeControllerModel::NvmeControllerModel(sc_module_name name, const Params& params,
                                          const PcieLinkParams& link)
-    : PcieEndpoint(name, nvme_identity(params), params.firmware.msix_vectors),
+    : PcieEndpoint(name, nvme_identity(params, link), params.firmware.msix_vectors),
       bar0_target("bar0_target"),
       params_(params),
       own_link_(std::make_unique<PcieLink>(link)),
@@ -126,7 +132,7 @@ void NvmeControllerModel::init(std::vector<HostThread*> threads) {
 
   bar0_target.register_b_transport(this, &NvmeControllerModel::bar0_b_transport);
   bar0_target.register_transport_dbg(this, &NvmeControllerModel::bar0_transport_dbg);
-  if (params_.msix_table == MsixPlacement::Bar0) msix_in_bar0();
+  if (params_.msix_table == MsixPlacement::Bar0) msix_in_bar0(kBar0MsixTableOffset, kBar0PbaOffset);
 
   SC_HAS_PROCESS(NvmeControllerModel);
   SC_METHOD(complete_enable);

@@ -11,26 +11,60 @@ using namespace sc_core;
 
 namespace nvmesim::models {
 
+namespace {
+
+// The configuration space of an endpoint with `identity` and `msix_vectors`
+// vectors, its MSI-X table and PBA in BAR2 (models/mem/address_map.h).
+fw::pci::EndpointConfig endpoint_config(const PcieEndpoint::Identity& identity, uint16_t msix_vectors) {
+  fw::pci::EndpointConfig c;
+  c.vendor_id = identity.vendor_id;
+  c.device_id = identity.device_id;
+  c.revision_id = identity.revision_id;
+  c.base_class = identity.base_class;
+  c.sub_class = identity.sub_class;
+  c.prog_if = identity.prog_if;
+  c.subsystem_vendor_id = identity.subsystem_vendor_id;
+  c.subsystem_id = identity.subsystem_id;
+  c.interrupt_pin = identity.interrupt_pin;
+  c.bar0_base = identity.bar0 & ~0xFu;
+  c.bar0_size = identity.bar0_size;
+  c.bar0_64bit = (identity.bar0 & 0x6) == fw::pci::cfg::BAR_MEM_64;
+  if (msix_vectors) {
+    c.bar2_base = kBar2Base;
+    c.bar2_size = kBar2Size;
+  }
+  c.msix_vectors = msix_vectors;
+  c.msix_table_bir = c.msix_pba_bir = 2;
+  c.msix_table_offset = 0;
+  c.msix_pba_offset = PcieEndpoint::kPbaOffset;
+  c.max_payload_size = identity.link.max_payload_size;
+  c.max_read_request_size = identity.link.max_read_request_size;
+  c.link_generation = identity.link.generation;
+  c.link_lanes = identity.link.lanes;
+  return c;
+}
+
+}  // namespace
+
 PcieEndpoint::PcieEndpoint(sc_module_name name, const Identity& identity, uint16_t msix_vectors)
     : sc_module(name),
       msix_target("msix_target"),
       config_target("config_target"),
-      dma_initiator("dma_initiator") {
+      dma_initiator("dma_initiator"),
+      config_space_(endpoint_config(identity, msix_vectors)) {
   msix_table_.resize(msix_vectors);
   msix_pending_.assign(msix_vectors, 0);
-
-  // Configuration space header, type 0 (PCI Local Bus 3.0 section 6.1).
-  auto put16 = [this](unsigned off, uint16_t v) { std::memcpy(&config_space_[off], &v, 2); };
-  put16(0x00, identity.vendor_id);
-  put16(0x02, identity.device_id);
-  config_space_[0x09] = identity.prog_if;
-  config_space_[0x0A] = identity.sub_class;
-  config_space_[0x0B] = identity.base_class;
-  std::memcpy(&config_space_[0x10], &identity.bar0, 4);
 
   msix_target.register_b_transport(this, &PcieEndpoint::msix_b_transport);
   msix_target.register_transport_dbg(this, &PcieEndpoint::msix_transport_dbg);
   config_target.register_b_transport(this, &PcieEndpoint::config_b_transport);
+  config_target.register_transport_dbg(this, &PcieEndpoint::config_transport_dbg);
+}
+
+void PcieEndpoint::msix_in_bar0(uint32_t table_offset, uint32_t pba_offset) {
+  msix_in_bar2_ = false;
+  config_space_.set_msix_location(0, table_offset, 0, pba_offset);
+  config_space_.clear_bar(2);
 }
 
 void PcieEndpoint::program_msix_vector(uint16_t vector, uint64_t address, uint32_t data) {
@@ -173,19 +207,33 @@ unsigned PcieEndpoint::msix_space_dbg(tlm::tlm_generic_payload& p, uint64_t msix
 }
 
 // ---------------------------------------------------------------- config space
-void PcieEndpoint::config_b_transport(tlm::tlm_generic_payload& p, sc_time&) {
+// 1, 2 or 4 bytes, naturally aligned (ECAM, PCI Express Base 4.0 section
+// 7.2.2), inside the function's 4 KiB.
+tlm::tlm_response_status PcieEndpoint::config_access(tlm::tlm_generic_payload& p) {
   const uint64_t offset = p.get_address();
   const unsigned len = p.get_data_length();
-  if (offset + len > config_space_.size()) {
-    p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    return;
-  }
-  p.set_response_status(tlm::TLM_OK_RESPONSE);
+  if (offset >= fw::pci::ConfigSpace::kBytes || len > fw::pci::ConfigSpace::kBytes - offset)
+    return tlm::TLM_ADDRESS_ERROR_RESPONSE;
+  if (!fw::pci::ConfigSpace::access_ok(offset, len))
+    return tlm::TLM_BURST_ERROR_RESPONSE;
+  if (p.get_byte_enable_ptr()) return tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE;
+  uint32_t v = 0;
   if (p.is_read()) {
-    std::memcpy(p.get_data_ptr(), &config_space_[offset], len);
-  } else if (offset >= 0x04 && offset + len <= 0x06) {  // Command register only
-    std::memcpy(&config_space_[offset], p.get_data_ptr(), len);
+    config_space_.read(offset, len, &v);
+    std::memcpy(p.get_data_ptr(), &v, len);  // little-endian, as on the wire (and the host)
+  } else if (p.is_write()) {
+    std::memcpy(&v, p.get_data_ptr(), len);
+    config_space_.write(offset, len, v);
   }
+  return tlm::TLM_OK_RESPONSE;
+}
+
+void PcieEndpoint::config_b_transport(tlm::tlm_generic_payload& p, sc_time&) {
+  p.set_response_status(config_access(p));
+}
+
+unsigned PcieEndpoint::config_transport_dbg(tlm::tlm_generic_payload& p) {
+  return config_access(p) == tlm::TLM_OK_RESPONSE ? p.get_data_length() : 0;
 }
 
 void PcieEndpoint::end_of_elaboration() {

@@ -1,16 +1,46 @@
-// A PCIe endpoint function: its type 0 configuration space header, its
-// MSI-X table and Pending Bit Array (BAR2), and the bus-master initiator its
-// DMA and MSI-X messages go out through. Devices (the NVMe controller model,
-// a virtio-blk function) derive from it and add their own BAR0 and logic.
+// A PCIe endpoint function: its configuration space, its MSI-X table and
+// Pending Bit Array (BAR2), and the bus-master initiator its DMA and MSI-X
+// messages go out through. Devices (the NVMe controller model, a virtio-blk
+// function) derive from it and add their own BAR0 and logic.
+//
+// The configuration space (firmware/pcie/config_space.h, reached through
+// config_target: the root complex's ECAM window) is one an operating system
+// can enumerate: a type 0 header (PCI Local Bus 3.0 section 6.2) with the
+// Identity's ids and class code, a 64-bit memory BAR0 of bar0_size bytes
+// and, while the MSI-X table and PBA are there, a 32-bit memory BAR2 of
+// kBar2Size bytes, both sized by writing all ones and reading back; the
+// capabilities Power Management, MSI-X (Table Size = vectors - 1, the
+// table and PBA where they are: BAR2 at 0 and kPbaOffset, or BAR0 after
+// msix_in_bar0) and PCI Express (an endpoint's, version 2, with the link's
+// MPS, MRRS, generation and lanes from Identity::link); a device appends its
+// own capabilities (device_config_space().add_capability). Accesses are
+// 1, 2 or 4 bytes, naturally aligned (PCI Express Base 4.0 section 7.2.2,
+// ECAM); others fail with TLM_BURST_ERROR_RESPONSE, beyond the 4 KiB with
+// TLM_ADDRESS_ERROR_RESPONSE.
+//
+// What software programs there is stored and reported (config_space()),
+// not enforced: a device DMAs whether or not Bus Master Enable is set, and
+// its MSI-X messages go whatever MSI-X Enable and Function Mask say (only
+// the per-vector Mask bits of the table hold them). The platform's guest
+// never writes configuration space (it programs the MSI-X table through
+// BAR2 or BAR0, Guest::program_msix, and never sets Bus Master Enable or
+// MSI-X Enable), so enforcing the bits would change every run. BAR writes are stored too (the sizing
+// writes, an address restored) but do not move the BARs: the root complex
+// routes the fixed windows of models/mem/address_map.h. Device Control's
+// MPS and MRRS written by software do not change the link's timing
+// (PcieLink keeps pcie.mps and pcie.mrrs).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 #include <vector>
+
+#include "firmware/pcie/config_space.h"
+#include "models/mem/address_map.h"
+#include "models/pcie/pcie_link.h"
 
 namespace nvmesim::models {
 
@@ -21,8 +51,17 @@ class PcieEndpoint : public sc_core::sc_module {
   struct Identity {
     uint16_t vendor_id = 0;
     uint16_t device_id = 0;
+    uint8_t revision_id = 0;
     uint8_t base_class = 0, sub_class = 0, prog_if = 0;  // class code
-    uint32_t bar0 = 0;  // BAR0 register: base address and its type bits
+    uint16_t subsystem_vendor_id = 0, subsystem_id = 0;
+    uint8_t interrupt_pin = 1;  // INTA#
+    // BAR0 register: base address and its type bits (bit 2 set: a 64-bit
+    // BAR, its upper half BAR1 0), and the size of the device's BAR0 window.
+    uint32_t bar0 = 0;
+    uint64_t bar0_size = kBar0Size;
+    // The link the function is on (pcie.*): its MPS, MRRS, generation and
+    // lanes are what the PCI Express capability shows.
+    PcieLinkParams link{};
   };
   // The MSI-X space (PCI Local Bus 3.0 section 6.8.2): the table from
   // offset 0, 16 bytes an entry; the PBA, a bit a vector, from kPbaOffset.
@@ -60,13 +99,17 @@ class PcieEndpoint : public sc_core::sc_module {
   bool msix_pending(uint16_t vector) const { return msix_pending_.at(vector) != 0; }
   // PBA bytes: a bit a vector, in DWORDs.
   uint32_t pba_bytes() const { return (uint32_t(msix_table_.size()) + 31) / 32 * 4; }
+  // The configuration space as software left it (Command, MSI-X Enable,
+  // Device Control...): stored and reported, not enforced (see above).
+  const fw::pci::EndpointConfigSpace& config_space() const { return config_space_; }
 
  protected:
   // A vector was unmasked with its pending bit set (now cleared): its
   // message goes now. A device that keeps per-message state overrides this.
   virtual void send_pending_msix(uint16_t vector, const sc_core::sc_time& delay);
-  // The device maps the MSI-X space into its own BAR0; BAR2 is then empty.
-  void msix_in_bar0() { msix_in_bar2_ = false; }
+  // The device maps the MSI-X table at `table_offset` and the PBA at
+  // `pba_offset` of its own BAR0; BAR2 is then empty (and its BAR unused).
+  void msix_in_bar0(uint32_t table_offset, uint32_t pba_offset);
   // A BAR0 access to the MSI-X space at `msix_offset` (table: 0.., PBA:
   // kPbaOffset..), timed or untimed (returns the bytes done).
   void msix_space_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay, uint64_t msix_offset);
@@ -79,7 +122,7 @@ class PcieEndpoint : public sc_core::sc_module {
   // link (nothing without one).
   void count_mmio(unsigned purpose, const tlm::tlm_generic_payload& p, const sc_core::sc_time& delay);
   // The configuration space, for a device to add its capabilities.
-  uint8_t* config_space() { return config_space_.data(); }
+  fw::pci::EndpointConfigSpace& device_config_space() { return config_space_; }
 
   // Guest memory through DMI, asked for once at the end of elaboration
   // (dmi_base_ stays null when the target grants none: DMA then goes
@@ -101,11 +144,14 @@ class PcieEndpoint : public sc_core::sc_module {
   // write unmasked a vector with a message pending (its vector returned).
   bool msix_access(tlm::tlm_generic_payload& p, int* unmasked_pending);
   void config_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+  unsigned config_transport_dbg(tlm::tlm_generic_payload& p);
+  // The configuration access of `p`: its response status.
+  tlm::tlm_response_status config_access(tlm::tlm_generic_payload& p);
 
   struct MsixEntry { uint64_t address = 0; uint32_t data = 0; uint32_t control = kVectorMasked; };
   std::vector<MsixEntry> msix_table_;
   std::vector<uint8_t> msix_pending_;
-  std::array<uint8_t, 4096> config_space_{};
+  fw::pci::EndpointConfigSpace config_space_;
   bool msix_in_bar2_ = true;
   tlm::tlm_generic_payload msi_payload_;  // reused: no allocation per message
 };

@@ -11,14 +11,21 @@ namespace nvmesim::models {
 
 namespace {
 
-PcieEndpoint::Identity virtio_identity() {
+PcieEndpoint::Identity virtio_identity(const PcieLinkParams& link) {
   PcieEndpoint::Identity id;
   id.vendor_id = VirtioBlkModel::kVendorId;
   id.device_id = VirtioBlkModel::kDeviceId;
+  id.revision_id = 1;  // a modern (non-transitional) device (virtio 1.1 section 4.1.2.1)
+  // QEMU's subsystem ids, which a non-transitional virtio-pci function
+  // keeps (hw/pci/pci.c): Red Hat / Qumranet, QEMU.
+  id.subsystem_vendor_id = 0x1AF4;
+  id.subsystem_id = 0x1100;
   // QEMU's virtio-blk-pci class: mass storage, SCSI (01h/00h).
   id.base_class = 0x01;
   id.sub_class = 0x00;
   id.bar0 = uint32_t(kBar0Base) | 0x4;  // 64-bit memory BAR holding the four regions
+  id.bar0_size = kBar0Size;
+  id.link = link;
   return id;
 }
 
@@ -53,7 +60,7 @@ class VirtioBlkModel::BackendData : public fw::ControllerEnv {
 
 VirtioBlkModel::VirtioBlkModel(sc_module_name name, const Params& params,
                                std::vector<HostThread*> threads, const PcieLink& link)
-    : PcieEndpoint(name, virtio_identity(), uint16_t(params.firmware.num_queues + 1)),
+    : PcieEndpoint(name, virtio_identity(link.params()), uint16_t(params.firmware.num_queues + 1)),
       bar0_target("bar0_target"),
       params_(params),
       link_(link) {
@@ -97,28 +104,23 @@ VirtioBlkModel::~VirtioBlkModel() = default;
 
 // Virtio PCI capabilities (section 4.1.4): vendor-specific (09h) entries
 // naming, for each region, its cfg_type, BAR, offset and length; the notify
-// one adds notify_off_multiplier.
+// one adds notify_off_multiplier. They follow the endpoint's Power
+// Management, MSI-X and PCI Express capabilities in the list.
 void VirtioBlkModel::add_virtio_capabilities() {
-  uint8_t* cs = config_space();
-  cs[0x08] = 1;     // Revision ID: a modern (non-transitional) device
-  cs[0x06] |= 0x10;  // Status: Capabilities List
-  cs[0x34] = 0x40;   // Capabilities Pointer
+  fw::pci::EndpointConfigSpace& cs = device_config_space();
   struct Cap { uint8_t type; uint32_t offset; };
   const Cap caps[] = {{1, fw::VirtioBlkDevice::COMMON_OFFSET}, {3, fw::VirtioBlkDevice::ISR_OFFSET},
                       {4, fw::VirtioBlkDevice::DEVICE_OFFSET}, {2, fw::VirtioBlkDevice::NOTIFY_OFFSET}};
-  unsigned at = 0x40;
-  for (size_t i = 0; i < 4; ++i) {
-    const bool notify = caps[i].type == 2;
+  for (const Cap& c : caps) {
+    const bool notify = c.type == 2;
     const unsigned len = notify ? 20 : 16;
-    cs[at + 0] = 0x09;
-    cs[at + 1] = uint8_t(i + 1 < 4 ? at + 20 : 0);  // next (0x14 apart)
-    cs[at + 2] = uint8_t(len);
-    cs[at + 3] = caps[i].type;
-    cs[at + 4] = 0;  // BAR0
-    fw::virtio::st32(cs + at + 8, caps[i].offset);
-    fw::virtio::st32(cs + at + 12, fw::VirtioBlkDevice::REGION_BYTES);
-    if (notify) fw::virtio::st32(cs + at + 16, fw::VirtioBlkDevice::NOTIFY_OFF_MULTIPLIER);
-    at += 20;
+    const unsigned at = cs.add_capability(fw::pci::cfg::CAP_VENDOR, len);
+    cs.set8(at + 2, uint8_t(len));  // cap_len
+    cs.set8(at + 3, c.type);        // cfg_type
+    cs.set8(at + 4, 0);             // BAR0
+    cs.set32(at + 8, c.offset);
+    cs.set32(at + 12, fw::VirtioBlkDevice::REGION_BYTES);
+    if (notify) cs.set32(at + 16, fw::VirtioBlkDevice::NOTIFY_OFF_MULTIPLIER);
   }
 }
 

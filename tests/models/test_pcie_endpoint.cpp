@@ -91,11 +91,12 @@ constexpr uint32_t kPba = PcieEndpoint::kPbaOffset;
 
 }  // namespace
 
-TEST_CASE("pcie endpoint: the header carries identity and class code and BAR0 and only Command is writable",
+TEST_CASE("pcie endpoint: the header carries identity and class code and BAR0, ids are read-only, Command writable",
           "[pcie_endpoint]") {
   Bench b("b");
   uint8_t h[0x14] = {};
-  REQUIRE(b.access(b.config, false, 0, h, sizeof h) == tlm::TLM_OK_RESPONSE);
+  for (unsigned off = 0; off < sizeof h; off += 4)
+    REQUIRE(b.access(b.config, false, off, &h[off], 4) == tlm::TLM_OK_RESPONSE);
   CHECK((h[0] | h[1] << 8) == 0x1B36);
   CHECK((h[2] | h[3] << 8) == 0x0010);
   CHECK(h[0x09] == 0x02);
@@ -114,6 +115,8 @@ TEST_CASE("pcie endpoint: the header carries identity and class code and BAR0 an
   CHECK(v == 0x1B36);
   uint32_t x = 0;
   CHECK(b.access(b.config, false, 4094, &x, 4) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  CHECK(b.access(b.config, false, 0, h, sizeof h) == tlm::TLM_BURST_ERROR_RESPONSE);  // not 1, 2 or 4 bytes
+  CHECK(b.access(b.config, false, 2, &x, 4) == tlm::TLM_BURST_ERROR_RESPONSE);        // misaligned
 }
 
 TEST_CASE("pcie endpoint: every vector starts masked and a masked message sets its PBA bit only",
