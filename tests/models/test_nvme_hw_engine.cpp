@@ -100,7 +100,8 @@ struct Bench {
   uint16_t tail[2] = {0, 0}, head[2] = {0, 0}, cid = 0;
   bool phase[2] = {true, true};
 
-  explicit Bench(const NvmeControllerModel::Params& p) : nvme("nvme", p) {
+  explicit Bench(const NvmeControllerModel::Params& p, const PcieLinkParams& link = PcieLinkParams{})
+      : nvme("nvme", p, link) {
     cpu.socket.bind(router.in);
     router.ram.bind(mem.socket);
     router.bar0.bind(nvme.bar0_target);
@@ -358,4 +359,60 @@ TEST_CASE("nvme hw engine: round robin with a burst of one alternates the SQs", 
   uint64_t cap = 0;
   const std::vector<uint16_t> order = backlogged_sqs(nvme::cc::AMS_RR, 0x02010000u, &cap);
   CHECK(order == repeat({1, 2, 3}, 63));
+}
+
+// pcie.mode=link, through a router that grants no DMI: every TLP of one 4 KiB
+// read is counted as the PCI Express rules give it (firmware/pcie/tlp.h) and
+// timed on the link: the SQE fetch's request and its 64-byte completion, 16
+// posted data writes at MPS 256, the CQE's write, the MSI-X message's, and
+// the two MMIO doorbells (SQ tail, CQ head).
+TEST_CASE("nvme hw engine: on a PCIe link each TLP of a read is counted and timed", "[nvme_hw_engine][pcie]") {
+  NvmeControllerModel::Params p;
+  PcieLinkParams link;
+  link.mode = PcieMode::Link;  // gen3 x4, MPS 256, MRRS 512, 24 bytes a TLP, RTT 700 ns
+  Bench b(p, link);
+  PcieLinkTraffic* traffic = b.nvme.link_traffic();
+  REQUIRE(traffic != nullptr);
+  using fw::pcie::TlpKind;
+  auto count = [&](fw::DmaPurpose purpose, TlpKind kind) { return traffic->tally().tlps(unsigned(purpose), kind); };
+  auto count_at = [&](unsigned purpose, TlpKind kind) { return traffic->tally().tlps(purpose, kind); };
+  sc_time rung;
+  size_t msis_before = 0;
+  int status = -1;
+  b.cpu.body = [&] {
+    b.bring_up(false);
+    traffic->reset();  // the read alone
+    b.put(1, b.read(0));
+    msis_before = b.router.msis.size();
+    b.cpu.wr32(b.db(1, false), b.tail[1]);
+    rung = sc_core::sc_time_stamp();
+    sc_core::wait(sc_time(10, sc_core::SC_US));
+    status = b.take(1);
+    b.cpu.wr32(b.db(1, true), b.head[1]);
+  };
+  sc_core::sc_start();
+  REQUIRE(b.cpu.done);
+  CHECK(status == 0);
+  CHECK(count(fw::DmaPurpose::SqeFetch, TlpKind::MemoryRead) == 1);
+  CHECK(count(fw::DmaPurpose::SqeFetch, TlpKind::Completion) == 1);
+  CHECK(count(fw::DmaPurpose::Data, TlpKind::PostedWrite) == 16);
+  CHECK(count(fw::DmaPurpose::Data, TlpKind::MemoryRead) == 0);
+  CHECK(count(fw::DmaPurpose::CqeWrite, TlpKind::PostedWrite) == 1);
+  CHECK(count_at(NvmeControllerModel::kMsixPurpose, TlpKind::PostedWrite) == 1);
+  CHECK(count_at(NvmeControllerModel::kDoorbellMmioPurpose, TlpKind::PostedWrite) == 2);
+  CHECK(count(fw::DmaPurpose::ShadowRead, TlpKind::MemoryRead) == 0);
+  CHECK(traffic->read_round_trips == 1);
+  // Bytes on the wire: the SQE's completion 64 + 24, the data 16 * (256 + 24).
+  CHECK(traffic->tally().wire_bytes(unsigned(fw::DmaPurpose::SqeFetch), TlpKind::Completion) == 88);
+  CHECK(traffic->tally().wire_bytes(unsigned(fw::DmaPurpose::Data), TlpKind::PostedWrite) == 4480);
+  // Timed: doorbell to MSI-X is the stage cycles (96 ns at 1 GHz), the
+  // fetch's round trip (700 ns) and completion (88 B), then the data, CQE and
+  // MSI-X writes back to back upstream (4480 + 40 + 28 B), at 8 GT/s * 4 *
+  // 128/130 / 8 = 3.93846 B/ns; each transfer rounded to the picosecond.
+  REQUIRE(b.router.msis.size() > msis_before);
+  const sc_time took = b.router.msis[msis_before].at - rung;
+  CHECK(took == sc_time(96, SC_NS) + sc_time(700, SC_NS) + sc_time(22344, sc_core::SC_PS) +
+                    sc_time(1137500, sc_core::SC_PS) + sc_time(10156, sc_core::SC_PS) + sc_time(7109, sc_core::SC_PS));
+  // Upstream carried the request, the data, the CQE and the MSI-X: 24 + 4480 + 40 + 28 bytes.
+  CHECK(traffic->upstream_busy.time().to_seconds() * 1e9 == Approx((24 + 4480 + 40 + 28) * 130.0 / 512).margin(0.01));
 }
