@@ -280,5 +280,16 @@ int sc_main(int, char*[]) {
   std::printf("engine: %llu runs, busy %s; simulated %s\n",
               (unsigned long long)nvme_ctrl.hw_engine()->runs(),
               nvme_ctrl.hw_engine()->busy_time().to_string().c_str(), sc_time_stamp().to_string().c_str());
+  // Every TLP the run put on the link, by purpose and kind (bring-up included).
+  using nvmesim::fw::pcie::TlpKind;
+  const auto& tally = nvme_ctrl.link_traffic()->tally();
+  const std::vector<std::string> purposes = models::NvmeControllerModel::link_purposes();
+  for (unsigned p = 0; p < purposes.size(); ++p) {
+    const auto mrd = tally.tlps(p, TlpKind::MemoryRead), cpld = tally.tlps(p, TlpKind::Completion),
+               mwr = tally.tlps(p, TlpKind::PostedWrite);
+    if (mrd + cpld + mwr)
+      std::printf("  PCIe %-14s MRd %4llu  CplD %4llu  MWr %4llu\n", purposes[p].c_str(), (unsigned long long)mrd,
+                  (unsigned long long)cpld, (unsigned long long)mwr);
+  }
   return 0;
 }
