@@ -63,7 +63,6 @@ class System {
 
  private:
   void link_stats();
-  void build_device_engines(const SystemParams& p, std::vector<uint8_t>& queue_thread);
   void set_passthrough_traps(const SystemParams& p);
   void start_measurement();
   void watchdog();
