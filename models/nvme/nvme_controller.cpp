@@ -235,9 +235,10 @@ void NvmeControllerModel::mark_cq(uint16_t qid, bool read_shadow_head) {
 void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
   ctx.in_emulation = true;
   running_ = Running{&local, &ctx};
-  // Device bursts are traced on a host thread's track (the hardware engine has none).
-  const unsigned trace_id = ctx.thread ? ctx.thread->params().trace_id : 0;
-  auto burst_tracer = [&ctx] { return ctx.thread ? traces::active() : nullptr; };
+  // Device bursts are traced on the track of the host thread or of the
+  // hardware engine that runs them.
+  const unsigned trace_id = ctx.thread ? ctx.thread->params().trace_id : NvmeHwEngine::kTraceId;
+  auto burst_tracer = [] { return traces::active(); };
   counters_.stuck_handler_runs += notifier_->on_emulation_start(ctx.index);
   bool progress = true;
   while (progress) {

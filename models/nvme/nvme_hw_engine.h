@@ -101,6 +101,10 @@ class NvmeHwEngine : public sc_core::sc_module {
   bool busy() const { return busy_; }
   bool work_pending() const { return has_request_ || busy_; }
 
+  // Its trace track: the device track 0 (a trace's host0.state and
+  // host0.burst; the application's passthrough builds no host thread).
+  static constexpr unsigned kTraceId = 0;
+
   // The "engine" statistics group (nvme.engine in the application's tree).
   stats::Group& stats() { return stats_; }
   uint64_t runs() const { return runs_; }

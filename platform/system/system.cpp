@@ -189,6 +189,11 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
 
 System::~System() = default;
 
+size_t System::host_thread_count() const {
+  if (host_threads_.empty() && controller_ && controller_->hw_engine()) return 1;
+  return host_threads_.size();
+}
+
 // hv.passthrough: what the host cannot map traps (VFIO's MSI-X pages,
 // firmware/pcie/msix_page.h); everything else reaches the device without an exit.
 void System::set_passthrough_traps(const SystemParams& p) {

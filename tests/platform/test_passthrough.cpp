@@ -12,6 +12,7 @@
 #include "platform/report/stats_doc.h"
 #include "platform/system/system.h"
 #include "run_binary.h"
+#include "temp_dir.h"
 #include "text_file.h"
 
 using nvmesim::test::check_refused;
@@ -127,6 +128,24 @@ TEST_CASE("passthrough: --list-params lists the hardware engine's clock and cycl
   const auto cost = run_nvmesim("--hv.passthrough=on --number_ios=20 --nvme.cmd_cost=2us >/dev/null");
   CHECK(cost.exit_code == 0);
   CHECK(cost.err.find("nvmesim: warning: --nvme.cmd_cost: needs hv.passthrough off") != std::string::npos);
+}
+
+// The engine's passes are traced on device track 0, where the host threads'
+// would be: each I/O at iodepth 1 is one pass that finds work (the SQ
+// doorbell's), whose burst holds the command.
+TEST_CASE("passthrough: the timeline has the hardware engine's track with its bursts", "[passthrough][traces]") {
+  const nvmesim::test::TempDir dir("passthrough", "timeline");
+  const std::string file = dir / "pt.json";
+  const auto r = run_nvmesim("--hv.passthrough=on --iodepth=1 --number_ios=50 --timeline " + file + " >/dev/null");
+  REQUIRE(r.exit_code == 0);
+  const std::string text = nvmesim::test::slurp(file);
+  CHECK(text.find("\"name\":\"host0\"") != std::string::npos);
+  CHECK(text.find("\"name\":\"host1\"") == std::string::npos);  // one engine for every queue
+  size_t bursts = 0;
+  for (size_t at = text.find("\"name\":\"burst\""); at != std::string::npos;
+       at = text.find("\"name\":\"burst\"", at + 1))
+    ++bursts;
+  CHECK(bursts >= 50);  // the measured I/Os' passes, and bring-up's admin commands
 }
 
 // docs/metrics.md's hardware-engine table is the group's own rows.
