@@ -55,7 +55,7 @@ class HwDoorbellNotifier : public DoorbellNotifier {
   // Not a hv.notify mode; the nearest: the write schedules the processing.
   NotifyMode mode() const override { return NotifyMode::Deferred; }
   void doorbell_written(uint16_t, bool, sc_time& delay) override {
-    engine_.kick(delay + engine_.cycles(engine_.params().doorbell_decode));
+    engine_.kick(delay + engine_.doorbell_stage());
   }
 
  private:
@@ -252,9 +252,10 @@ void NvmeControllerModel::mark_cq(uint16_t qid, bool read_shadow_head) {
 void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
   ctx.in_emulation = true;
   running_ = Running{&local, &ctx};
-  // Device bursts are traced on a host thread's track (the hardware engine has none).
-  const unsigned trace_id = ctx.thread ? ctx.thread->params().trace_id : 0;
-  auto burst_tracer = [&ctx] { return ctx.thread ? traces::active() : nullptr; };
+  // Device bursts are traced on the track of the host thread or of the
+  // hardware engine that runs them.
+  const unsigned trace_id = ctx.thread ? ctx.thread->params().trace_id : NvmeHwEngine::kTraceId;
+  auto burst_tracer = [] { return traces::active(); };
   counters_.stuck_handler_runs += notifier_->on_emulation_start(ctx.index);
   bool progress = true;
   while (progress) {
@@ -404,7 +405,10 @@ void NvmeControllerModel::coalescing_timeout() {
 
 void NvmeControllerModel::send_msix(uint16_t vector) {
   coalescer_.on_sent(vector);
-  if (engine_ && running_.local) *running_.local += engine_->cycles(params_.engine.msix);
+  if (engine_) {
+    const sc_time t = engine_->msix_stage();
+    if (running_.local) *running_.local += t;
+  }
   sc_time t = running_.local ? *running_.local : SC_ZERO_TIME;
   if (PcieEndpoint::send_msix(vector, t) == MsixOutcome::Masked) {
     ++counters_.msix_masked;
@@ -441,20 +445,22 @@ void NvmeControllerModel::on_backend_complete(uint32_t tag, uint16_t status) {
 }
 
 void NvmeControllerModel::on_command_fetched() {
-  if (!running_.local) return;
   if (engine_) {
-    *running_.local += engine_->cycles(params_.engine.sqe_fetch + params_.engine.command_parse);
+    const sc_time t = engine_->command_stage();
+    if (running_.local) *running_.local += t;
     return;
   }
+  if (!running_.local) return;
   *running_.local += running_.ctx ? running_.ctx->thread->cpu(params_.cmd_cost) : params_.cmd_cost;
 }
 
 void NvmeControllerModel::on_completion_posting() {
-  if (!running_.local) return;
   if (engine_) {
-    *running_.local += engine_->cycles(params_.engine.cqe_post);
+    const sc_time t = engine_->cqe_stage();
+    if (running_.local) *running_.local += t;
     return;
   }
+  if (!running_.local) return;
   *running_.local += running_.ctx ? running_.ctx->thread->cpu(params_.cqe_cost) : params_.cqe_cost;
 }
 

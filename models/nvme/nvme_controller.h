@@ -1,12 +1,12 @@
 // The NVMe controller as a PCIe endpoint (models/pcie/pcie_endpoint: configuration
 // space, MSI-X, the bus-master initiator) with BAR0 (registers and
 // doorbells) as a TLM target, and the engine that runs the firmware's queue
-// processing: either the controller's own hardware engine (models/
+// processing: either the controller's own hardware engine (models/nvme/
 // nvme_hw_engine.h: a clocked process, each stage costed in cycles, the SQs
-// chosen by the firmware's arbiter; the default, with no host threads), or
-// QEMU's emulation on host threads (or inside the vCPU's exit), where how a
-// doorbell starts it is its DoorbellNotifier (hv.notify). When its
-// interrupts go: its InterruptCoalescer.
+// chosen by the firmware's arbiter; the default, with no host threads, and
+// the application's passed-through SSD), or QEMU's emulation on host threads
+// (or inside the vCPU's exit), where how a doorbell starts it is its
+// DoorbellNotifier (hv.notify). When its interrupts go: its InterruptCoalescer.
 #pragma once
 
 #include <array>
@@ -89,8 +89,11 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
     // Host thread of each queue id (0: the main loop, which always owns the
     // admin queue); empty: everything on thread 0.
     std::vector<uint8_t> queue_thread;
-    // The hardware engine's clock and stage costs (not in visit(): the
-    // application's controller runs on QEMU's engine; they have their own).
+    // The hardware engine's clock and stage costs: their own visit table
+    // (NvmeHwEngineParams, nvme.clock and nvme.*_cycles), in the
+    // application's parameter list beside this one; they apply when the
+    // controller runs on its hardware engine (the application's
+    // hv.passthrough=on), cmd_cost and cqe_cost when it runs on QEMU's.
     NvmeHwEngineParams engine;
 
     // Every visited field at its visit line's default, the auto choices

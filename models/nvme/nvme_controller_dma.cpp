@@ -128,7 +128,10 @@ void NvmeControllerModel::backend_submit(const fw::IoRequest& shared_req) {
   const fw::IoRequest& req = own.request;
   const sc_time zero = SC_ZERO_TIME;
   sc_time* local = running_.local;
-  if (engine_ && local) *local += engine_->cycles(params_.engine.backend_handoff);
+  if (engine_) {
+    const sc_time t = engine_->handoff_stage();
+    if (local) *local += t;
+  }
   const sc_time& now = local ? *local : zero;
   // The data moves whatever the medium: over the link for a real device,
   // as a host memcpy into or out of guest memory for an emulated one (QEMU

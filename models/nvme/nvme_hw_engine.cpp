@@ -4,6 +4,7 @@
 
 #include "models/sim/activations.h"
 #include "models/sim/kernel_time.h"
+#include "traces/tracer.h"
 
 using namespace sc_core;
 
@@ -41,11 +42,13 @@ void NvmeHwEngine::run() {
     busy_ = true;
     ++runs_;
     const sc_time start = kernel_now();
+    if (auto* t = traces::active()) t->thread_state(kTraceId, start.value(), traces::ThreadState::Working);
     sc_time local = SC_ZERO_TIME;
     if (work_) work_(local);
     if (local != SC_ZERO_TIME) activations::wait(local);
     busy_time_ += kernel_now() - start;
     busy_ = false;
+    if (auto* t = traces::active()) t->thread_state(kTraceId, kernel_now().value(), traces::ThreadState::Sleeping);
   }
 }
 

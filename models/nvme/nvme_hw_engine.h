@@ -2,9 +2,10 @@
 // woken by doorbell writes and backend completions, that runs the
 // firmware's queue processing with every stage costed in cycles of the
 // controller clock. It is the engine of a controller built without host
-// threads (NvmeControllerModel's constructors without them); the other
-// engine, QEMU's emulation on HostThreads with its notify modes
-// (models/host/doorbell_notifier.h), is the platform's for emulated devices.
+// threads (NvmeControllerModel's constructors without them): a platform of
+// one's own, and the application's passed-through SSD (hv.passthrough=on);
+// the other engine, QEMU's emulation on HostThreads with its notify modes
+// (models/host/doorbell_notifier.h), is the application's for emulated devices.
 //
 // Stages and where they are charged (each on top of the DMA time the link
 // model gives the transfer itself):
@@ -50,9 +51,11 @@
 
 namespace nvmesim::models {
 
-// nvme.clock and the stage costs. A component parameter set: the
-// application's controller runs on QEMU's engine, so these are not in its
-// parameter list (--list-params).
+// nvme.clock and the stage costs: in the application's parameter list
+// (--list-params, config files, --nvme.clock=...), where they time the
+// passed-through SSD (hv.passthrough=on); an emulated controller runs on
+// QEMU's engine, so there they do nothing and are warned about
+// (platform/config/param_requires.cpp).
 struct NvmeHwEngineParams {
   double clock_ghz{};
   uint32_t doorbell_decode{}, sqe_fetch{}, command_parse{}, backend_handoff{}, cqe_post{}, msix{};
@@ -62,7 +65,8 @@ struct NvmeHwEngineParams {
   static constexpr const char* param_prefix = "nvme";
   template <class V>
   void visit(V& v) {
-    v.real(clock_ghz, "clock", "1", "GHz", 0.001, 100, "controller clock of the hardware engine");
+    v.real(clock_ghz, "clock", "1", "GHz", 0.001, 100,
+           "controller clock of the hardware engine (a passed-through SSD's, hv.passthrough=on)");
     v.integer(doorbell_decode, "doorbell_decode_cycles", "8", "cycles", 0, 1e6,
               "BAR0 doorbell write decoded to the engine's wake-up");
     v.integer(sqe_fetch, "sqe_fetch_cycles", "16", "cycles", 0, 1e6,
@@ -91,11 +95,21 @@ class NvmeHwEngine : public sc_core::sc_module {
   void kick(const sc_core::sc_time& delay);
   // n cycles of the controller clock.
   sc_core::sc_time cycles(uint32_t n) const { return cycle_ * double(n); }
+  // Each stage, counted in the engine's group: the time it takes.
+  sc_core::sc_time doorbell_stage() { ++doorbells_; return cycles(params_.doorbell_decode); }
+  sc_core::sc_time command_stage() { ++commands_; return cycles(params_.sqe_fetch + params_.command_parse); }
+  sc_core::sc_time handoff_stage() { ++handoffs_; return cycles(params_.backend_handoff); }
+  sc_core::sc_time cqe_stage() { ++cqes_; return cycles(params_.cqe_post); }
+  sc_core::sc_time msix_stage() { ++msix_; return cycles(params_.msix); }
   const NvmeHwEngineParams& params() const { return params_; }
   bool busy() const { return busy_; }
   bool work_pending() const { return has_request_ || busy_; }
 
-  // The "engine" statistics group.
+  // Its trace track: the device track 0 (a trace's host0.state and
+  // host0.burst; the application's passthrough builds no host thread).
+  static constexpr unsigned kTraceId = 0;
+
+  // The "engine" statistics group (nvme.engine in the application's tree).
   stats::Group& stats() { return stats_; }
   uint64_t runs() const { return runs_; }
   sc_core::sc_time busy_time() const { return busy_time_; }
@@ -112,6 +126,14 @@ class NvmeHwEngine : public sc_core::sc_module {
   stats::Group stats_;
   stats::Scalar runs_{stats_, "runs", stats::Unit::Count, "times the engine woke and ran its passes"};
   TimeStat busy_time_{stats_, "busy_time", "time the engine was running"};
+  stats::Scalar doorbells_{stats_, "doorbells", stats::Unit::Count,
+                           "BAR0 doorbell writes that woke the engine (doorbell_decode_cycles)"};
+  stats::Scalar commands_{stats_, "commands", stats::Unit::Count,
+                          "SQEs fetched and parsed, admin and I/O (sqe_fetch_cycles + command_parse_cycles)"};
+  stats::Scalar handoffs_{stats_, "backend_handoffs", stats::Unit::Count,
+                          "I/O commands handed to the backend (backend_handoff_cycles)"};
+  stats::Scalar cqes_{stats_, "cqes", stats::Unit::Count, "CQEs built and posted (cqe_post_cycles)"};
+  stats::Scalar msix_{stats_, "msix", stats::Unit::Count, "MSI-X messages sent (msix_cycles)"};
 };
 
 }  // namespace nvmesim::models

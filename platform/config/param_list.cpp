@@ -22,6 +22,7 @@ void register_builtin_params(ParamRegistry& r) {
   describe_params<models::GuestMemoryParams>(r);             // mem.*: guest memory
   describe_params<models::GuestParams>(r);                   // guest.*: the guest driver
   describe_params<models::NvmeControllerModel::Params>(r);   // nvme.*: the controller
+  describe_params<models::NvmeHwEngineParams>(r);            // nvme.clock, nvme.*_cycles: its hardware engine
   describe_params<models::PcieLinkParams>(r);                // pcie.*: root complex and link
   describe_params<HvParams>(r);                              // hv.*, host.cores: the hypervisor
   describe_params<DeviceParams>(r);                          // device: NVMe or virtio-blk

@@ -49,6 +49,27 @@ const std::vector<ParamRequirement>& param_requirements() {
       {"hv.iothreads", nullptr, "hv.passthrough", {"off"}, false, "a passed-through device runs no emulation thread"},
       {"hv.msix_bar_mmap", nullptr, "hv.passthrough", {"on"}, false, "only a passed-through device's BARs are mapped"},
       {"hv.page_size", nullptr, "hv.passthrough", {"on"}, false, "only a passed-through device's BARs are mapped"},
+      // The controller's two engines (ARCHITECTURE.md): a passed-through SSD
+      // runs on its hardware engine, timed by nvme.clock and its cycles; an
+      // emulated one on QEMU's, timed by the host CPU costs.
+      {"nvme.clock", nullptr, "hv.passthrough", {"on"}, false,
+       "the controller runs on QEMU's emulation; the hardware engine's clock and cycles time a passed-through SSD"},
+      {"nvme.doorbell_decode_cycles", nullptr, "hv.passthrough", {"on"}, false,
+       "the controller runs on QEMU's emulation; the hardware engine's clock and cycles time a passed-through SSD"},
+      {"nvme.sqe_fetch_cycles", nullptr, "hv.passthrough", {"on"}, false,
+       "the controller runs on QEMU's emulation; the hardware engine's clock and cycles time a passed-through SSD"},
+      {"nvme.command_parse_cycles", nullptr, "hv.passthrough", {"on"}, false,
+       "the controller runs on QEMU's emulation; the hardware engine's clock and cycles time a passed-through SSD"},
+      {"nvme.backend_handoff_cycles", nullptr, "hv.passthrough", {"on"}, false,
+       "the controller runs on QEMU's emulation; the hardware engine's clock and cycles time a passed-through SSD"},
+      {"nvme.cqe_post_cycles", nullptr, "hv.passthrough", {"on"}, false,
+       "the controller runs on QEMU's emulation; the hardware engine's clock and cycles time a passed-through SSD"},
+      {"nvme.msix_cycles", nullptr, "hv.passthrough", {"on"}, false,
+       "the controller runs on QEMU's emulation; the hardware engine's clock and cycles time a passed-through SSD"},
+      {"nvme.cmd_cost", nullptr, "hv.passthrough", {"off"}, false,
+       "a passed-through SSD runs on its hardware engine, timed by nvme.clock and nvme.*_cycles"},
+      {"nvme.cqe_cost", nullptr, "hv.passthrough", {"off"}, false,
+       "a passed-through SSD runs on its hardware engine, timed by nvme.clock and nvme.*_cycles"},
       // Fault injections of the NVMe driver: virtio-blk builds no PRPs and no
       // Doorbell Buffer Config; the config command is sent only with the
       // buffer on, and a passed-through SSD offers none.

@@ -9,6 +9,8 @@
 //   guest.io_prp_fault       needs device nvme                warned
 //   guest.dbbuf_fault        needs nvme, no passthrough, nvme.dbbuf spec|vendor   warned
 //   hv.notify=ioeventfd      needs nvme.dbbuf spec|vendor     warned (QEMU 7.2)
+//   nvme.clock, nvme.*_cycles need hv.passthrough on          warned (the hardware engine's)
+//   nvme.cmd_cost, cqe_cost  need hv.passthrough off          warned (QEMU's engine's)
 //   ...
 // --help prints the whole table (param_requirements_help). In the default
 // comparison (buffer off and spec) the command line warns only about a

@@ -31,6 +31,7 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   p.mem = load_params<models::GuestMemoryParams>(c);
   p.guest = load_params<models::GuestParams>(c);
   p.nvme = load_params<models::NvmeControllerModel::Params>(c);
+  p.nvme.engine = load_params<models::NvmeHwEngineParams>(c);  // hv.passthrough's hardware engine
   p.pcie = load_params<models::PcieLinkParams>(c);
   p.hv = load_params<HvParams>(c);
 

@@ -80,9 +80,12 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
   tp.poll_max = SC_ZERO_TIME;  // QEMU's iothreads busy-poll adaptively; the main loop does not
   if (p.hv.bql) bql_ = std::make_unique<BigLock>(p.hv.bql_handoff);
   std::vector<uint8_t> queue_thread(size_t(p.nvme.firmware.max_io_queues) + 1, 0);
-  if (p.hv.exits.passthrough) {
-    build_device_engines(p, queue_thread);  // hv.bql: only trapped accesses take the lock
-  } else {
+  // hv.passthrough: a real SSD has a hardware controller. It runs on the
+  // controller model's hardware engine (models/nvme/nvme_hw_engine.h: its
+  // own process, nvme.clock and the stage cycles), so no host thread is
+  // built: no host core, dispatch or lock (hv.bql: only trapped accesses
+  // take it, in the hypervisor).
+  if (!p.hv.exits.passthrough) {
     tp.bql = bql_.get();
     host_threads_.push_back(std::make_unique<HostThread>("mainloop", tp, host_cpus_.get()));
     tp = p.hv.threads;
@@ -112,6 +115,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
       vp.queue_thread.push_back(q + 1 < queue_thread.size() ? queue_thread[q + 1] : 0);
     virtio_ = std::make_unique<VirtioBlkModel>("virtio_blk", vp, threads, *link_);
   } else {
+    // No threads (hv.passthrough): the controller's hardware engine.
     controller_ = std::make_unique<NvmeControllerModel>("nvme", cp, threads, *link_);
   }
 
@@ -185,20 +189,9 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
 
 System::~System() = default;
 
-// hv.passthrough: the SSD's own engines stand in for the host's emulation
-// threads: one per queue pair (admin: engine 0), woken by a doorbell write
-// at once, with no host CPU, dispatch overhead or lock (the device is
-// hardware; its command and completion handling keep nvme.cmd_cost and
-// nvme.cqe_cost).
-void System::build_device_engines(const SystemParams& p, std::vector<uint8_t>& queue_thread) {
-  HostThread::Params ep;
-  ep.dispatch_latency = ep.dispatch_jitter = ep.dispatch_cost = ep.poll_max = SC_ZERO_TIME;
-  const unsigned io_engines = std::min(p.numjobs(), 254u);
-  for (unsigned i = 0; i <= io_engines; ++i) {
-    ep.trace_id = i;
-    host_threads_.push_back(std::make_unique<HostThread>(("nvme_engine" + std::to_string(i)).c_str(), ep));
-  }
-  for (size_t q = 1; q < queue_thread.size(); ++q) queue_thread[q] = uint8_t(1 + (q - 1) % io_engines);
+size_t System::host_thread_count() const {
+  if (host_threads_.empty() && controller_ && controller_->hw_engine()) return 1;
+  return host_threads_.size();
 }
 
 // hv.passthrough: what the host cannot map traps (VFIO's MSI-X pages,
@@ -240,6 +233,8 @@ void System::link_stats() {
     controller_->counters().merge(controller_->firmware().counters());
     controller_->counters().add_group("backend", controller_->backend().stats());
     if (auto* t = controller_->link_traffic()) controller_->counters().add_group("pcie", *t);
+    // The hardware engine's group (hv.passthrough), where QEMU's has its threads'.
+    if (NvmeHwEngine* engine = controller_->hw_engine()) controller_->counters().add_group("engine", engine->stats());
   }
   for (auto& t : host_threads_) stats_.add_group(t->basename(), t->stats());
   stats_.add_group("host", *host_cpus_);
@@ -498,6 +493,13 @@ RunResults System::run() {
     t.dispatches = s.at(g + "dispatches");
     t.sleep_wakeups = s.at(g + "wakeups_from_sleep");
     t.poll_wakeups = s.at(g + "wakeups_while_polling");
+    r.device_threads.push_back(t);
+  }
+  if (!virtio_ && controller_->hw_engine()) {  // hv.passthrough: the SSD's engine, no host thread
+    DeviceThreadFigures t;
+    t.name = "nvme.engine";
+    t.busy_ns = double(s.at("nvme.engine.busy_time")) / 1000.0;
+    t.dispatches = s.at("nvme.engine.runs");
     r.device_threads.push_back(t);
   }
   r.host_cores = host_cpus_->cores();

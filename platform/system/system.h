@@ -56,14 +56,15 @@ class System {
   models::GuestMemory& memory() { return *memory_; }
   models::Hypervisor& hypervisor() { return *hypervisor_; }
   std::vector<std::unique_ptr<models::Vcpu>>& vcpus() { return vcpus_; }
-  size_t host_thread_count() const { return host_threads_.size(); }  // trace ids 0..n-1
+  // The device tracks of a trace, ids 0..n-1: the host threads, or the
+  // controller's hardware engine (hv.passthrough: track 0).
+  size_t host_thread_count() const;
   // Every component's statistics group, by name ("vcpu0", "nvme", ...);
   // reset when measurement starts.
   stats::Group& stats() { return stats_; }
 
  private:
   void link_stats();
-  void build_device_engines(const SystemParams& p, std::vector<uint8_t>& queue_thread);
   void set_passthrough_traps(const SystemParams& p);
   void start_measurement();
   void watchdog();
