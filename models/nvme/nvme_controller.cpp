@@ -203,6 +203,7 @@ void NvmeControllerModel::complete_enable() {
 
 // CC.EN 1 -> 0: the backend's commands and the emulation's marks go with the queues.
 void NvmeControllerModel::reset_emulation() {
+  sqe_burst_ = SqeBurst{};  // the queues go; a new one may reuse the memory
   backend_->reset();
   for (Context& c : ctx_) {
     c.done_count = 0;
@@ -360,7 +361,10 @@ unsigned NvmeControllerModel::arbitrate_sqs(sc_time& local) {
   while (fetched < budget) {
     const fw::Arbiter::Grant g = arb.next();
     if (!g) break;
+    fetching_sq_ = g.sqid;
     const unsigned n = firmware_->process_sq(g.sqid, g.commands);
+    fetching_sq_ = -1;
+    if (g.sqid == 0) sqe_burst_ = SqeBurst{};  // admin commands may delete and create SQs
     arb.consumed(g, n);
     fetched += n;
     if (n) {

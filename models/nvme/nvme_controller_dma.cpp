@@ -45,13 +45,59 @@ void NvmeControllerModel::sync_running() {
   HostThread::sync(*running_.local);
 }
 
+// The hardware engine fetches SQEs in bursts (nvme.sqe_burst): a fetch at
+// the head reads the entries published from there in one read, to the
+// ring's end; the fetches of the others find theirs arrived with it. Returns
+// the bytes this fetch reads (0: it was in the last burst, which it waits
+// for). Published entries do not change before they are consumed, so the
+// burst's data is what memory holds now.
+uint32_t NvmeControllerModel::sqe_fetch_bytes(uint64_t addr, uint32_t len) {
+  const sc_time offset = running_.local ? *running_.local : SC_ZERO_TIME;
+  if (addr >= sqe_burst_.begin && addr + len <= sqe_burst_.end) return 0;
+  uint32_t entries = 1;
+  if (fetching_sq_ >= 0) {
+    const fw::Controller::SqState sq = firmware_->sq_state(uint16_t(fetching_sq_));
+    if (sq.exists && sq.size && addr == sq.base + uint64_t(sq.head) * len) {
+      const uint32_t published = (sq.tail + sq.size - sq.head) % sq.size;
+      entries = std::max(1u, std::min({published, sq.size - sq.head, params_.engine.sqe_burst}));
+    }
+  }
+  const uint32_t bytes = entries * len;
+  sqe_burst_ = {addr, addr + bytes, kernel_now() + offset + dma_time(true, fw::DmaPurpose::SqeFetch, addr, bytes, offset)};
+  return bytes;
+}
+
 bool NvmeControllerModel::dma_read(fw::DmaPurpose purpose, uint64_t addr, void* dst, uint32_t len) {
   if (len == 0) return true;
   ++counters_.dma_reads;
   counters_.dma_read_bytes += len;
   sc_time* local = running_.local;
   const uint64_t last = addr + len - 1;
-  if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
+  const bool dmi = dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_;
+  // The device times the transfer (DMI, or any on a link; an emulated
+  // transported one is the interconnect's to time).
+  if (engine_ && purpose == fw::DmaPurpose::SqeFetch && (dmi || traffic_)) {
+    // Timed and counted by the burst; then the access itself, untimed.
+    sqe_fetch_bytes(addr, len);
+    if (local && sqe_burst_.arrival > kernel_now() + *local) *local = sqe_burst_.arrival - kernel_now();
+    if (dmi) {
+      std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
+      if (local) *local += dmi_read_latency_;
+      return true;
+    }
+    tlm::tlm_generic_payload p;
+    sc_time t = local ? *local : SC_ZERO_TIME;
+    p.set_command(tlm::TLM_READ_COMMAND);
+    p.set_address(addr);
+    p.set_data_ptr(static_cast<unsigned char*>(dst));
+    p.set_data_length(len);
+    p.set_streaming_width(len);
+    p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    dma_initiator->b_transport(p, t);
+    if (local) *local = t;
+    return p.is_response_ok();
+  }
+  if (dmi) {
     std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
     const sc_time link = dma_time(true, purpose, addr, len, local ? *local : SC_ZERO_TIME);
     if (local) *local += dmi_read_latency_ + link;

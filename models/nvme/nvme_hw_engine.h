@@ -23,6 +23,12 @@
 // starts, then posts the CQs with completions, and repeats until a pass
 // finds nothing. The arbiter's rotation and round go on across passes.
 //
+// SQE fetch: one read fetches the SQEs published from the head, up to
+// nvme.sqe_burst of them and the ring's end (8 x 64 = 512 bytes, the default
+// MRRS: one read request); the fetches of the others take no link time but
+// wait for that read's completions. A controller that fetched one SQE a
+// round trip (nvme.sqe_burst=1) would be bound by pcie.read_rtt per command.
+//
 // Shadow doorbells (doorbell buffer active): the engine reads an SQ's
 // shadow tail by DMA when the SQ's turn in a pass starts, and again after
 // each command, right after writing the SQ EventIdx (the firmware's
@@ -59,6 +65,9 @@ namespace nvmesim::models {
 struct NvmeHwEngineParams {
   double clock_ghz{};
   uint32_t doorbell_decode{}, sqe_fetch{}, command_parse{}, backend_handoff{}, cqe_post{}, msix{};
+  uint32_t sqe_burst{};  // SQEs one read fetches, at most
+
+
 
   NvmeHwEngineParams() { set_param_defaults(*this); }  // the visit lines' defaults
 
@@ -78,6 +87,9 @@ struct NvmeHwEngineParams {
     v.integer(cqe_post, "cqe_post_cycles", "16", "cycles", 0, 1e6,
               "per completion: building the CQE (besides its DMA time)");
     v.integer(msix, "msix_cycles", "8", "cycles", 0, 1e6, "per MSI-X message sent");
+    v.integer(sqe_burst, "sqe_burst", "8", "entries", 1, 64,
+              "SQEs the engine fetches with one read: those published from the head, to the ring's end (8: "
+              "512 bytes, the default MRRS)");
   }
 };
 

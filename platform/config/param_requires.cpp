@@ -66,6 +66,8 @@ const std::vector<ParamRequirement>& param_requirements() {
        "the controller runs on QEMU's emulation; the hardware engine's clock and cycles time a passed-through SSD"},
       {"nvme.msix_cycles", nullptr, "hv.passthrough", {"on"}, false,
        "the controller runs on QEMU's emulation; the hardware engine's clock and cycles time a passed-through SSD"},
+      {"nvme.sqe_burst", nullptr, "hv.passthrough", {"on"}, false,
+       "the controller runs on QEMU's emulation; the hardware engine's clock and cycles time a passed-through SSD"},
       {"nvme.cmd_cost", nullptr, "hv.passthrough", {"off"}, false,
        "a passed-through SSD runs on its hardware engine, timed by nvme.clock and nvme.*_cycles"},
       {"nvme.cqe_cost", nullptr, "hv.passthrough", {"off"}, false,

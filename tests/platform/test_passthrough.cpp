@@ -113,7 +113,7 @@ TEST_CASE("passthrough: --list-params lists the hardware engine's clock and cycl
   REQUIRE(list.exit_code == 0);
   for (const char* name : {"nvme.clock", "nvme.doorbell_decode_cycles", "nvme.sqe_fetch_cycles",
                            "nvme.command_parse_cycles", "nvme.backend_handoff_cycles", "nvme.cqe_post_cycles",
-                           "nvme.msix_cycles"}) {
+                           "nvme.msix_cycles", "nvme.sqe_burst"}) {
     INFO(name);
     CHECK(list.out.find(name) != std::string::npos);
   }
