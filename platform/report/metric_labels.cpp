@@ -12,6 +12,33 @@ bool starts(const std::string& s, const std::string& prefix) { return s.rfind(pr
 
 std::string upper_queue(const std::string& q) { return q == "sq" ? "SQ" : q == "cq" ? "CQ" : q; }
 
+// The PCIe link's figures (pcie.mode=link): "per_io.by_purpose.shadow_read.tlps"
+// -> {"PCIe shadow_read TLPs per I/O", ""}.
+MetricLabel pcie_label(const std::string& key) {
+  static const std::map<std::string, std::string> what = {
+      {"tlps", "TLPs"}, {"wire_bytes", "bytes on the link"}, {"mrd", "read requests (MRd)"},
+      {"cpld", "completions with data (CplD)"}, {"mwr", "posted writes (MWr)"},
+      {"read_round_trips", "device reads"}, {"upstream_queueing_ns", "upstream queueing, ns"},
+      {"downstream_queueing_ns", "downstream queueing, ns"}};
+  std::string rest = key, purpose;
+  if (starts(rest, "per_io.by_purpose.")) {
+    rest = rest.substr(18);
+    const size_t dot = rest.find('.');
+    purpose = rest.substr(0, dot) + " ";
+    rest = dot == std::string::npos ? "" : rest.substr(dot + 1);
+  } else if (starts(rest, "per_io.")) {
+    rest = rest.substr(7);
+  } else if (starts(rest, "utilization.")) {
+    return {"PCIe " + rest.substr(12) + " utilisation", "fraction"};
+  } else if (rest == "read_time_ns_mean") {
+    return {"PCIe device read time, mean", "ns"};
+  } else {
+    return {"pcie." + key, ""};
+  }
+  const auto it = what.find(rest);
+  return {"PCIe " + purpose + (it == what.end() ? rest : it->second) + " per I/O", ""};
+}
+
 }  // namespace
 
 MetricLabel metric_label(const std::string& column) {
@@ -54,6 +81,7 @@ MetricLabel metric_label(const std::string& column) {
     if (what == "mmio") return {q + " MMIO doorbell writes", "writes"};
     if (what == "suppressed") return {q + " suppressed doorbell updates", "updates"};
   }
+  if (starts(column, "pcie.")) return pcie_label(column.substr(5));
   if (starts(column, "exits.count.")) return {"VM exits: " + column.substr(12), "exits"};
   if (starts(column, "exits.time_ns.")) return {"time in VM exits: " + column.substr(14), "ns"};
   if (starts(column, "controller.")) return {"controller: " + column.substr(11), "count"};

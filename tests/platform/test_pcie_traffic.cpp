@@ -12,7 +12,9 @@
 #include <sstream>
 #include <string>
 
+#include "platform/report/metric_labels.h"
 #include "platform/report/stats_doc.h"
+#include "platform/sweep/sweep_plot.h"
 #include "run_binary.h"
 #include "simulate.h"
 #include "text_file.h"
@@ -143,4 +145,20 @@ TEST_CASE("pcie traffic: docs/metrics.md lists the link's statistics", "[pcie][s
   const std::string documented = text.substr(start, end == std::string::npos ? end : end + 1 - start);
   if (documented != table) std::ofstream("pcie_stats_table.md") << table;  // for pasting into the docs
   if (documented != table) FAIL("docs/metrics.md's PCIe link rows differ from the group:\n" << table);
+}
+
+// A sweep may plot the link's figures: their columns are known before any
+// point runs, and they carry labels.
+TEST_CASE("pcie traffic: sweep columns and plot labels of the link's figures", "[pcie][sweep]") {
+  using nvmesim::platform::sweep::check_plot_columns;
+  using nvmesim::platform::metric_label;
+  using nvmesim::platform::sweep::parse_plot_arg;
+  CHECK_NOTHROW(check_plot_columns(parse_plot_arg("y=pcie.per_io.by_purpose.shadow_read.tlps,x=iodepth"), {"iodepth"}));
+  CHECK_NOTHROW(check_plot_columns(parse_plot_arg("y=pcie.utilization.upstream,x=iodepth"), {"iodepth"}));
+  CHECK_NOTHROW(check_plot_columns(parse_plot_arg("y=pcie.per_io.by_purpose.virtqueue.mrd,x=iodepth"), {"iodepth"}));
+  CHECK_THROWS(check_plot_columns(parse_plot_arg("y=pcie.per_io.by_purpose.no_such.tlps,x=iodepth"), {"iodepth"}));
+  CHECK(metric_label("pcie.per_io.by_purpose.shadow_read.tlps").label == "PCIe shadow_read TLPs per I/O");
+  CHECK(metric_label("pcie.per_io.mwr").label == "PCIe posted writes (MWr) per I/O");
+  CHECK(metric_label("pcie.utilization.downstream").label == "PCIe downstream utilisation");
+  CHECK(metric_label("pcie.utilization.downstream").unit == "fraction");
 }
