@@ -14,6 +14,11 @@ NvmeHwEngine::NvmeHwEngine(sc_module_name name, const NvmeHwEngineParams& params
     : sc_module(name), params_(params) {
   if (!(params_.clock_ghz > 0)) throw std::invalid_argument("nvme.clock: must be above 0 GHz");
   cycle_ = sc_time(1.0 / params_.clock_ghz, SC_NS);
+  doorbell_time_ = cycles(params_.doorbell_decode);
+  command_time_ = cycles(params_.sqe_fetch + params_.command_parse);
+  handoff_time_ = cycles(params_.backend_handoff);
+  cqe_time_ = cycles(params_.cqe_post);
+  msix_time_ = cycles(params_.msix);
   SC_HAS_PROCESS(NvmeHwEngine);
   SC_THREAD(run);
 }

@@ -107,12 +107,13 @@ class NvmeHwEngine : public sc_core::sc_module {
   void kick(const sc_core::sc_time& delay);
   // n cycles of the controller clock.
   sc_core::sc_time cycles(uint32_t n) const { return cycle_ * double(n); }
-  // Each stage, counted in the engine's group: the time it takes.
-  sc_core::sc_time doorbell_stage() { ++doorbells_; return cycles(params_.doorbell_decode); }
-  sc_core::sc_time command_stage() { ++commands_; return cycles(params_.sqe_fetch + params_.command_parse); }
-  sc_core::sc_time handoff_stage() { ++handoffs_; return cycles(params_.backend_handoff); }
-  sc_core::sc_time cqe_stage() { ++cqes_; return cycles(params_.cqe_post); }
-  sc_core::sc_time msix_stage() { ++msix_; return cycles(params_.msix); }
+  // Each stage, counted in the engine's group: the time it takes (worked
+  // out once: no conversion per command).
+  const sc_core::sc_time& doorbell_stage() { ++doorbells_; return doorbell_time_; }
+  const sc_core::sc_time& command_stage() { ++commands_; return command_time_; }
+  const sc_core::sc_time& handoff_stage() { ++handoffs_; return handoff_time_; }
+  const sc_core::sc_time& cqe_stage() { ++cqes_; return cqe_time_; }
+  const sc_core::sc_time& msix_stage() { ++msix_; return msix_time_; }
   const NvmeHwEngineParams& params() const { return params_; }
   bool busy() const { return busy_; }
   bool work_pending() const { return has_request_ || busy_; }
@@ -131,6 +132,7 @@ class NvmeHwEngine : public sc_core::sc_module {
 
   NvmeHwEngineParams params_;
   sc_core::sc_time cycle_;
+  sc_core::sc_time doorbell_time_, command_time_, handoff_time_, cqe_time_, msix_time_;
   Work work_;
   sc_core::sc_event kick_event_;
   bool has_request_ = false, busy_ = false;
