@@ -110,9 +110,7 @@ VirtqueueDevice::PopResult VirtqueueDevice::pop(VirtqElement& out) {
       device_->virtio_error("Invalid size for indirect buffer table");
       return PopResult::Error;
     }
-    uint8_t probe;
-    if (d.addr + d.len < d.addr || !env_->dma_read(d.addr, &probe, 1) ||
-        !env_->dma_read(d.addr + d.len - 1, &probe, 1)) {
+    if (d.addr + d.len < d.addr || !env_->dma_mappable(d.addr, d.len)) {
       device_->virtio_error("Cannot map indirect buffer");
       return PopResult::Error;
     }
@@ -141,9 +139,7 @@ VirtqueueDevice::PopResult VirtqueueDevice::pop(VirtqElement& out) {
       device_->virtio_error("virtio: zero sized buffers are not allowed");
       return PopResult::Error;
     }
-    uint8_t probe;
-    if (!env_->dma_read(d.addr, &probe, 1) || !env_->dma_read(d.addr + d.len - 1, &probe, 1) ||
-        d.addr + d.len < d.addr) {
+    if (!env_->dma_mappable(d.addr, d.len) || d.addr + d.len < d.addr) {
       device_->virtio_error("virtio: bogus descriptor or out of resources");
       return PopResult::Error;
     }

@@ -20,6 +20,13 @@ class VirtioDeviceEnv {
   // DMA to guest memory; false when the range is not guest memory.
   virtual bool dma_read(uint64_t addr, void* dst, uint32_t len) = 0;
   virtual bool dma_write(uint64_t addr, const void* src, uint32_t len) = 0;
+  // [addr, addr + len) is guest memory the device can map (QEMU's
+  // dma_memory_map of a descriptor's buffer, len > 0): by default a read of
+  // its first and last byte; a transport may check it without a transfer.
+  virtual bool dma_mappable(uint64_t addr, uint32_t len) {
+    uint8_t probe;
+    return dma_read(addr, &probe, 1) && dma_read(addr + len - 1, &probe, 1);
+  }
   // The device's smp_mb(): its stores are visible before its later loads.
   virtual void device_barrier() = 0;
   // Send the MSI-X message of `vector`.

@@ -123,6 +123,7 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
   // fw::VirtioDeviceEnv
   bool dma_read(uint64_t addr, void* dst, uint32_t len) override;
   bool dma_write(uint64_t addr, const void* src, uint32_t len) override;
+  bool dma_mappable(uint64_t addr, uint32_t len) override;
   void device_barrier() override;
   void msix(uint16_t vector) override;
 
