@@ -97,6 +97,9 @@ std::vector<std::string> check_param_requirements(const Config& config) {
   for (const ParamRequirement& q : param_requirements()) {
     if (!config.registry().find(q.param) || !config.registry().find(q.needs)) continue;
     if (!config.is_set(q.param)) continue;
+    // A preset sets a whole setup; one of its settings that the user's own
+    // later choice leaves inert is no mistake of theirs (a refusal still is).
+    if (config.from_preset(q.param) && !q.refuse) continue;
     const std::string& value = config.text(q.param);
     if (q.inert && value == q.inert) continue;
     if (q.only && value != q.only) continue;

@@ -459,6 +459,8 @@ const std::string& Config::text(const std::string& name) const {
 }
 
 bool Config::is_set(const std::string& name) const { return values_[index_of(name)].user_set; }
+void Config::mark_from_preset(const std::string& name) { values_[index_of(name)].from_preset = true; }
+bool Config::from_preset(const std::string& name) const { return values_[index_of(name)].from_preset; }
 
 std::vector<std::pair<std::string, std::string>> Config::effective() const {
   std::vector<std::pair<std::string, std::string>> out;

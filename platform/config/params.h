@@ -156,6 +156,9 @@ class Config {
   const std::string& choice(const std::string& name) const;  // Choice
   const std::string& text(const std::string& name) const;    // Text (or any kind's canonical text)
   bool is_set(const std::string& name) const;  // given by the user (set/load_ini), not a default
+  // The value came from a --preset (apply_preset), not the user's own setting.
+  void mark_from_preset(const std::string& name);
+  bool from_preset(const std::string& name) const;
 
   // Every parameter, sorted by name, with its canonical text: times as typed
   // but normalised ("5100cyc", "1.5us"), sizes with the largest exact binary
@@ -186,6 +189,7 @@ class Config {
     int64_t integer = 0;  // Integer, integer Choice
     uint64_t bytes = 0;   // Size
     bool user_set = false;
+    bool from_preset = false;  // the value a --preset gave (a later set clears it)
   };
 
  private:

@@ -131,7 +131,10 @@ void apply_preset(const std::string& names, Config& config) {
     }
     if (!found)
       throw ConfigError("--preset: " + quoted(name) + " is not one of " + known);
-    for (const auto& [k, v] : found->values) config.set(k, v);
+    for (const auto& [k, v] : found->values) {
+      config.set(k, v);
+      config.mark_from_preset(k);
+    }
     if (comma == std::string::npos) return;
     begin = comma + 1;
   }

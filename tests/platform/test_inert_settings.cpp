@@ -118,3 +118,18 @@ TEST_CASE("inert settings: with the needed value no warning, and the comparison 
   CHECK(help.find("  hv.notify=ioeventfd needs nvme.dbbuf=spec|vendor: QEMU 7.2 registers the ioeventfd only with "
                   "the doorbell buffer on") != std::string::npos);
 }
+
+// A preset sets a whole setup (qemu-7.1: the timer notifier and its delay);
+// the user's own choice of another notifier leaves its hv.timer_delay inert
+// without a warning, but the same setting typed by the user warns.
+TEST_CASE("inert settings: a preset's own setting left inert by the user's choice is not warned about",
+          "[params][preset]") {
+  const std::string base = "--preset qemu-7.1,kvm --hv.notify=ioeventfd --nvme.dbbuf=spec --single-run "
+                           "--number_ios=50 >/dev/null";
+  const auto quiet = run_nvmesim(base);
+  CHECK(quiet.exit_code == 0);
+  CHECK(quiet.err.find("hv.timer_delay") == std::string::npos);
+  const auto typed = run_nvmesim(base + " --hv.timer_delay=1us");
+  CHECK(typed.exit_code == 0);
+  CHECK(typed.err.find("nvmesim: warning: --hv.timer_delay: needs hv.notify timer") != std::string::npos);
+}
