@@ -9,13 +9,15 @@ namespace {
 // Whole DWs of [addr, addr + len).
 uint64_t dw_payload(uint64_t addr, uint64_t len) { return ((addr + len + 3) / 4 - addr / 4) * 4; }
 
-// Cuts [addr, addr + len) into pieces of at most `max` bytes that do not
-// cross a 4 KiB boundary, each as large as allowed.
+// Cuts [addr, addr + len) into pieces whose whole DWs come to at most `max`
+// bytes (a TLP's Length counts DWs: a piece starting inside a DW carries
+// that DW whole) and that do not cross a 4 KiB boundary, each as large as
+// allowed.
 template <class Each>
 void cut(uint64_t addr, uint64_t len, uint64_t max, Each each) {
   while (len) {
     const uint64_t to_boundary = TlpRules::kBoundary - addr % TlpRules::kBoundary;
-    const uint64_t n = std::min({len, max, to_boundary});
+    const uint64_t n = std::min({len, max - addr % 4, to_boundary});
     each(addr, n);
     addr += n;
     len -= n;
@@ -55,7 +57,8 @@ TlpSplit read_completion_split(const TlpRules& rules, uint64_t addr, uint64_t le
     const uint64_t end = a + n;
     while (a < end) {
       uint64_t stop = end;
-      if (end - a > rules.max_payload) stop = (a + rules.max_payload) / rcb * rcb;  // not the last: ends on an RCB
+      if (dw_payload(a, end - a) > rules.max_payload)
+        stop = (a + rules.max_payload) / rcb * rcb;  // not the last: ends on an RCB
       if (stop <= a) stop = std::min(end, a + rules.max_payload);  // MPS below the RCB (not a legal setting)
       ++s.tlps;
       s.payload += dw_payload(a, stop - a);

@@ -12,7 +12,8 @@
 //  - Completions (section 2.3.1.1, Data Return for Read Requests): the
 //    completer may return a request's data in several Completions with Data,
 //    each at most MPS bytes, every one but the last ending on a Read
-//    Completion Boundary (RCB: 64 bytes for a root complex, section 2.3.1.1).
+//    Completion Boundary (RCB: a root complex's is 64 or 128 bytes, section
+//    2.3.1.1; 64 here).
 //    The count is the fewest the rules allow: each completion as large as MPS
 //    lets it, cut at the last RCB-aligned address it reaches.
 //  - Payloads are whole DWORDs (section 2.2.2): a transfer that starts or ends

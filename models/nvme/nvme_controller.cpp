@@ -127,6 +127,7 @@ void NvmeControllerModel::init(std::vector<HostThread*> threads) {
 
   const unsigned queues = params_.firmware.max_io_queues + 1u;
   sq_marked_.assign(queues, 0);
+  sqe_bursts_.assign(queues, SqeBurst{});
   cq_marked_.assign(queues, 0);
   cq_notified_.assign(queues, 0);
 
@@ -203,7 +204,7 @@ void NvmeControllerModel::complete_enable() {
 
 // CC.EN 1 -> 0: the backend's commands and the emulation's marks go with the queues.
 void NvmeControllerModel::reset_emulation() {
-  sqe_burst_ = SqeBurst{};  // the queues go; a new one may reuse the memory
+  std::fill(sqe_bursts_.begin(), sqe_bursts_.end(), SqeBurst{});  // the queues go; new ones may reuse the memory
   backend_->reset();
   for (Context& c : ctx_) {
     c.done_count = 0;
@@ -346,9 +347,11 @@ void NvmeControllerModel::emulate(Context& ctx, sc_time& local) {
 
 // The hardware engine's SQ phase of a pass: turns by the firmware's arbiter
 // (NVMe 1.4 section 4.13: CC.AMS, the Arbitration feature, each SQ's
-// QPRIO), each fetching up to its burst. A pass fetches at most
-// nvme.sq_budget commands for each SQ ready when it starts (what QEMU's
-// engine's visit of the rung SQs fetches at most), then posts completions;
+// QPRIO), each fetching up to its burst. A pass takes no further turn once
+// it has fetched nvme.sq_budget commands for each SQ ready when it starts
+// (what QEMU's engine's visit of the rung SQs fetches at most; a turn with
+// no Arbitration Burst limit, AB 111b, may take all of an SQ's commands),
+// then posts completions;
 // the arbiter's rotation and round carry over to the next pass. An SQ that
 // gives fewer commands than its turn allowed, or has none left, leaves the
 // arbitration; one that stopped with commands left (all its command slots
@@ -364,7 +367,8 @@ unsigned NvmeControllerModel::arbitrate_sqs(sc_time& local) {
     fetching_sq_ = g.sqid;
     const unsigned n = firmware_->process_sq(g.sqid, g.commands);
     fetching_sq_ = -1;
-    if (g.sqid == 0) sqe_burst_ = SqeBurst{};  // admin commands may delete and create SQs
+    // Admin commands may delete and create SQs (in the same memory).
+    if (g.sqid == 0) std::fill(sqe_bursts_.begin(), sqe_bursts_.end(), SqeBurst{});
     arb.consumed(g, n);
     fetched += n;
     if (n) {
@@ -380,7 +384,8 @@ unsigned NvmeControllerModel::arbitrate_sqs(sc_time& local) {
       if (left) held_back_.push_back(g.sqid);
     }
   }
-  for (const uint16_t q : held_back_) arb.set_ready(q, true);
+  for (const uint16_t q : held_back_)
+    if (firmware_->sq_state(q).exists) arb.set_ready(q, true);  // an admin turn may have deleted it
   return unsigned(fetched);
 }
 

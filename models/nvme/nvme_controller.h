@@ -296,11 +296,15 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   sc_core::sc_time dma_time(bool device_reads, fw::DmaPurpose purpose, uint64_t addr, uint32_t len,
                             const sc_core::sc_time& offset);
   uint32_t sqe_fetch_bytes(uint64_t addr, uint32_t len);
-  // The hardware engine's last SQE burst: [begin, end) and when it arrived.
+  // The hardware engine's last SQE burst of each SQ: [begin, end) and when
+  // it arrived (entries a turn did not consume wait for the SQ's next turn).
   struct SqeBurst {
     uint64_t begin = 0, end = 0;
     sc_core::sc_time arrival;
-  } sqe_burst_;
+  };
+  std::vector<SqeBurst> sqe_bursts_;
+  SqeBurst unqueued_burst_;        // a fetch outside an arbitration turn (none today)
+  SqeBurst* sqe_burst_ = nullptr;  // the fetching SQ's (fetching_sq_)
   int fetching_sq_ = -1;  // the SQ the hardware engine is fetching from
   // Lets the running emulation's time pass (the device's writes land, the
   // host acts in between) when it runs in a thread that can wait.

@@ -46,14 +46,18 @@ void NvmeControllerModel::sync_running() {
 }
 
 // The hardware engine fetches SQEs in bursts (nvme.sqe_burst): a fetch at
-// the head reads the entries published from there in one read, to the
-// ring's end; the fetches of the others find theirs arrived with it. Returns
-// the bytes this fetch reads (0: it was in the last burst, which it waits
-// for). Published entries do not change before they are consumed, so the
-// burst's data is what memory holds now.
+// an SQ's head reads the entries published from there in one read, to the
+// ring's end; the fetches of the others find theirs arrived with it (in
+// that SQ's burst, kept for its next turn when this one ends first).
+// Returns the bytes this fetch reads (0: it was in the SQ's last burst,
+// which it then waits for). Published entries do not change before they
+// are consumed, so the burst's data is what memory holds now.
 uint32_t NvmeControllerModel::sqe_fetch_bytes(uint64_t addr, uint32_t len) {
   const sc_time offset = running_.local ? *running_.local : SC_ZERO_TIME;
-  if (addr >= sqe_burst_.begin && addr + len <= sqe_burst_.end) return 0;
+  sqe_burst_ = fetching_sq_ >= 0 && size_t(fetching_sq_) < sqe_bursts_.size() ? &sqe_bursts_[size_t(fetching_sq_)]
+                                                                            : &unqueued_burst_;
+  SqeBurst& burst = *sqe_burst_;
+  if (addr >= burst.begin && addr + len <= burst.end) return 0;
   uint32_t entries = 1;
   if (fetching_sq_ >= 0) {
     const fw::Controller::SqState sq = firmware_->sq_state(uint16_t(fetching_sq_));
@@ -63,7 +67,7 @@ uint32_t NvmeControllerModel::sqe_fetch_bytes(uint64_t addr, uint32_t len) {
     }
   }
   const uint32_t bytes = entries * len;
-  sqe_burst_ = {addr, addr + bytes, kernel_now() + offset + dma_time(true, fw::DmaPurpose::SqeFetch, addr, bytes, offset)};
+  burst = {addr, addr + bytes, kernel_now() + offset + dma_time(true, fw::DmaPurpose::SqeFetch, addr, bytes, offset)};
   return bytes;
 }
 
@@ -79,7 +83,7 @@ bool NvmeControllerModel::dma_read(fw::DmaPurpose purpose, uint64_t addr, void* 
   if (engine_ && purpose == fw::DmaPurpose::SqeFetch && (dmi || traffic_)) {
     // Timed and counted by the burst; then the access itself, untimed.
     sqe_fetch_bytes(addr, len);
-    if (local && sqe_burst_.arrival > kernel_now() + *local) *local = sqe_burst_.arrival - kernel_now();
+    if (local && sqe_burst_->arrival > kernel_now() + *local) *local = sqe_burst_->arrival - kernel_now();
     if (dmi) {
       std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
       if (local) *local += dmi_read_latency_;
@@ -113,8 +117,9 @@ bool NvmeControllerModel::dma_read(fw::DmaPurpose purpose, uint64_t addr, void* 
   p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   dma_initiator->b_transport(p, t);
   // On a link the root complex leaves the link's time to the device's link
-  // model (models/pcie/pcie_root_complex.h).
-  if (traffic_ && p.is_response_ok()) t += dma_time(true, purpose, addr, len, t);
+  // model (models/pcie/pcie_root_complex.h). A failed read is on the wire
+  // too (its request, and the completion that reports the error).
+  if (traffic_) t += dma_time(true, purpose, addr, len, t);
   if (local) *local = t;
   return p.is_response_ok();
 }

@@ -19,11 +19,12 @@
 // arbiter gives (firmware/nvme/arbitration.h, NVMe 1.4 section 4.13: Round
 // Robin or Weighted Round Robin with Urgent Priority Class by CC.AMS, each
 // turn up to the Arbitration Burst) among the SQs that were rung or still
-// hold commands, up to nvme.sq_budget commands for each SQ ready when it
-// starts, then posts the CQs with completions, and repeats until a pass
-// finds nothing. The arbiter's rotation and round go on across passes.
+// hold commands, taking no further turn once it has fetched nvme.sq_budget
+// commands for each SQ ready when it started (a turn with no burst limit
+// may take all of an SQ's), then posts the CQs with completions, and
+// repeats until a pass finds nothing. The arbiter's rotation and round go on across passes.
 //
-// SQE fetch: one read fetches the SQEs published from the head, up to
+// SQE fetch: one read fetches the SQEs published from an SQ's head, up to
 // nvme.sqe_burst of them and the ring's end (8 x 64 = 512 bytes, the default
 // MRRS: one read request); the fetches of the others take no link time but
 // wait for that read's completions. A controller that fetched one SQE a

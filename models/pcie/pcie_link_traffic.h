@@ -21,11 +21,18 @@
 //                  upstream's busy time but do not wait behind the posted
 //                  writes queued there, though PCIe's ordering rules
 //                  (Base Specification 4.0 section 2.4.1) forbid a read
-//                  request to pass a posted write: the engines fetch one SQE
-//                  at a time, a round trip each, where a real controller
-//                  keeps several reads in flight, and queueing each fetch
-//                  behind the data writes would charge that simplification
-//                  twice (a gap, stated)
+//                  request to pass a posted write: the models keep one read
+//                  of a thread in flight at a time (QEMU's engine fetches one
+//                  SQE a round trip; the hardware engine bursts SQEs but
+//                  waits for each burst), where a real controller keeps
+//                  several reads in flight, and queueing each read behind
+//                  the data writes would charge that simplification twice
+//                  (a gap, stated)
+//
+// Busy time is credited when a transfer is scheduled, whole: one in flight
+// at the measured phase's start is not counted in it, one queued past its
+// end is, and host MMIO adds busy time without a place in the queue, so a
+// saturated direction can read slightly above 1.
 //   host MMIO:     counted and added to its direction's busy time; the
 //                  CPU's time for it is the root complex's (a posted write
 //                  does not wait for the link; a read's round trip is

@@ -40,6 +40,10 @@ TEST_CASE("tlp: posted writes carry at most MPS and never cross 4 KiB", "[tlp]")
   // Payloads are whole DWs: 2 bytes at 0x3 touch DW 0 and DW 1.
   CHECK(posted_write_split(rules(256, 512), 0x3, 2).payload == 8);
   CHECK(posted_write_split(rules(256, 512), 0x0, 0).tlps == 0);
+  // Length counts DWs: 256 bytes from 0x2 span 65 DWs (0x0..0x104), more
+  // than MPS's 64: two writes, 0x2..0x100 (64 DWs) and 0x100..0x102 (1 DW).
+  CHECK(posted_write_split(rules(256, 512), 0x2, 256).tlps == 2);
+  CHECK(posted_write_split(rules(256, 512), 0x2, 256).payload == 260);
 }
 
 TEST_CASE("tlp: reads ask at most MRRS a request and complete in MPS pieces on RCB boundaries", "[tlp]") {
@@ -72,6 +76,12 @@ TEST_CASE("tlp: reads ask at most MRRS a request and complete in MPS pieces on R
   CHECK(read_request_split(rules(256, 4096), 0xE00, 1024).tlps == 2);
   CHECK(read_request_split(rules(256, 4096), 0x1000, 4096).tlps == 1);
   CHECK(read_completion_split(rules(256, 4096), 0x1000, 4096).tlps == 16);
+  // 256 bytes from 0x2: 65 DWs, more than one completion may carry: two,
+  // ending at the RCB 0x100, then 0x100..0x102.
+  CHECK(read_completion_split(r, 0x2, 256).tlps == 2);
+  // A request asks for whole DWs too: 512 bytes from 0x2 are 129 DWs, two
+  // requests with MRRS 512.
+  CHECK(read_request_split(r, 0x2, 512).tlps == 2);
 }
 
 TEST_CASE("tlp: the tally counts by purpose and kind", "[tlp]") {
