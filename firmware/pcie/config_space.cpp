@@ -6,29 +6,30 @@
 namespace nvmesim::fw::pci {
 
 // ---------------------------------------------------------------- the register file
-void ConfigSpace::set_le(unsigned offset, uint32_t v, unsigned len) {
-  for (unsigned i = 0; i < len; ++i) bytes_.at(offset + i) = uint8_t(v >> (8 * i));
+namespace {
+
+// `len` bytes of `v`, little-endian, into one of the per-byte arrays.
+template <class Bytes>
+void put_le(Bytes& a, unsigned offset, uint32_t v, unsigned len) {
+  for (unsigned i = 0; i < len; ++i) a.at(offset + i) = uint8_t(v >> (8 * i));
 }
 
-uint32_t ConfigSpace::get_le(unsigned offset, unsigned len) const {
+template <class Bytes>
+uint32_t take_le(const Bytes& a, unsigned offset, unsigned len) {
   uint32_t v = 0;
-  for (unsigned i = 0; i < len; ++i) v |= uint32_t(bytes_.at(offset + i)) << (8 * i);
+  for (unsigned i = 0; i < len; ++i) v |= uint32_t(a.at(offset + i)) << (8 * i);
   return v;
 }
 
-void ConfigSpace::set_writable(unsigned offset, unsigned len, uint32_t mask) {
-  for (unsigned i = 0; i < len; ++i) writable_.at(offset + i) = uint8_t(mask >> (8 * i));
-}
+}  // namespace
 
+void ConfigSpace::set_le(unsigned offset, uint32_t v, unsigned len) { put_le(bytes_, offset, v, len); }
+uint32_t ConfigSpace::get_le(unsigned offset, unsigned len) const { return take_le(bytes_, offset, len); }
+void ConfigSpace::set_writable(unsigned offset, unsigned len, uint32_t mask) { put_le(writable_, offset, mask, len); }
 void ConfigSpace::set_write_one_to_clear(unsigned offset, unsigned len, uint32_t mask) {
-  for (unsigned i = 0; i < len; ++i) rw1c_.at(offset + i) = uint8_t(mask >> (8 * i));
+  put_le(rw1c_, offset, mask, len);
 }
-
-uint32_t ConfigSpace::writable(unsigned offset, unsigned len) const {
-  uint32_t v = 0;
-  for (unsigned i = 0; i < len; ++i) v |= uint32_t(writable_.at(offset + i)) << (8 * i);
-  return v;
-}
+uint32_t ConfigSpace::writable(unsigned offset, unsigned len) const { return take_le(writable_, offset, len); }
 
 bool ConfigSpace::read(uint64_t offset, unsigned len, uint32_t* value) const {
   if (!access_ok(offset, len)) return false;

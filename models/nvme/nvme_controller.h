@@ -295,7 +295,9 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   // the direction it needs (counted, whether by DMI or not).
   sc_core::sc_time dma_time(bool device_reads, fw::DmaPurpose purpose, uint64_t addr, uint32_t len,
                             const sc_core::sc_time& offset);
-  uint32_t sqe_fetch_bytes(uint64_t addr, uint32_t len);
+  sc_core::sc_time sqe_arrival(uint64_t addr, uint32_t len);
+  // One DMA through dma_initiator (no DMI), `delay` advanced by the path.
+  bool dma_transport(tlm::tlm_command command, uint64_t addr, void* data, uint32_t len, sc_core::sc_time& delay);
   // The hardware engine's last SQE burst of each SQ: [begin, end) and when
   // it arrived (entries a turn did not consume wait for the SQ's next turn).
   struct SqeBurst {
@@ -303,8 +305,6 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
     sc_core::sc_time arrival;
   };
   std::vector<SqeBurst> sqe_bursts_;
-  SqeBurst unqueued_burst_;        // a fetch outside an arbitration turn (none today)
-  SqeBurst* sqe_burst_ = nullptr;  // the fetching SQ's (fetching_sq_)
   int fetching_sq_ = -1;  // the SQ the hardware engine is fetching from
   // Lets the running emulation's time pass (the device's writes land, the
   // host acts in between) when it runs in a thread that can wait.

@@ -49,17 +49,18 @@ void NvmeControllerModel::sync_running() {
 // an SQ's head reads the entries published from there in one read, to the
 // ring's end; the fetches of the others find theirs arrived with it (in
 // that SQ's burst, kept for its next turn when this one ends first).
-// Returns the bytes this fetch reads (0: it was in the SQ's last burst,
-// which it then waits for). Published entries do not change before they
-// are consumed, so the burst's data is what memory holds now.
-uint32_t NvmeControllerModel::sqe_fetch_bytes(uint64_t addr, uint32_t len) {
+// Returns when the SQE at `addr` has arrived. Published entries do not
+// change before they are consumed, so the burst's data is what memory
+// holds now.
+sc_time NvmeControllerModel::sqe_arrival(uint64_t addr, uint32_t len) {
   const sc_time offset = running_.local ? *running_.local : SC_ZERO_TIME;
-  sqe_burst_ = fetching_sq_ >= 0 && size_t(fetching_sq_) < sqe_bursts_.size() ? &sqe_bursts_[size_t(fetching_sq_)]
-                                                                            : &unqueued_burst_;
-  SqeBurst& burst = *sqe_burst_;
-  if (addr >= burst.begin && addr + len <= burst.end) return 0;
+  const bool turn = fetching_sq_ >= 0 && size_t(fetching_sq_) < sqe_bursts_.size();
+  if (turn) {
+    const SqeBurst& burst = sqe_bursts_[size_t(fetching_sq_)];
+    if (addr >= burst.begin && addr + len <= burst.end) return burst.arrival;
+  }
   uint32_t entries = 1;
-  if (fetching_sq_ >= 0) {
+  if (turn) {
     const fw::Controller::SqState sq = firmware_->sq_state(uint16_t(fetching_sq_));
     if (sq.exists && sq.size && addr == sq.base + uint64_t(sq.head) * len) {
       const uint32_t published = (sq.tail + sq.size - sq.head) % sq.size;
@@ -67,8 +68,22 @@ uint32_t NvmeControllerModel::sqe_fetch_bytes(uint64_t addr, uint32_t len) {
     }
   }
   const uint32_t bytes = entries * len;
-  burst = {addr, addr + bytes, kernel_now() + offset + dma_time(true, fw::DmaPurpose::SqeFetch, addr, bytes, offset)};
-  return bytes;
+  const sc_time arrival = kernel_now() + offset + dma_time(true, fw::DmaPurpose::SqeFetch, addr, bytes, offset);
+  if (turn) sqe_bursts_[size_t(fetching_sq_)] = {addr, addr + bytes, arrival};
+  return arrival;
+}
+
+bool NvmeControllerModel::dma_transport(tlm::tlm_command command, uint64_t addr, void* data, uint32_t len,
+                                        sc_time& delay) {
+  tlm::tlm_generic_payload p;
+  p.set_command(command);
+  p.set_address(addr);
+  p.set_data_ptr(static_cast<unsigned char*>(data));
+  p.set_data_length(len);
+  p.set_streaming_width(len);
+  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  dma_initiator->b_transport(p, delay);
+  return p.is_response_ok();
 }
 
 bool NvmeControllerModel::dma_read(fw::DmaPurpose purpose, uint64_t addr, void* dst, uint32_t len) {
@@ -78,50 +93,32 @@ bool NvmeControllerModel::dma_read(fw::DmaPurpose purpose, uint64_t addr, void* 
   sc_time* local = running_.local;
   const uint64_t last = addr + len - 1;
   const bool dmi = dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_;
-  // The device times the transfer (DMI, or any on a link; an emulated
-  // transported one is the interconnect's to time).
-  if (engine_ && purpose == fw::DmaPurpose::SqeFetch && (dmi || traffic_)) {
-    // Timed and counted by the burst; then the access itself, untimed.
-    sqe_fetch_bytes(addr, len);
-    if (local && sqe_burst_->arrival > kernel_now() + *local) *local = sqe_burst_->arrival - kernel_now();
-    if (dmi) {
-      std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
-      if (local) *local += dmi_read_latency_;
-      return true;
-    }
-    tlm::tlm_generic_payload p;
-    sc_time t = local ? *local : SC_ZERO_TIME;
-    p.set_command(tlm::TLM_READ_COMMAND);
-    p.set_address(addr);
-    p.set_data_ptr(static_cast<unsigned char*>(dst));
-    p.set_data_length(len);
-    p.set_streaming_width(len);
-    p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    dma_initiator->b_transport(p, t);
-    if (local) *local = t;
-    return p.is_response_ok();
+  // The device times its transfers: through DMI, and on a link any (the
+  // root complex leaves the link's time to the device's link model,
+  // models/pcie/pcie_root_complex.h); an emulated transported one is the
+  // interconnect's to time. An SQE the hardware engine fetches is timed by
+  // its burst, and its access below is then untimed.
+  const bool burst = engine_ && purpose == fw::DmaPurpose::SqeFetch && (dmi || traffic_);
+  if (burst && local) {
+    const sc_time arrival = sqe_arrival(addr, len);
+    if (arrival > kernel_now() + *local) *local = arrival - kernel_now();
+  } else if (burst) {
+    sqe_arrival(addr, len);
   }
+  sc_time t = local ? *local : SC_ZERO_TIME;
+  bool ok = true;
   if (dmi) {
     std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
-    const sc_time link = dma_time(true, purpose, addr, len, local ? *local : SC_ZERO_TIME);
-    if (local) *local += dmi_read_latency_ + link;
-    return true;
+    if (!burst) t += dma_time(true, purpose, addr, len, t);
+    t += dmi_read_latency_;
+  } else {
+    ok = dma_transport(tlm::TLM_READ_COMMAND, addr, dst, len, t);
+    // A failed read is on the wire too: its request, and the completion
+    // that reports the error.
+    if (traffic_ && !burst) t += dma_time(true, purpose, addr, len, t);
   }
-  tlm::tlm_generic_payload p;
-  sc_time t = local ? *local : SC_ZERO_TIME;
-  p.set_command(tlm::TLM_READ_COMMAND);
-  p.set_address(addr);
-  p.set_data_ptr(static_cast<unsigned char*>(dst));
-  p.set_data_length(len);
-  p.set_streaming_width(len);
-  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  dma_initiator->b_transport(p, t);
-  // On a link the root complex leaves the link's time to the device's link
-  // model (models/pcie/pcie_root_complex.h). A failed read is on the wire
-  // too (its request, and the completion that reports the error).
-  if (traffic_) t += dma_time(true, purpose, addr, len, t);
   if (local) *local = t;
-  return p.is_response_ok();
+  return ok;
 }
 
 bool NvmeControllerModel::dma_write(fw::DmaPurpose purpose, uint64_t addr, const void* src, uint32_t len) {
@@ -130,30 +127,24 @@ bool NvmeControllerModel::dma_write(fw::DmaPurpose purpose, uint64_t addr, const
   counters_.dma_write_bytes += len;
   sc_time* local = running_.local;
   const uint64_t last = addr + len - 1;
-  if (dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_) {
-    const sc_time link = dma_time(false, purpose, addr, len, local ? *local : SC_ZERO_TIME);
-    if (local) {
-      *local += dmi_write_latency_ + link;
-      // The write lands when its time has passed: a polling guest must not
-      // see it earlier.
-      sync_running();
-    }
-    std::memcpy(dmi_base_ + (addr - dmi_start_), src, len);
-    if (len == 4 && traces::active()) trace_eventidx_write(addr, src);
-    return true;
-  }
-  tlm::tlm_generic_payload p;
+  const bool dmi = dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_;
   sc_time t = local ? *local : SC_ZERO_TIME;
-  p.set_command(tlm::TLM_WRITE_COMMAND);
-  p.set_address(addr);
-  p.set_data_ptr(static_cast<unsigned char*>(const_cast<void*>(src)));
-  p.set_data_length(len);
-  p.set_streaming_width(len);
-  p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  if (traffic_) t += dma_time(false, purpose, addr, len, t);  // the write leaves, then lands
-  dma_initiator->b_transport(p, t);
-  if (local) *local = t;
-  return p.is_response_ok();
+  // The write leaves, then lands (device-timed as a read is).
+  if (dmi || traffic_) t += dma_time(false, purpose, addr, len, t);
+  if (!dmi) {
+    const bool ok = dma_transport(tlm::TLM_WRITE_COMMAND, addr, const_cast<void*>(src), len, t);
+    if (local) *local = t;
+    return ok;
+  }
+  if (local) {
+    *local = t + dmi_write_latency_;
+    // The write lands when its time has passed: a polling guest must not
+    // see it earlier.
+    sync_running();
+  }
+  std::memcpy(dmi_base_ + (addr - dmi_start_), src, len);
+  if (len == 4 && traces::active()) trace_eventidx_write(addr, src);
+  return true;
 }
 
 void NvmeControllerModel::trace_eventidx_write(uint64_t addr, const void* src) {
