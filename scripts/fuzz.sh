@@ -10,14 +10,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${FUZZ_BUILD:-build-fuzz}
-mkdir -p "$out/corpus" "$out/artifacts" "$out/obj"
+mkdir -p "$out/corpus" "$out/artifacts" "$out/obj" "$out/include"
+ln -sfn "$PWD" "$out/include/nvmesim"  # the sources include "nvmesim/firmware/..."
 
 # Build: firmware sources + harness, one object each (rebuilt when newer).
-flags=(-std=c++17 -g -O1 -I. -fno-omit-frame-pointer
+flags=(-std=c++17 -g -O1 -I"$out/include" -fno-omit-frame-pointer
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
 objs=()
-for src in firmware/*.cpp tests/fuzz/fuzz_controller.cpp; do
-  obj="$out/obj/$(basename "${src%.cpp}").o"
+for src in firmware/*/*.cpp tests/fuzz/fuzz_controller.cpp; do
+  obj="$out/obj/$(echo "${src%.cpp}" | tr / _).o"
   if [[ ! -f $obj || $src -nt $obj || -n $(find firmware -name '*.h' -newer "$obj") ]]; then
     clang++ "${flags[@]}" -c "$src" -o "$obj"
   fi

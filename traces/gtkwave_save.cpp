@@ -1,4 +1,4 @@
-#include "traces/gtkwave_save.h"
+#include "nvmesim/traces/gtkwave_save.h"
 
 #include <cmath>
 #include <cstdio>

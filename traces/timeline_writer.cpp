@@ -1,4 +1,4 @@
-#include "traces/timeline_writer.h"
+#include "nvmesim/traces/timeline_writer.h"
 
 #include <algorithm>
 #include <cstring>

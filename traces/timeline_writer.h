@@ -26,8 +26,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "traces/reorder_buffer.h"
-#include "traces/tracer.h"
+#include "nvmesim/traces/reorder_buffer.h"
+#include "nvmesim/traces/tracer.h"
 
 namespace nvmesim::traces {
 

@@ -1,4 +1,4 @@
-#include "traces/tracer.h"
+#include "nvmesim/traces/tracer.h"
 
 namespace nvmesim::traces {
 

@@ -1,4 +1,4 @@
-#include "traces/vcd_writer.h"
+#include "nvmesim/traces/vcd_writer.h"
 
 #include <algorithm>
 #include <cstring>

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "traces/gtkwave_save.h"
-#include "traces/reorder_buffer.h"
-#include "traces/tracer.h"
+#include "nvmesim/traces/gtkwave_save.h"
+#include "nvmesim/traces/reorder_buffer.h"
+#include "nvmesim/traces/tracer.h"
 
 namespace nvmesim::traces {
 

@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
 
 namespace nvmesim::fw {
 

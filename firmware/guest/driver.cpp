@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "firmware/guest/driver.h"
+#include "nvmesim/firmware/guest/driver.h"
 
 namespace nvmesim::fw {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "firmware/nvme/eventidx.h"
-#include "firmware/nvme/nvme_spec.h"
-#include "firmware/sim/statistics.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/nvme_spec.h"
+#include "nvmesim/firmware/sim/statistics.h"
 
 namespace nvmesim::fw {
 

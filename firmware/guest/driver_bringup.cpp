@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "firmware/guest/driver.h"
+#include "nvmesim/firmware/guest/driver.h"
 
 namespace nvmesim::fw {
 

@@ -3,9 +3,9 @@
 // sequence when the doorbell buffer is active, else through BAR0.
 #include <cstring>
 
-#include "firmware/nvme/dbbuf_policy.h"
-#include "firmware/guest/dbbuf_publish.h"
-#include "firmware/guest/driver.h"
+#include "nvmesim/firmware/nvme/dbbuf_policy.h"
+#include "nvmesim/firmware/guest/dbbuf_publish.h"
+#include "nvmesim/firmware/guest/driver.h"
 
 namespace nvmesim::fw {
 

@@ -1,8 +1,8 @@
-#include "firmware/guest/virtio_blk_driver.h"
+#include "nvmesim/firmware/guest/virtio_blk_driver.h"
 
 #include <algorithm>
 
-#include "firmware/virtio/virtio_blk_device.h"
+#include "nvmesim/firmware/virtio/virtio_blk_device.h"
 
 namespace nvmesim::fw {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "firmware/guest/driver.h"
-#include "firmware/sim/enum_table.h"
-#include "firmware/guest/virtqueue_driver.h"
+#include "nvmesim/firmware/guest/driver.h"
+#include "nvmesim/firmware/sim/enum_table.h"
+#include "nvmesim/firmware/guest/virtqueue_driver.h"
 
 namespace nvmesim::fw {
 

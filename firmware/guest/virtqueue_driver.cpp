@@ -1,8 +1,8 @@
-#include "firmware/guest/virtqueue_driver.h"
+#include "nvmesim/firmware/guest/virtqueue_driver.h"
 
 #include <cstring>
 
-#include "firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
 
 namespace nvmesim::fw {
 

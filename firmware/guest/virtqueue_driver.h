@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "firmware/virtio/virtio_spec.h"
+#include "nvmesim/firmware/virtio/virtio_spec.h"
 
 namespace nvmesim::fw {
 

@@ -2,7 +2,7 @@
 // Priority Class (NVMe Base Specification 1.4, section 4.13). The rules and
 // this arbiter's choices where the specification leaves them open are in
 // arbitration.h.
-#include "firmware/nvme/arbitration.h"
+#include "nvmesim/firmware/nvme/arbitration.h"
 
 #include <algorithm>
 

@@ -1,11 +1,11 @@
 // Controller construction, introspection, command slots and asynchronous
 // events. Registers, admin, I/O and the doorbell buffer live in the
 // controller_*.cpp files beside this one.
-#include "firmware/nvme/controller.h"
+#include "nvmesim/firmware/nvme/controller.h"
 
 #include <algorithm>
 
-#include "firmware/nvme/prp.h"
+#include "nvmesim/firmware/nvme/prp.h"
 
 namespace nvmesim::fw {
 

@@ -9,11 +9,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "firmware/nvme/arbitration.h"
-#include "firmware/nvme/controller_tag.h"
-#include "firmware/nvme/dbbuf_policy.h"
-#include "firmware/nvme/nvme_spec.h"
-#include "firmware/sim/statistics.h"
+#include "nvmesim/firmware/nvme/arbitration.h"
+#include "nvmesim/firmware/nvme/controller_tag.h"
+#include "nvmesim/firmware/nvme/dbbuf_policy.h"
+#include "nvmesim/firmware/nvme/nvme_spec.h"
+#include "nvmesim/firmware/sim/statistics.h"
 
 namespace nvmesim::fw {
 

@@ -1,11 +1,11 @@
 // Admin command set: Identify, features, queue management, asynchronous
 // event requests, Abort, Get Log Page, Doorbell Buffer Config.
-#include "firmware/nvme/controller.h"
+#include "nvmesim/firmware/nvme/controller.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "firmware/nvme/prp.h"
+#include "nvmesim/firmware/nvme/prp.h"
 
 namespace nvmesim::fw {
 

@@ -1,8 +1,8 @@
 // The doorbell buffer: Doorbell Buffer Config, shadow reads and the
 // device's EventIdx policies.
-#include "firmware/nvme/controller.h"
+#include "nvmesim/firmware/nvme/controller.h"
 
-#include "firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
 
 namespace nvmesim::fw {
 

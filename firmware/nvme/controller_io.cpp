@@ -1,9 +1,9 @@
 // Submission-queue processing (QEMU nvme_process_sq), the NVM I/O command
 // checks, and completion posting (QEMU nvme_post_cqes).
-#include "firmware/nvme/controller.h"
+#include "nvmesim/firmware/nvme/controller.h"
 
-#include "firmware/nvme/eventidx.h"
-#include "firmware/nvme/prp.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/prp.h"
 
 namespace nvmesim::fw {
 

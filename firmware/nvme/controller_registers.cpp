@@ -1,8 +1,8 @@
 // BAR0: the register file, CC.EN/CSTS.RDY handshake, reset, shutdown,
 // interrupt masks and the doorbells.
-#include "firmware/nvme/controller.h"
+#include "nvmesim/firmware/nvme/controller.h"
 
-#include "firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
 
 namespace nvmesim::fw {
 

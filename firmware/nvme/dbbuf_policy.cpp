@@ -1,4 +1,4 @@
-#include "firmware/nvme/dbbuf_policy.h"
+#include "nvmesim/firmware/nvme/dbbuf_policy.h"
 
 namespace nvmesim::fw {
 

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "firmware/sim/enum_table.h"
+#include "nvmesim/firmware/sim/enum_table.h"
 
 namespace nvmesim::fw {
 

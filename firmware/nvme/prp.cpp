@@ -1,4 +1,4 @@
-#include "firmware/nvme/prp.h"
+#include "nvmesim/firmware/nvme/prp.h"
 
 #include <algorithm>
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "firmware/nvme/controller.h"
+#include "nvmesim/firmware/nvme/controller.h"
 
 namespace nvmesim::fw {
 

@@ -1,4 +1,4 @@
-#include "firmware/pcie/config_space.h"
+#include "nvmesim/firmware/pcie/config_space.h"
 
 #include <cstring>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "firmware/pcie/msix_page.h"
+#include "nvmesim/firmware/pcie/msix_page.h"
 
 namespace nvmesim::fw::vfio {
 

@@ -1,4 +1,4 @@
-#include "firmware/pcie/tlp.h"
+#include "nvmesim/firmware/pcie/tlp.h"
 
 #include <algorithm>
 

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "firmware/sim/statistics.h"
+#include "nvmesim/firmware/sim/statistics.h"
 
 namespace nvmesim::fw::pcie {
 

@@ -1,4 +1,4 @@
-#include "firmware/sim/statistics.h"
+#include "nvmesim/firmware/sim/statistics.h"
 
 #include <algorithm>
 #include <stdexcept>

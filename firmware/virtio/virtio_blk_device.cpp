@@ -1,4 +1,4 @@
-#include "firmware/virtio/virtio_blk_device.h"
+#include "nvmesim/firmware/virtio/virtio_blk_device.h"
 
 #include <algorithm>
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "firmware/sim/statistics.h"
-#include "firmware/virtio/virtqueue_device.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/firmware/virtio/virtqueue_device.h"
 
 namespace nvmesim::fw {
 

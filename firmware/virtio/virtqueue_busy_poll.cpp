@@ -1,4 +1,4 @@
-#include "firmware/virtio/virtqueue_busy_poll.h"
+#include "nvmesim/firmware/virtio/virtqueue_busy_poll.h"
 
 #include <algorithm>
 

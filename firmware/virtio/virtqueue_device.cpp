@@ -1,6 +1,6 @@
-#include "firmware/virtio/virtqueue_device.h"
+#include "nvmesim/firmware/virtio/virtqueue_device.h"
 
-#include "firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
 
 namespace nvmesim::fw {
 

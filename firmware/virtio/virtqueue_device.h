@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "firmware/virtio/virtio_spec.h"
+#include "nvmesim/firmware/virtio/virtio_spec.h"
 
 namespace nvmesim::fw {
 

@@ -1,4 +1,4 @@
-#include "models/block/storage_backend.h"
+#include "nvmesim/models/block/storage_backend.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <sys/mman.h>
 
-#include "models/sim/activations.h"
-#include "models/sim/kernel_time.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/models/sim/kernel_time.h"
 
 using namespace sc_core;
 

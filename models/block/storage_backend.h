@@ -15,9 +15,9 @@
 #include <systemc>
 #include <vector>
 
-#include "firmware/nvme/controller.h"
-#include "firmware/sim/statistics.h"
-#include "models/sim/param_visit.h"
+#include "nvmesim/firmware/nvme/controller.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/sim/param_visit.h"
 
 namespace nvmesim::models {
 

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "models/guest/latency_histogram.h"
+#include "nvmesim/models/guest/latency_histogram.h"
 
 namespace nvmesim::models {
 

@@ -1,10 +1,10 @@
-#include "models/guest/guest.h"
+#include "nvmesim/models/guest/guest.h"
 
-#include "models/sim/activations.h"
-#include "models/mem/address_map.h"
-#include "models/sim/kernel_time.h"
-#include "models/guest/vcpu.h"
-#include "traces/tracer.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/models/mem/address_map.h"
+#include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/models/guest/vcpu.h"
+#include "nvmesim/traces/tracer.h"
 
 using namespace sc_core;
 

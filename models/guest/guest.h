@@ -11,13 +11,13 @@
 #include <systemc>
 #include <vector>
 
-#include "firmware/guest/driver.h"
-#include "firmware/guest/virtio_blk_driver.h"
-#include "models/mem/guest_memory.h"
-#include "models/hv/hypervisor.h"
-#include "models/sim/param_defaults.h"
-#include "models/sim/param_visit.h"
-#include "models/guest/vcpu.h"
+#include "nvmesim/firmware/guest/driver.h"
+#include "nvmesim/firmware/guest/virtio_blk_driver.h"
+#include "nvmesim/models/mem/guest_memory.h"
+#include "nvmesim/models/hv/hypervisor.h"
+#include "nvmesim/models/sim/param_defaults.h"
+#include "nvmesim/models/sim/param_visit.h"
+#include "nvmesim/models/guest/vcpu.h"
 
 namespace nvmesim::models {
 

@@ -1,4 +1,4 @@
-#include "models/guest/latency_histogram.h"
+#include "nvmesim/models/guest/latency_histogram.h"
 
 #include <algorithm>
 

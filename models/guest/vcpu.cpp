@@ -1,20 +1,20 @@
-#include "models/guest/vcpu.h"
+#include "nvmesim/models/guest/vcpu.h"
 
-#include "firmware/hv/halt_poll.h"
+#include "nvmesim/firmware/hv/halt_poll.h"
 
 #include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
 
-#include "models/sim/activations.h"
-#include "models/mem/address_map.h"
-#include "models/guest/guest.h"
-#include "models/host/host_cpus.h"
-#include "models/sim/kernel_time.h"
-#include "models/sim/lookahead.h"
-#include "models/pcie/pcie_endpoint.h"
-#include "traces/tracer.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/models/mem/address_map.h"
+#include "nvmesim/models/guest/guest.h"
+#include "nvmesim/models/host/host_cpus.h"
+#include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/models/sim/lookahead.h"
+#include "nvmesim/models/pcie/pcie_endpoint.h"
+#include "nvmesim/traces/tracer.h"
 
 using namespace sc_core;
 

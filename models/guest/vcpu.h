@@ -18,18 +18,18 @@
 #include <functional>
 #include <vector>
 
-#include "firmware/guest/driver.h"
-#include "firmware/guest/virtio_blk_driver.h"
-#include "firmware/guest/virtqueue_driver.h"
-#include "firmware/sim/statistics.h"
-#include "models/hv/hypervisor.h"
-#include "models/sim/param_defaults.h"
-#include "models/guest/fio_latency.h"
-#include "models/guest/latency_histogram.h"
-#include "models/sim/quantum_keeper.h"
-#include "models/sim/stat_time.h"
-#include "models/guest/fio_options.h"
-#include "models/guest/workload.h"
+#include "nvmesim/firmware/guest/driver.h"
+#include "nvmesim/firmware/guest/virtio_blk_driver.h"
+#include "nvmesim/firmware/guest/virtqueue_driver.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/hv/hypervisor.h"
+#include "nvmesim/models/sim/param_defaults.h"
+#include "nvmesim/models/guest/fio_latency.h"
+#include "nvmesim/models/guest/latency_histogram.h"
+#include "nvmesim/models/sim/quantum_keeper.h"
+#include "nvmesim/models/sim/stat_time.h"
+#include "nvmesim/models/guest/fio_options.h"
+#include "nvmesim/models/guest/workload.h"
 
 namespace nvmesim::models {
 

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <cstring>
 
-#include "models/sim/run_control.h"
-#include "models/sim/activations.h"
-#include "models/guest/guest.h"
-#include "models/sim/kernel_time.h"
-#include "models/guest/vcpu.h"
-#include "traces/tracer.h"
+#include "nvmesim/models/sim/run_control.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/models/guest/guest.h"
+#include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/models/guest/vcpu.h"
+#include "nvmesim/traces/tracer.h"
 
 using namespace sc_core;
 

@@ -1,4 +1,4 @@
-#include "models/guest/workload.h"
+#include "nvmesim/models/guest/workload.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "models/guest/fio_options.h"
-#include "models/sim/param_visit.h"
+#include "nvmesim/models/guest/fio_options.h"
+#include "nvmesim/models/sim/param_visit.h"
 
 namespace nvmesim::models {
 

@@ -8,10 +8,10 @@
 
 #include <systemc>
 
-#include "firmware/sim/statistics.h"
-#include "models/sim/activations.h"
-#include "models/sim/kernel_time.h"
-#include "models/sim/stat_time.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/models/sim/stat_time.h"
 
 namespace nvmesim::models {
 

@@ -1,11 +1,11 @@
-#include "models/host/doorbell_notifier.h"
+#include "nvmesim/models/host/doorbell_notifier.h"
 
 #include <stdexcept>
 
-#include "models/host/doorbell_notifier_deferred.h"
-#include "models/host/doorbell_notifier_ioeventfd.h"
-#include "models/host/doorbell_notifier_sync.h"
-#include "models/host/doorbell_notifier_timer.h"
+#include "nvmesim/models/host/doorbell_notifier_deferred.h"
+#include "nvmesim/models/host/doorbell_notifier_ioeventfd.h"
+#include "nvmesim/models/host/doorbell_notifier_sync.h"
+#include "nvmesim/models/host/doorbell_notifier_timer.h"
 
 namespace nvmesim::models {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <systemc>
 
-#include "firmware/sim/enum_table.h"
+#include "nvmesim/firmware/sim/enum_table.h"
 
 namespace nvmesim::models {
 

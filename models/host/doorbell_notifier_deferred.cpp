@@ -1,6 +1,6 @@
-#include "models/host/doorbell_notifier_deferred.h"
+#include "nvmesim/models/host/doorbell_notifier_deferred.h"
 
-#include "models/host/host_thread.h"
+#include "nvmesim/models/host/host_thread.h"
 
 namespace nvmesim::models {
 

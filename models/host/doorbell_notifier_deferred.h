@@ -2,7 +2,7 @@
 // queue's host thread (QEMU's main loop, or its iothread) and returns.
 #pragma once
 
-#include "models/host/doorbell_notifier.h"
+#include "nvmesim/models/host/doorbell_notifier.h"
 
 namespace nvmesim::models {
 

@@ -1,8 +1,8 @@
-#include "models/host/doorbell_notifier_ioeventfd.h"
+#include "nvmesim/models/host/doorbell_notifier_ioeventfd.h"
 
 #include <algorithm>
 
-#include "models/host/host_thread.h"
+#include "nvmesim/models/host/host_thread.h"
 
 using namespace sc_core;
 

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "models/host/doorbell_notifier.h"
+#include "nvmesim/models/host/doorbell_notifier.h"
 
 namespace nvmesim::models {
 

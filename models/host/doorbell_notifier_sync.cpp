@@ -1,6 +1,6 @@
-#include "models/host/doorbell_notifier_sync.h"
+#include "nvmesim/models/host/doorbell_notifier_sync.h"
 
-#include "models/host/host_thread.h"
+#include "nvmesim/models/host/host_thread.h"
 
 using namespace sc_core;
 

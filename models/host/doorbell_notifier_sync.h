@@ -4,7 +4,7 @@
 // kicked instead.
 #pragma once
 
-#include "models/host/doorbell_notifier.h"
+#include "nvmesim/models/host/doorbell_notifier.h"
 
 namespace nvmesim::models {
 

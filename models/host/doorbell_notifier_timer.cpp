@@ -1,7 +1,7 @@
-#include "models/host/doorbell_notifier_timer.h"
+#include "nvmesim/models/host/doorbell_notifier_timer.h"
 
-#include "models/host/host_thread.h"
-#include "models/sim/kernel_time.h"
+#include "nvmesim/models/host/host_thread.h"
+#include "nvmesim/models/sim/kernel_time.h"
 
 using namespace sc_core;
 

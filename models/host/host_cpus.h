@@ -17,9 +17,9 @@
 #include <systemc>
 #include <vector>
 
-#include "firmware/sim/statistics.h"
-#include "models/sim/kernel_time.h"
-#include "models/sim/stat_time.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/models/sim/stat_time.h"
 
 namespace nvmesim::models {
 

@@ -1,15 +1,15 @@
-#include "models/host/host_thread.h"
+#include "nvmesim/models/host/host_thread.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "models/sim/activations.h"
-#include "models/host/big_lock.h"
-#include "models/host/host_cpus.h"
-#include "models/sim/kernel_time.h"
-#include "traces/tracer.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/models/host/big_lock.h"
+#include "nvmesim/models/host/host_cpus.h"
+#include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/traces/tracer.h"
 
 using namespace sc_core;
 

@@ -1,11 +1,11 @@
-#include "models/hv/hypervisor.h"
+#include "nvmesim/models/hv/hypervisor.h"
 
 #include <cstring>
 
-#include "models/host/big_lock.h"
-#include "models/host/host_cpus.h"
-#include "models/sim/kernel_time.h"
-#include "traces/tracer.h"
+#include "nvmesim/models/host/big_lock.h"
+#include "nvmesim/models/host/host_cpus.h"
+#include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/traces/tracer.h"
 
 using namespace sc_core;
 

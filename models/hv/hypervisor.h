@@ -12,10 +12,10 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <vector>
 
-#include "models/mem/address_map.h"
-#include "models/sim/param_visit.h"
-#include "models/pcie/pcie_root_complex.h"
-#include "models/hv/vm_exit.h"
+#include "nvmesim/models/mem/address_map.h"
+#include "nvmesim/models/sim/param_visit.h"
+#include "nvmesim/models/pcie/pcie_root_complex.h"
+#include "nvmesim/models/hv/vm_exit.h"
 
 namespace nvmesim::models {
 

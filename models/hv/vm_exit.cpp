@@ -1,4 +1,4 @@
-#include "models/hv/vm_exit.h"
+#include "nvmesim/models/hv/vm_exit.h"
 
 namespace nvmesim::models {
 

@@ -7,8 +7,8 @@
 #include <systemc>
 #include <vector>
 
-#include "firmware/sim/statistics.h"
-#include "models/sim/stat_time.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/sim/stat_time.h"
 
 namespace nvmesim::models {
 

@@ -1,4 +1,4 @@
-#include "models/mem/guest_memory.h"
+#include "nvmesim/models/mem/guest_memory.h"
 
 #include <sys/mman.h>
 

@@ -12,9 +12,9 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "firmware/sim/statistics.h"
-#include "models/sim/param_defaults.h"
-#include "models/sim/param_visit.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/sim/param_defaults.h"
+#include "nvmesim/models/sim/param_visit.h"
 
 namespace nvmesim::models {
 

@@ -1,4 +1,4 @@
-#include "models/nvme/interrupt_coalescer.h"
+#include "nvmesim/models/nvme/interrupt_coalescer.h"
 
 using namespace sc_core;
 

@@ -1,15 +1,15 @@
-#include "models/nvme/nvme_controller.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
 
 #include <algorithm>
 #include <cstring>
 #include <sstream>
 
-#include "firmware/nvme/controller_tag.h"
-#include "firmware/nvme/eventidx.h"
-#include "models/sim/activations.h"
-#include "models/mem/address_map.h"
-#include "models/sim/kernel_time.h"
-#include "traces/tracer.h"
+#include "nvmesim/firmware/nvme/controller_tag.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/models/mem/address_map.h"
+#include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/traces/tracer.h"
 
 using namespace sc_core;
 

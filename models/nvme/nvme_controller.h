@@ -19,19 +19,19 @@
 #include <tlm_utils/simple_target_socket.h>
 #include <vector>
 
-#include "firmware/nvme/controller.h"
-#include "firmware/pcie/msix_page.h"
-#include "firmware/sim/statistics.h"
-#include "models/host/doorbell_notifier.h"
-#include "models/host/host_thread.h"
-#include "models/nvme/nvme_hw_engine.h"
-#include "models/sim/param_defaults.h"
-#include "models/sim/param_visit.h"
-#include "models/nvme/interrupt_coalescer.h"
-#include "models/pcie/pcie_endpoint.h"
-#include "models/pcie/pcie_link.h"
-#include "models/pcie/pcie_link_traffic.h"
-#include "models/block/storage_backend.h"
+#include "nvmesim/firmware/nvme/controller.h"
+#include "nvmesim/firmware/pcie/msix_page.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/host/doorbell_notifier.h"
+#include "nvmesim/models/host/host_thread.h"
+#include "nvmesim/models/nvme/nvme_hw_engine.h"
+#include "nvmesim/models/sim/param_defaults.h"
+#include "nvmesim/models/sim/param_visit.h"
+#include "nvmesim/models/nvme/interrupt_coalescer.h"
+#include "nvmesim/models/pcie/pcie_endpoint.h"
+#include "nvmesim/models/pcie/pcie_link.h"
+#include "nvmesim/models/pcie/pcie_link_traffic.h"
+#include "nvmesim/models/block/storage_backend.h"
 
 namespace nvmesim::models {
 

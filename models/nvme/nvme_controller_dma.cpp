@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cstring>
 
-#include "firmware/nvme/controller_tag.h"
-#include "models/sim/kernel_time.h"
-#include "models/sim/lookahead.h"
-#include "models/nvme/nvme_controller.h"
-#include "traces/tracer.h"
+#include "nvmesim/firmware/nvme/controller_tag.h"
+#include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/models/sim/lookahead.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/traces/tracer.h"
 
 using namespace sc_core;
 

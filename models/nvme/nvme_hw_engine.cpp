@@ -1,10 +1,10 @@
-#include "models/nvme/nvme_hw_engine.h"
+#include "nvmesim/models/nvme/nvme_hw_engine.h"
 
 #include <stdexcept>
 
-#include "models/sim/activations.h"
-#include "models/sim/kernel_time.h"
-#include "traces/tracer.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/traces/tracer.h"
 
 using namespace sc_core;
 

@@ -51,10 +51,10 @@
 #include <functional>
 #include <systemc>
 
-#include "firmware/sim/statistics.h"
-#include "models/sim/param_defaults.h"
-#include "models/sim/param_visit.h"
-#include "models/sim/stat_time.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/sim/param_defaults.h"
+#include "nvmesim/models/sim/param_visit.h"
+#include "nvmesim/models/sim/stat_time.h"
 
 namespace nvmesim::models {
 

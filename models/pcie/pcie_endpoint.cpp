@@ -1,11 +1,11 @@
-#include "models/pcie/pcie_endpoint.h"
+#include "nvmesim/models/pcie/pcie_endpoint.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "models/pcie/pcie_link_traffic.h"
-#include "models/sim/kernel_time.h"
-#include "traces/tracer.h"
+#include "nvmesim/models/pcie/pcie_link_traffic.h"
+#include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/traces/tracer.h"
 
 using namespace sc_core;
 

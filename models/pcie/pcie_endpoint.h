@@ -38,9 +38,9 @@
 #include <tlm_utils/simple_target_socket.h>
 #include <vector>
 
-#include "firmware/pcie/config_space.h"
-#include "models/mem/address_map.h"
-#include "models/pcie/pcie_link.h"
+#include "nvmesim/firmware/pcie/config_space.h"
+#include "nvmesim/models/mem/address_map.h"
+#include "nvmesim/models/pcie/pcie_link.h"
 
 namespace nvmesim::models {
 

@@ -1,4 +1,4 @@
-#include "models/pcie/pcie_link.h"
+#include "nvmesim/models/pcie/pcie_link.h"
 
 #include <cmath>
 #include <sstream>

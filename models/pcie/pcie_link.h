@@ -50,9 +50,9 @@
 
 #include <systemc>
 
-#include "firmware/pcie/tlp.h"
-#include "models/sim/param_defaults.h"
-#include "models/sim/param_visit.h"
+#include "nvmesim/firmware/pcie/tlp.h"
+#include "nvmesim/models/sim/param_defaults.h"
+#include "nvmesim/models/sim/param_visit.h"
 
 namespace nvmesim::models {
 

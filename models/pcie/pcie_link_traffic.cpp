@@ -1,4 +1,4 @@
-#include "models/pcie/pcie_link_traffic.h"
+#include "nvmesim/models/pcie/pcie_link_traffic.h"
 
 #include <algorithm>
 #include <cmath>

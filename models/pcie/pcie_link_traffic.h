@@ -54,10 +54,10 @@
 
 #include <systemc>
 
-#include "firmware/pcie/tlp.h"
-#include "firmware/sim/statistics.h"
-#include "models/pcie/pcie_link.h"
-#include "models/sim/stat_time.h"
+#include "nvmesim/firmware/pcie/tlp.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/pcie/pcie_link.h"
+#include "nvmesim/models/sim/stat_time.h"
 
 namespace nvmesim::models {
 

@@ -1,4 +1,4 @@
-#include "models/pcie/pcie_root_complex.h"
+#include "nvmesim/models/pcie/pcie_root_complex.h"
 
 #include <cstring>
 #include <utility>

@@ -30,9 +30,9 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "firmware/sim/statistics.h"
-#include "models/mem/address_map.h"
-#include "models/pcie/pcie_link.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/mem/address_map.h"
+#include "nvmesim/models/pcie/pcie_link.h"
 
 namespace nvmesim::models {
 

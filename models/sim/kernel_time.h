@@ -4,7 +4,7 @@
 #pragma once
 
 #include <systemc>
-#include "models/sim/kernel_time.h"
+#include "nvmesim/models/sim/kernel_time.h"
 
 namespace nvmesim::models {
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <systemc>
 
-#include "models/sim/activations.h"
-#include "models/sim/kernel_time.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/models/sim/kernel_time.h"
 
 namespace nvmesim::models {
 

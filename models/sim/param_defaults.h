@@ -29,7 +29,7 @@
 
 #include <systemc>
 
-#include "models/sim/param_visit.h"
+#include "nvmesim/models/sim/param_visit.h"
 
 namespace nvmesim::models {
 

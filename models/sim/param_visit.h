@@ -25,7 +25,7 @@
 // a Config (unit tests) takes platform::defaults<P>() or sets its fields.
 #pragma once
 
-#include "firmware/sim/enum_table.h"
+#include "nvmesim/firmware/sim/enum_table.h"
 
 namespace nvmesim::models {
 

@@ -4,7 +4,7 @@
 
 #include <systemc>
 
-#include "firmware/sim/statistics.h"
+#include "nvmesim/firmware/sim/statistics.h"
 
 namespace nvmesim::models {
 

@@ -3,10 +3,10 @@
 // A window runs inside the thread's work, so the thread stays occupied (and
 // on its host core) for it, as vhost's worker spins with preemption
 // disabled; the thread books it as its polling (HostThread::poll_time).
-#include "models/sim/activations.h"
-#include "models/sim/kernel_time.h"
-#include "models/virtio/virtio_blk_model.h"
-#include "traces/tracer.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/models/virtio/virtio_blk_model.h"
+#include "nvmesim/traces/tracer.h"
 
 using namespace sc_core;
 

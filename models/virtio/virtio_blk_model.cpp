@@ -1,9 +1,9 @@
-#include "models/virtio/virtio_blk_model.h"
+#include "nvmesim/models/virtio/virtio_blk_model.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "models/mem/address_map.h"
+#include "nvmesim/models/mem/address_map.h"
 
 using namespace sc_core;
 

@@ -16,17 +16,17 @@
 #include <tlm_utils/simple_target_socket.h>
 #include <vector>
 
-#include "firmware/nvme/controller.h"
-#include "firmware/sim/statistics.h"
-#include "firmware/virtio/virtio_blk_device.h"
-#include "firmware/virtio/virtqueue_busy_poll.h"
-#include "models/host/doorbell_notifier.h"
-#include "models/host/host_thread.h"
-#include "models/pcie/pcie_endpoint.h"
-#include "models/pcie/pcie_link.h"
-#include "models/pcie/pcie_link_traffic.h"
-#include "models/sim/stat_time.h"
-#include "models/block/storage_backend.h"
+#include "nvmesim/firmware/nvme/controller.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/firmware/virtio/virtio_blk_device.h"
+#include "nvmesim/firmware/virtio/virtqueue_busy_poll.h"
+#include "nvmesim/models/host/doorbell_notifier.h"
+#include "nvmesim/models/host/host_thread.h"
+#include "nvmesim/models/pcie/pcie_endpoint.h"
+#include "nvmesim/models/pcie/pcie_link.h"
+#include "nvmesim/models/pcie/pcie_link_traffic.h"
+#include "nvmesim/models/sim/stat_time.h"
+#include "nvmesim/models/block/storage_backend.h"
 
 namespace nvmesim::models {
 

@@ -1,6 +1,6 @@
 // The command-line front end (see cli.h).
-#include "platform/cli/cli.h"
-#include "platform/config/presets.h"
+#include "nvmesim/platform/cli/cli.h"
+#include "nvmesim/platform/config/presets.h"
 
 #include <memory>
 
@@ -9,16 +9,16 @@
 #include <sstream>
 #include <vector>
 
-#include "platform/cli/commands.h"
-#include "platform/cli/options.h"
+#include "nvmesim/platform/cli/commands.h"
+#include "nvmesim/platform/cli/options.h"
 
-#include "platform/config/input_file.h"
-#include "platform/fio/fio_job.h"
-#include "platform/fio/fio_logs.h"
-#include "traces/gtkwave_save.h"
-#include "platform/config/param_requires.h"
-#include "platform/report/pending_file.h"
-#include "platform/config/user_text.h"
+#include "nvmesim/platform/config/input_file.h"
+#include "nvmesim/platform/fio/fio_job.h"
+#include "nvmesim/platform/fio/fio_logs.h"
+#include "nvmesim/traces/gtkwave_save.h"
+#include "nvmesim/platform/config/param_requires.h"
+#include "nvmesim/platform/report/pending_file.h"
+#include "nvmesim/platform/config/user_text.h"
 
 #ifndef NVMESIM_VERSION
 #define NVMESIM_VERSION "unknown"

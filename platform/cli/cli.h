@@ -16,8 +16,8 @@
 
 #include <string>
 
-#include "platform/config/params.h"
-#include "platform/system/run.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/system/run.h"
 
 namespace nvmesim::platform {
 

@@ -1,14 +1,14 @@
-#include "platform/cli/commands.h"
+#include "nvmesim/platform/cli/commands.h"
 
 #include <cstring>
 #include <string>
 
-#include "platform/cli/eventidx_cli.h"
-#include "platform/scenario/scenarios.h"
-#include "platform/sweep/sweep_cli.h"
-#include "platform/timeline/timeline_html.h"
-#include "platform/validate/validate.h"
-#include "platform/verify/verify.h"
+#include "nvmesim/platform/cli/eventidx_cli.h"
+#include "nvmesim/platform/scenario/scenarios.h"
+#include "nvmesim/platform/sweep/sweep_cli.h"
+#include "nvmesim/platform/timeline/timeline_html.h"
+#include "nvmesim/platform/validate/validate.h"
+#include "nvmesim/platform/verify/verify.h"
 
 namespace nvmesim::platform::cli {
 

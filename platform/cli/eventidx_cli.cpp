@@ -1,7 +1,7 @@
-#include "platform/cli/eventidx_cli.h"
-#include "platform/config/user_text.h"
+#include "nvmesim/platform/cli/eventidx_cli.h"
+#include "nvmesim/platform/config/user_text.h"
 
-#include "platform/cli/options.h"
+#include "nvmesim/platform/cli/options.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
 
 namespace po = boost::program_options;
 

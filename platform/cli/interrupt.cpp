@@ -1,4 +1,4 @@
-#include "platform/cli/interrupt.h"
+#include "nvmesim/platform/cli/interrupt.h"
 
 #include <atomic>
 #include <csignal>

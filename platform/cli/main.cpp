@@ -17,11 +17,11 @@
 #include <iostream>
 #include <string>
 
-#include "platform/cli/cli.h"
-#include "platform/cli/commands.h"
-#include "platform/cli/exit_codes.h"
-#include "platform/cli/interrupt.h"
-#include "platform/system/run.h"
+#include "nvmesim/platform/cli/cli.h"
+#include "nvmesim/platform/cli/commands.h"
+#include "nvmesim/platform/cli/exit_codes.h"
+#include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/platform/system/run.h"
 
 namespace {
 

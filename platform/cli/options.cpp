@@ -1,8 +1,8 @@
-#include "platform/cli/options.h"
+#include "nvmesim/platform/cli/options.h"
 
 #include <cctype>
 
-#include "platform/config/user_text.h"
+#include "nvmesim/platform/config/user_text.h"
 
 namespace nvmesim::platform::cli {
 

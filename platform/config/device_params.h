@@ -3,8 +3,8 @@
 // function virtio.* (and the backend and per-request costs of nvme.*).
 #pragma once
 
-#include "firmware/sim/enum_table.h"
-#include "models/sim/param_visit.h"
+#include "nvmesim/firmware/sim/enum_table.h"
+#include "nvmesim/models/sim/param_visit.h"
 
 namespace nvmesim::platform {
 

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "firmware/sim/enum_table.h"
-#include "platform/config/params.h"
-#include "platform/config/user_text.h"
+#include "nvmesim/firmware/sim/enum_table.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/user_text.h"
 
 namespace nvmesim::platform {
 

@@ -7,10 +7,10 @@
 
 #include <systemc>
 
-#include "models/host/host_thread.h"
-#include "models/hv/hypervisor.h"
-#include "models/nvme/nvme_controller.h"
-#include "models/sim/param_visit.h"
+#include "nvmesim/models/host/host_thread.h"
+#include "nvmesim/models/hv/hypervisor.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/models/sim/param_visit.h"
 
 namespace nvmesim::platform {
 

@@ -1,4 +1,4 @@
-#include "platform/config/input_file.h"
+#include "nvmesim/platform/config/input_file.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "platform/cli/interrupt.h"
+#include "nvmesim/platform/cli/interrupt.h"
 
 
 namespace nvmesim::platform {

@@ -1,8 +1,8 @@
-#include "platform/config/param_requires.h"
+#include "nvmesim/platform/config/param_requires.h"
 
 #include <algorithm>
 
-#include "platform/config/params.h"
+#include "nvmesim/platform/config/params.h"
 
 namespace nvmesim::platform {
 

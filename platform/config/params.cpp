@@ -1,7 +1,7 @@
 // Parameter registry, typed configuration, unit parsing and INI files.
-#include "platform/config/params.h"
-#include "platform/config/input_file.h"
-#include "platform/config/user_text.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/input_file.h"
+#include "nvmesim/platform/config/user_text.h"
 
 #include <algorithm>
 #include <cerrno>

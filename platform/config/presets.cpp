@@ -1,9 +1,9 @@
-#include "platform/config/presets.h"
+#include "nvmesim/platform/config/presets.h"
 
 #include <sstream>
 
-#include "platform/config/params.h"
-#include "platform/config/user_text.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/user_text.h"
 
 namespace nvmesim::platform {
 

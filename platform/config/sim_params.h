@@ -3,7 +3,7 @@
 
 #include <systemc>
 
-#include "models/sim/param_visit.h"
+#include "nvmesim/models/sim/param_visit.h"
 
 namespace nvmesim::platform {
 

@@ -1,11 +1,11 @@
-#include "platform/config/system_params.h"
+#include "nvmesim/platform/config/system_params.h"
 
 #include <algorithm>
 #include <string>
 
-#include "firmware/nvme/eventidx.h"
-#include "platform/config/visitors.h"
-#include "platform/config/params.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
+#include "nvmesim/platform/config/visitors.h"
+#include "nvmesim/platform/config/params.h"
 
 namespace nvmesim::platform {
 

@@ -5,15 +5,15 @@
 
 #include <vector>
 
-#include "models/guest/guest.h"
-#include "models/mem/guest_memory.h"
-#include "models/nvme/nvme_controller.h"
-#include "models/pcie/pcie_link.h"
-#include "models/guest/vcpu.h"
-#include "models/virtio/virtio_blk_model.h"
-#include "platform/config/device_params.h"
-#include "platform/config/hv_params.h"
-#include "platform/config/sim_params.h"
+#include "nvmesim/models/guest/guest.h"
+#include "nvmesim/models/mem/guest_memory.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/models/pcie/pcie_link.h"
+#include "nvmesim/models/guest/vcpu.h"
+#include "nvmesim/models/virtio/virtio_blk_model.h"
+#include "nvmesim/platform/config/device_params.h"
+#include "nvmesim/platform/config/hv_params.h"
+#include "nvmesim/platform/config/sim_params.h"
 
 namespace nvmesim::platform {
 

@@ -1,4 +1,4 @@
-#include "platform/config/user_text.h"
+#include "nvmesim/platform/config/user_text.h"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "platform/config/visitors.h"
+#include "nvmesim/platform/config/visitors.h"
 
 namespace nvmesim::platform {
 

@@ -12,9 +12,9 @@
 
 #include <systemc>
 
-#include "models/sim/param_visit.h"
-#include "platform/config/enum_choice.h"
-#include "platform/config/params.h"
+#include "nvmesim/models/sim/param_visit.h"
+#include "nvmesim/platform/config/enum_choice.h"
+#include "nvmesim/platform/config/params.h"
 
 namespace nvmesim::platform {
 

@@ -1,9 +1,9 @@
 // fio job files in (see fio_job.h).
-#include "platform/fio/fio_job.h"
-#include "platform/cli/interrupt.h"
-#include "platform/config/input_file.h"
-#include "platform/config/user_text.h"
-#include "models/guest/fio_options.h"
+#include "nvmesim/platform/fio/fio_job.h"
+#include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/platform/config/input_file.h"
+#include "nvmesim/platform/config/user_text.h"
+#include "nvmesim/models/guest/fio_options.h"
 
 #include <algorithm>
 #include <cctype>

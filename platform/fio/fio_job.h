@@ -46,8 +46,8 @@
 #include <utility>
 #include <vector>
 
-#include "platform/config/params.h"
-#include "platform/fio/fio_logs.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/fio/fio_logs.h"
 
 namespace nvmesim::platform {
 

@@ -1,5 +1,5 @@
 // fio-compatible JSON out (see fio_json.h).
-#include "platform/fio/fio_json.h"
+#include "nvmesim/platform/fio/fio_json.h"
 
 #include <algorithm>
 #include <array>
@@ -8,9 +8,9 @@
 #include <ostream>
 #include <nlohmann/json.hpp>
 
-#include "platform/fio/fio_job.h"
-#include "platform/config/params.h"
-#include "platform/report/json_out.h"
+#include "nvmesim/platform/fio/fio_job.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/report/json_out.h"
 
 #ifndef NVMESIM_VERSION
 #define NVMESIM_VERSION "unknown"

@@ -38,8 +38,8 @@
 #include <utility>
 #include <vector>
 
-#include "platform/report/json_out.h"
-#include "platform/report/results.h"
+#include "nvmesim/platform/report/json_out.h"
+#include "nvmesim/platform/report/results.h"
 
 namespace nvmesim::platform {
 

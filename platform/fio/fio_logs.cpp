@@ -1,5 +1,5 @@
 // fio's log files out (see fio_logs.h).
-#include "platform/fio/fio_logs.h"
+#include "nvmesim/platform/fio/fio_logs.h"
 
 #include <algorithm>
 #include <cerrno>

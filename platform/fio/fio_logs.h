@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/report/pending_file.h"
+#include "nvmesim/platform/report/pending_file.h"
 
 namespace nvmesim::platform {
 

@@ -1,4 +1,4 @@
-#include "platform/report/fio_text.h"
+#include "nvmesim/platform/report/fio_text.h"
 
 #include <algorithm>
 #include <cinttypes>

@@ -7,8 +7,8 @@
 #include <iosfwd>
 #include <string>
 
-#include "models/guest/fio_latency.h"
-#include "platform/report/results.h"
+#include "nvmesim/models/guest/fio_latency.h"
+#include "nvmesim/platform/report/results.h"
 
 namespace nvmesim::platform::fio_text {
 

@@ -1,13 +1,13 @@
 // Job file sections in the report (see job_sections.h).
-#include "platform/report/job_sections.h"
+#include "nvmesim/platform/report/job_sections.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "platform/fio/fio_job.h"
-#include "platform/report/json_out.h"
+#include "nvmesim/platform/fio/fio_job.h"
+#include "nvmesim/platform/report/json_out.h"
 
 namespace nvmesim::platform {
 

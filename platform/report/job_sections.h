@@ -6,7 +6,7 @@
 
 #include <iosfwd>
 
-#include "platform/report/results.h"
+#include "nvmesim/platform/report/results.h"
 
 namespace nvmesim::platform {
 

@@ -1,4 +1,4 @@
-#include "platform/report/json_out.h"
+#include "nvmesim/platform/report/json_out.h"
 
 #include <algorithm>
 #include <cinttypes>

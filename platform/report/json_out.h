@@ -12,7 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
-#include "firmware/sim/statistics.h"
+#include "nvmesim/firmware/sim/statistics.h"
 
 namespace nvmesim::platform::report {
 

@@ -1,8 +1,8 @@
-#include "platform/report/metric_labels.h"
+#include "nvmesim/platform/report/metric_labels.h"
 
 #include <map>
 
-#include "platform/config/params.h"
+#include "nvmesim/platform/config/params.h"
 
 namespace nvmesim::platform {
 

@@ -1,4 +1,4 @@
-#include "platform/report/pcie_figures.h"
+#include "nvmesim/platform/report/pcie_figures.h"
 
 #include <cstdio>
 #include <ostream>

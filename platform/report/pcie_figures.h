@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "firmware/pcie/tlp.h"
-#include "firmware/sim/statistics.h"
-#include "platform/report/json_out.h"
+#include "nvmesim/firmware/pcie/tlp.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/platform/report/json_out.h"
 
 namespace nvmesim::platform {
 

@@ -1,4 +1,4 @@
-#include "platform/report/pending_file.h"
+#include "nvmesim/platform/report/pending_file.h"
 
 #include <cerrno>
 #include <climits>
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "platform/config/user_text.h"
+#include "nvmesim/platform/config/user_text.h"
 
 namespace nvmesim::platform {
 

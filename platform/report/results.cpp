@@ -1,7 +1,7 @@
-#include "platform/report/results.h"
-#include "platform/fio/fio_json.h"
-#include "platform/report/fio_text.h"
-#include "platform/report/job_sections.h"
+#include "nvmesim/platform/report/results.h"
+#include "nvmesim/platform/fio/fio_json.h"
+#include "nvmesim/platform/report/fio_text.h"
+#include "nvmesim/platform/report/job_sections.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 #include <ostream>
 #include <nlohmann/json.hpp>
 
-#include "platform/cli/interrupt.h"
-#include "firmware/nvme/nvme_spec.h"
+#include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/firmware/nvme/nvme_spec.h"
 
 namespace nvmesim::platform {
 

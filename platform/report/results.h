@@ -8,12 +8,12 @@
 #include <utility>
 #include <vector>
 
-#include "firmware/sim/statistics.h"
-#include "models/guest/fio_latency.h"
-#include "models/guest/latency_histogram.h"
-#include "models/hv/vm_exit.h"
-#include "platform/report/json_out.h"
-#include "platform/report/pcie_figures.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/guest/fio_latency.h"
+#include "nvmesim/models/guest/latency_histogram.h"
+#include "nvmesim/models/hv/vm_exit.h"
+#include "nvmesim/platform/report/json_out.h"
+#include "nvmesim/platform/report/pcie_figures.h"
 
 namespace nvmesim::platform {
 

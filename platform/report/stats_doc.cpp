@@ -1,4 +1,4 @@
-#include "platform/report/stats_doc.h"
+#include "nvmesim/platform/report/stats_doc.h"
 
 #include <cctype>
 #include <set>

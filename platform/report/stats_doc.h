@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "firmware/sim/statistics.h"
+#include "nvmesim/firmware/sim/statistics.h"
 
 namespace nvmesim::platform::report {
 

@@ -7,13 +7,13 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
-#include "platform/cli/options.h"
-#include "platform/cli/interrupt.h"
-#include "platform/report/json_out.h"
-#include "platform/config/params.h"
-#include "platform/system/run.h"
-#include "platform/scenario/scenarios.h"
-#include "platform/config/user_text.h"
+#include "nvmesim/platform/cli/options.h"
+#include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/platform/report/json_out.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/system/run.h"
+#include "nvmesim/platform/scenario/scenarios.h"
+#include "nvmesim/platform/config/user_text.h"
 
 namespace nvmesim::platform {
 

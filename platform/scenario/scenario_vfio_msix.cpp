@@ -6,7 +6,7 @@
 // MSIX BAR" (QEMU 2.12) and Linux commit a32295c "vfio-pci: Allow mapping
 // MSIX BAR" (4.16), 1191 and 4273 MiB/s. One cost is fitted on the first
 // figure; the others are predictions.
-#include "platform/scenario/scenarios.h"
+#include "nvmesim/platform/scenario/scenarios.h"
 
 namespace nvmesim::platform {
 

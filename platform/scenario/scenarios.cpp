@@ -1,7 +1,7 @@
 // Published experiments with shadow doorbells (the qemu-devel and linux-nvme
 // threads of 2015 on the Google vendor extension). Every fixed value names its source; the one
 // calibrated cost is fitted on the baseline's reported figure only.
-#include "platform/scenario/scenarios.h"
+#include "nvmesim/platform/scenario/scenarios.h"
 
 namespace nvmesim::platform {
 

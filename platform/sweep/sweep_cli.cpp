@@ -1,4 +1,4 @@
-#include "platform/sweep/sweep_cli.h"
+#include "nvmesim/platform/sweep/sweep_cli.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,18 +10,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "platform/cli/cli.h"
-#include "platform/cli/options.h"
-#include "platform/sweep/sweep_emit.h"
-#include "platform/sweep/sweep_grid.h"
-#include "platform/sweep/sweep_merge.h"
-#include "platform/sweep/sweep_output.h"
-#include "platform/sweep/sweep_plot.h"
-#include "platform/cli/interrupt.h"
-#include "platform/config/input_file.h"
-#include "platform/config/param_requires.h"
-#include "platform/sweep/sweep_runner.h"
-#include "platform/config/user_text.h"
+#include "nvmesim/platform/cli/cli.h"
+#include "nvmesim/platform/cli/options.h"
+#include "nvmesim/platform/sweep/sweep_emit.h"
+#include "nvmesim/platform/sweep/sweep_grid.h"
+#include "nvmesim/platform/sweep/sweep_merge.h"
+#include "nvmesim/platform/sweep/sweep_output.h"
+#include "nvmesim/platform/sweep/sweep_plot.h"
+#include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/platform/config/input_file.h"
+#include "nvmesim/platform/config/param_requires.h"
+#include "nvmesim/platform/sweep/sweep_runner.h"
+#include "nvmesim/platform/config/user_text.h"
 
 namespace nvmesim::platform {
 

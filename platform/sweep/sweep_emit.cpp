@@ -1,7 +1,7 @@
-#include "platform/sweep/sweep_emit.h"
+#include "nvmesim/platform/sweep/sweep_emit.h"
 
-#include "platform/sweep/sweep_output.h"
-#include "platform/sweep/sweep_runner.h"
+#include "nvmesim/platform/sweep/sweep_output.h"
+#include "nvmesim/platform/sweep/sweep_runner.h"
 
 namespace nvmesim::platform::sweep {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/sweep/sweep_grid.h"
+#include "nvmesim/platform/sweep/sweep_grid.h"
 
 namespace nvmesim::platform::sweep {
 

@@ -1,6 +1,6 @@
-#include "platform/sweep/sweep_grid.h"
-#include "platform/config/input_file.h"
-#include "platform/config/user_text.h"
+#include "nvmesim/platform/sweep/sweep_grid.h"
+#include "nvmesim/platform/config/input_file.h"
+#include "nvmesim/platform/config/user_text.h"
 
 #include <cctype>
 #include <cerrno>

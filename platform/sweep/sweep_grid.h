@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "platform/config/params.h"
+#include "nvmesim/platform/config/params.h"
 
 namespace nvmesim::platform::sweep {
 

@@ -1,4 +1,4 @@
-#include "platform/sweep/sweep_json.h"
+#include "nvmesim/platform/sweep/sweep_json.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,11 +1,11 @@
-#include "platform/sweep/sweep_merge.h"
+#include "nvmesim/platform/sweep/sweep_merge.h"
 
-#include "platform/config/input_file.h"
+#include "nvmesim/platform/config/input_file.h"
 
 #include <algorithm>
 #include <map>
 
-#include "platform/sweep/sweep_runner.h"
+#include "nvmesim/platform/sweep/sweep_runner.h"
 
 namespace nvmesim::platform::sweep {
 

@@ -1,4 +1,4 @@
-#include "platform/sweep/sweep_output.h"
+#include "nvmesim/platform/sweep/sweep_output.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <sys/stat.h>
 
-#include "platform/config/input_file.h"
+#include "nvmesim/platform/config/input_file.h"
 
 namespace nvmesim::platform::sweep {
 

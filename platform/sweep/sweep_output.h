@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "platform/sweep/sweep_grid.h"
-#include "platform/sweep/sweep_json.h"
+#include "nvmesim/platform/sweep/sweep_grid.h"
+#include "nvmesim/platform/sweep/sweep_json.h"
 
 namespace nvmesim::platform::sweep {
 

@@ -1,10 +1,10 @@
-#include "platform/sweep/sweep_plot.h"
-#include "models/nvme/nvme_controller.h"
-#include "models/virtio/virtio_blk_model.h"
-#include "platform/config/params.h"
-#include "platform/report/metric_labels.h"
-#include "platform/report/results.h"
-#include "platform/config/user_text.h"
+#include "nvmesim/platform/sweep/sweep_plot.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/models/virtio/virtio_blk_model.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/report/metric_labels.h"
+#include "nvmesim/platform/report/results.h"
+#include "nvmesim/platform/config/user_text.h"
 
 #include <algorithm>
 #include <cmath>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/sweep/sweep_output.h"
+#include "nvmesim/platform/sweep/sweep_output.h"
 
 namespace nvmesim::platform::sweep {
 

@@ -1,6 +1,6 @@
-#include "platform/sweep/sweep_runner.h"
+#include "nvmesim/platform/sweep/sweep_runner.h"
 
-#include "platform/cli/interrupt.h"
+#include "nvmesim/platform/cli/interrupt.h"
 
 #include <cerrno>
 #include <csignal>

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "platform/sweep/sweep_grid.h"
-#include "platform/sweep/sweep_output.h"
+#include "nvmesim/platform/sweep/sweep_grid.h"
+#include "nvmesim/platform/sweep/sweep_output.h"
 
 namespace nvmesim::platform::sweep {
 

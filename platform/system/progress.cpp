@@ -1,9 +1,9 @@
-#include "platform/system/progress.h"
+#include "nvmesim/platform/system/progress.h"
 
 #include <cstdlib>
 #include <unistd.h>
 
-#include "platform/config/params.h"
+#include "nvmesim/platform/config/params.h"
 
 namespace nvmesim::platform {
 

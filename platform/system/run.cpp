@@ -1,4 +1,4 @@
-#include "platform/system/run.h"
+#include "nvmesim/platform/system/run.h"
 
 #include <cerrno>
 #include <csignal>
@@ -18,24 +18,24 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
-#include "models/sim/activations.h"
-#include "platform/fio/fio_job.h"
-#include "platform/fio/fio_json.h"
-#include "platform/fio/fio_logs.h"
-#include "models/guest/vcpu.h"
-#include "platform/cli/exit_codes.h"
-#include "platform/cli/interrupt.h"
-#include "platform/config/params.h"
-#include "platform/report/pending_file.h"
-#include "platform/report/json_out.h"
-#include "platform/report/results.h"
-#include "platform/report/job_sections.h"
-#include "platform/system/progress.h"
-#include "platform/system/system.h"
-#include "platform/config/user_text.h"
-#include "traces/timeline_writer.h"
-#include "traces/gtkwave_save.h"
-#include "traces/vcd_writer.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/platform/fio/fio_job.h"
+#include "nvmesim/platform/fio/fio_json.h"
+#include "nvmesim/platform/fio/fio_logs.h"
+#include "nvmesim/models/guest/vcpu.h"
+#include "nvmesim/platform/cli/exit_codes.h"
+#include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/report/pending_file.h"
+#include "nvmesim/platform/report/json_out.h"
+#include "nvmesim/platform/report/results.h"
+#include "nvmesim/platform/report/job_sections.h"
+#include "nvmesim/platform/system/progress.h"
+#include "nvmesim/platform/system/system.h"
+#include "nvmesim/platform/config/user_text.h"
+#include "nvmesim/traces/timeline_writer.h"
+#include "nvmesim/traces/gtkwave_save.h"
+#include "nvmesim/traces/vcd_writer.h"
 
 namespace nvmesim::platform {
 

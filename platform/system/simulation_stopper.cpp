@@ -1,7 +1,7 @@
 // SimulationStopper (platform/cli/interrupt.h): the SystemC half of signal
 // handling, beside the System it stops; the signal half needs no SystemC.
-#include "platform/cli/interrupt.h"
-#include "models/sim/run_control.h"
+#include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/models/sim/run_control.h"
 
 #include <chrono>
 #include <condition_variable>

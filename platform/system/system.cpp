@@ -1,26 +1,26 @@
-#include "platform/system/system.h"
+#include "nvmesim/platform/system/system.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <systemc>
 
-#include "firmware/nvme/eventidx.h"
-#include "models/sim/activations.h"
-#include "models/guest/guest.h"
-#include "models/mem/guest_memory.h"
-#include "models/host/big_lock.h"
-#include "models/host/host_cpus.h"
-#include "models/host/host_thread.h"
-#include "models/hv/hypervisor.h"
-#include "models/nvme/nvme_controller.h"
-#include "models/pcie/pcie_link.h"
-#include "models/pcie/pcie_root_complex.h"
-#include "models/guest/vcpu.h"
-#include "models/virtio/virtio_blk_model.h"
-#include "platform/config/system_params.h"
-#include "platform/cli/interrupt.h"
-#include "platform/config/params.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/models/guest/guest.h"
+#include "nvmesim/models/mem/guest_memory.h"
+#include "nvmesim/models/host/big_lock.h"
+#include "nvmesim/models/host/host_cpus.h"
+#include "nvmesim/models/host/host_thread.h"
+#include "nvmesim/models/hv/hypervisor.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/models/pcie/pcie_link.h"
+#include "nvmesim/models/pcie/pcie_root_complex.h"
+#include "nvmesim/models/guest/vcpu.h"
+#include "nvmesim/models/virtio/virtio_blk_model.h"
+#include "nvmesim/platform/config/system_params.h"
+#include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/platform/config/params.h"
 
 using namespace sc_core;
 using namespace nvmesim::models;

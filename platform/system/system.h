@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "firmware/sim/statistics.h"
-#include "platform/report/results.h"
+#include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/platform/report/results.h"
 
 namespace nvmesim::models {
 class GuestMemory;

@@ -1,5 +1,5 @@
 // A --timeline file as a self-contained HTML page (see timeline_html.h).
-#include "platform/timeline/timeline_html.h"
+#include "nvmesim/platform/timeline/timeline_html.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -12,8 +12,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "platform/config/input_file.h"
-#include "platform/report/pending_file.h"
+#include "nvmesim/platform/config/input_file.h"
+#include "nvmesim/platform/report/pending_file.h"
 
 namespace nvmesim::platform {
 

@@ -1,4 +1,4 @@
-#include "platform/validate/csv_table.h"
+#include "nvmesim/platform/validate/csv_table.h"
 
 #include <cerrno>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "platform/config/input_file.h"
-#include "platform/config/params.h"
-#include "platform/config/user_text.h"
+#include "nvmesim/platform/config/input_file.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/user_text.h"
 
 namespace nvmesim::platform {
 

@@ -1,11 +1,11 @@
-#include "platform/validate/published.h"
+#include "nvmesim/platform/validate/published.h"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "platform/config/params.h"
-#include "platform/config/presets.h"
-#include "platform/config/user_text.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/presets.h"
+#include "nvmesim/platform/config/user_text.h"
 
 namespace nvmesim::platform {
 

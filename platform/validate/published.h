@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "platform/validate/published_csv.h"
-#include "platform/validate/validate.h"
+#include "nvmesim/platform/validate/published_csv.h"
+#include "nvmesim/platform/validate/validate.h"
 
 namespace nvmesim::platform {
 

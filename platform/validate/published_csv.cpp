@@ -1,4 +1,4 @@
-#include "platform/validate/published_csv.h"
+#include "nvmesim/platform/validate/published_csv.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,9 +7,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "platform/config/params.h"
-#include "platform/config/user_text.h"
-#include "platform/validate/csv_table.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/user_text.h"
+#include "nvmesim/platform/validate/csv_table.h"
 
 namespace nvmesim::platform {
 

@@ -6,7 +6,7 @@
 // citation and setup columns hold one value for all of its rows.
 #pragma once
 
-#include "platform/validate/csv_table.h"
+#include "nvmesim/platform/validate/csv_table.h"
 
 #include <cstdint>
 #include <string>

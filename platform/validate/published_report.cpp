@@ -1,4 +1,4 @@
-#include "platform/validate/published_report.h"
+#include "nvmesim/platform/validate/published_report.h"
 
 #include <cmath>
 #include <cstdio>

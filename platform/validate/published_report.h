@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-#include "platform/validate/published.h"
+#include "nvmesim/platform/validate/published.h"
 
 namespace nvmesim::platform {
 

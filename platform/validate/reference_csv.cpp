@@ -1,12 +1,12 @@
-#include "platform/validate/reference_csv.h"
+#include "nvmesim/platform/validate/reference_csv.h"
 
 #include <cmath>
 #include <set>
 #include <tuple>
 
-#include "platform/config/params.h"
-#include "platform/config/user_text.h"
-#include "platform/validate/csv_table.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/user_text.h"
+#include "nvmesim/platform/validate/csv_table.h"
 
 namespace nvmesim::platform {
 

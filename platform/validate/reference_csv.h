@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/validate/csv_table.h"
+#include "nvmesim/platform/validate/csv_table.h"
 
 namespace nvmesim::platform {
 

@@ -1,9 +1,9 @@
-#include "platform/validate/timing_csv.h"
+#include "nvmesim/platform/validate/timing_csv.h"
 
 #include <cmath>
 
-#include "platform/config/params.h"
-#include "platform/validate/csv_table.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/validate/csv_table.h"
 
 namespace nvmesim::platform {
 

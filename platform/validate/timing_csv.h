@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/validate/reference_csv.h"
+#include "nvmesim/platform/validate/reference_csv.h"
 
 namespace nvmesim::platform {
 

@@ -1,4 +1,4 @@
-#include "platform/validate/validate.h"
+#include "nvmesim/platform/validate/validate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,10 +8,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "platform/config/params.h"
-#include "platform/config/presets.h"
-#include "platform/config/user_text.h"
-#include "platform/system/run.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/presets.h"
+#include "nvmesim/platform/config/user_text.h"
+#include "nvmesim/platform/system/run.h"
 
 namespace nvmesim::platform {
 

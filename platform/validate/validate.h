@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "platform/validate/reference_csv.h"
-#include "platform/validate/timing_csv.h"
+#include "nvmesim/platform/validate/reference_csv.h"
+#include "nvmesim/platform/validate/timing_csv.h"
 
 namespace nvmesim::platform {
 

@@ -1,19 +1,19 @@
 // nvmesim validate REFERENCE.csv|FIGURES.csv [--preset NAME[,NAME]] [--calibrate PARAM[@ROWS]]...
 //                                [--set PARAM=VALUE]... [--timing FILE] [--number_ios N]
 //                                [--output-format normal|json]
-#include "platform/cli/options.h"
+#include "nvmesim/platform/cli/options.h"
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "platform/config/params.h"
-#include "platform/config/presets.h"
-#include "platform/config/user_text.h"
-#include "platform/validate/csv_table.h"
-#include "platform/validate/published.h"
-#include "platform/validate/published_report.h"
-#include "platform/validate/validate.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/presets.h"
+#include "nvmesim/platform/config/user_text.h"
+#include "nvmesim/platform/validate/csv_table.h"
+#include "nvmesim/platform/validate/published.h"
+#include "nvmesim/platform/validate/published_report.h"
+#include "nvmesim/platform/validate/validate.h"
 
 namespace nvmesim::platform {
 

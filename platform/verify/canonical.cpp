@@ -1,4 +1,4 @@
-#include "platform/verify/canonical.h"
+#include "nvmesim/platform/verify/canonical.h"
 
 #include <cstdio>
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "platform/verify/model.h"
+#include "nvmesim/platform/verify/model.h"
 
 namespace nvmesim::platform::verify {
 

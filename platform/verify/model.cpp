@@ -1,4 +1,4 @@
-#include "platform/verify/model.h"
+#include "nvmesim/platform/verify/model.h"
 
 #include <cstring>
 #include <new>

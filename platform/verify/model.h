@@ -12,9 +12,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "firmware/nvme/dbbuf_policy.h"
-#include "firmware/guest/dbbuf_publish.h"
-#include "firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/dbbuf_policy.h"
+#include "nvmesim/firmware/guest/dbbuf_publish.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
 
 namespace nvmesim::platform::verify {
 

@@ -1,4 +1,4 @@
-#include "platform/verify/packed_state.h"
+#include "nvmesim/platform/verify/packed_state.h"
 
 #include <cstring>
 #include <new>

@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "platform/verify/model.h"
+#include "nvmesim/platform/verify/model.h"
 
 namespace nvmesim::platform::verify {
 

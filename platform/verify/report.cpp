@@ -1,4 +1,4 @@
-#include "platform/verify/report.h"
+#include "nvmesim/platform/verify/report.h"
 
 #include <cstdio>
 #include <ostream>
@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "traces/tracer.h"
-#include "traces/vcd_writer.h"
+#include "nvmesim/traces/tracer.h"
+#include "nvmesim/traces/vcd_writer.h"
 
 namespace nvmesim::platform::verify {
 

@@ -3,7 +3,7 @@
 // (traces/vcd_writer.h, so it opens with traces/nvmesim.gtkw).
 #pragma once
 
-#include "traces/tracer.h"
+#include "nvmesim/traces/tracer.h"
 
 #include <cstdio>
 #include <iosfwd>
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "platform/verify/search.h"
+#include "nvmesim/platform/verify/search.h"
 
 namespace nvmesim::platform::verify {
 

@@ -1,10 +1,10 @@
-#include "platform/verify/search.h"
+#include "nvmesim/platform/verify/search.h"
 
 #include <utility>
 #include <stdexcept>
 
-#include "platform/verify/big_array.h"
-#include "platform/verify/packed_state.h"
+#include "nvmesim/platform/verify/big_array.h"
+#include "nvmesim/platform/verify/packed_state.h"
 
 namespace nvmesim::platform::verify {
 

@@ -1,4 +1,4 @@
-#include "platform/verify/verify.h"
+#include "nvmesim/platform/verify/verify.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,17 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "platform/cli/options.h"
-#include "platform/config/input_file.h"
-#include "platform/config/params.h"
-#include "platform/config/user_text.h"
-#include "platform/verify/canonical.h"
-#include "platform/verify/report.h"
-#include "traces/gtkwave_save.h"
-#include "platform/report/pending_file.h"
-#include "traces/timeline_writer.h"
-#include "traces/vcd_writer.h"
-#include "platform/verify/search.h"
+#include "nvmesim/platform/cli/options.h"
+#include "nvmesim/platform/config/input_file.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/user_text.h"
+#include "nvmesim/platform/verify/canonical.h"
+#include "nvmesim/platform/verify/report.h"
+#include "nvmesim/traces/gtkwave_save.h"
+#include "nvmesim/platform/report/pending_file.h"
+#include "nvmesim/traces/timeline_writer.h"
+#include "nvmesim/traces/vcd_writer.h"
+#include "nvmesim/platform/verify/search.h"
 
 namespace po = boost::program_options;
 

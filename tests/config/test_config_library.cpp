@@ -6,11 +6,11 @@
 #include <sstream>
 #include <string>
 
-#include "platform/cli/options.h"
-#include "platform/config/params.h"
-#include "platform/fio/fio_job.h"
-#include "platform/sweep/sweep_grid.h"
-#include "platform/sweep/sweep_json.h"
+#include "nvmesim/platform/cli/options.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/fio/fio_job.h"
+#include "nvmesim/platform/sweep/sweep_grid.h"
+#include "nvmesim/platform/sweep/sweep_json.h"
 
 using namespace nvmesim::platform;
 

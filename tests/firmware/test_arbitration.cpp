@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "firmware/nvme/arbitration.h"
+#include "nvmesim/firmware/nvme/arbitration.h"
 
 using namespace nvmesim::fw;
 

@@ -6,7 +6,7 @@
 #include <set>
 #include <vector>
 
-#include "firmware/pcie/config_space.h"
+#include "nvmesim/firmware/pcie/config_space.h"
 
 using namespace nvmesim::fw::pci;
 

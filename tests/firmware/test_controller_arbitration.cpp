@@ -3,7 +3,7 @@
 // QPRIO) and its arbiter driving process_sq as the hardware engine does.
 #include "tests/firmware/test_controller_env.h"
 
-#include "firmware/nvme/arbitration.h"
+#include "nvmesim/firmware/nvme/arbitration.h"
 
 using namespace ctltest;
 namespace reg = nvmesim::nvme::reg;

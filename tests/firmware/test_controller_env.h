@@ -8,8 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "firmware/nvme/controller.h"
-#include "firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/controller.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
 
 namespace ctltest {
 

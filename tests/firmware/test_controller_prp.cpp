@@ -1,5 +1,5 @@
 // PRP walking (firmware/nvme/prp.h), directly and through I/O commands.
-#include "firmware/nvme/prp.h"
+#include "nvmesim/firmware/nvme/prp.h"
 #include "tests/firmware/test_controller_env.h"
 
 using namespace ctltest;

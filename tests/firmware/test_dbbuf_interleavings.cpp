@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "firmware/nvme/controller.h"
-#include "firmware/guest/driver.h"
-#include "firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/controller.h"
+#include "nvmesim/firmware/guest/driver.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
 #include "tests/firmware/test_controller_env.h"
 
 using namespace nvmesim;

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "firmware/guest/driver.h"
+#include "nvmesim/firmware/guest/driver.h"
 
 using namespace nvmesim;
 using fw::Driver;

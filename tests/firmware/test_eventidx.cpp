@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
 
 using namespace nvmesim::fw;
 

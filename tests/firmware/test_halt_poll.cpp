@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "firmware/hv/halt_poll.h"
+#include "nvmesim/firmware/hv/halt_poll.h"
 
 using nvmesim::fw::HaltPollRule;
 using nvmesim::fw::next_halt_poll_ns;

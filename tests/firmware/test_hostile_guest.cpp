@@ -11,10 +11,10 @@
 #include <tlm>
 #include <utility>
 
-#include "models/nvme/nvme_controller.h"
-#include "platform/config/params.h"
-#include "platform/report/results.h"
-#include "platform/system/system.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/report/results.h"
+#include "nvmesim/platform/system/system.h"
 #include "tests/firmware/test_controller_env.h"
 
 using namespace ctltest;

@@ -2,7 +2,7 @@
 // whether the doorbells are among them.
 #include <catch2/catch.hpp>
 
-#include "firmware/pcie/msix_page.h"
+#include "nvmesim/firmware/pcie/msix_page.h"
 
 using namespace nvmesim::fw::vfio;
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "firmware/nvme/nvme_spec.h"
+#include "nvmesim/firmware/nvme/nvme_spec.h"
 
 using namespace nvmesim::nvme;
 

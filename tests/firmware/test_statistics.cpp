@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "firmware/sim/statistics.h"
+#include "nvmesim/firmware/sim/statistics.h"
 
 using namespace nvmesim;
 

@@ -3,7 +3,7 @@
 // comment beside it (firmware/pcie/tlp.h).
 #include <catch2/catch.hpp>
 
-#include "firmware/pcie/tlp.h"
+#include "nvmesim/firmware/pcie/tlp.h"
 
 using namespace nvmesim::fw::pcie;
 

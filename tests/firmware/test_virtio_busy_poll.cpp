@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "firmware/virtio/virtqueue_busy_poll.h"
+#include "nvmesim/firmware/virtio/virtqueue_busy_poll.h"
 #include "virtio_test_env.h"
 
 using namespace nvmesim::fw;

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "firmware/nvme/eventidx.h"
-#include "firmware/virtio/virtio_spec.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/virtio/virtio_spec.h"
 #include "virtio_test_env.h"
 
 using namespace nvmesim::fw;

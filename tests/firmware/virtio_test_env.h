@@ -9,8 +9,8 @@
 #include <deque>
 #include <vector>
 
-#include "firmware/virtio/virtio_blk_device.h"
-#include "firmware/guest/virtio_blk_driver.h"
+#include "nvmesim/firmware/virtio/virtio_blk_device.h"
+#include "nvmesim/firmware/guest/virtio_blk_driver.h"
 
 namespace virtiotest {
 

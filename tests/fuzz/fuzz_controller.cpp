@@ -11,9 +11,9 @@
 #include <cstring>
 #include <vector>
 
-#include "firmware/nvme/controller.h"
-#include "firmware/nvme/eventidx.h"
-#include "firmware/nvme/nvme_spec.h"
+#include "nvmesim/firmware/nvme/controller.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/nvme_spec.h"
 
 namespace {
 

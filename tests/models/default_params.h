@@ -3,8 +3,8 @@
 // (models/sim/param_visit.h), so the tests read them from there.
 #pragma once
 
-#include "models/pcie/pcie_link.h"
-#include "platform/config/visitors.h"
+#include "nvmesim/models/pcie/pcie_link.h"
+#include "nvmesim/platform/config/visitors.h"
 
 namespace nvmesim::test {
 

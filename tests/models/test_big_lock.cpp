@@ -6,7 +6,7 @@
 
 #include <systemc>
 
-#include "models/host/big_lock.h"
+#include "nvmesim/models/host/big_lock.h"
 
 using namespace sc_core;
 using nvmesim::models::BigLock;

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "models/host/doorbell_notifier.h"
-#include "models/host/doorbell_notifier_ioeventfd.h"
-#include "models/host/doorbell_notifier_timer.h"
-#include "models/host/host_thread.h"
+#include "nvmesim/models/host/doorbell_notifier.h"
+#include "nvmesim/models/host/doorbell_notifier_ioeventfd.h"
+#include "nvmesim/models/host/doorbell_notifier_timer.h"
+#include "nvmesim/models/host/host_thread.h"
 
 using namespace sc_core;
 using namespace nvmesim::models;

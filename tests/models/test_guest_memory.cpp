@@ -10,7 +10,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "models/mem/guest_memory.h"
+#include "nvmesim/models/mem/guest_memory.h"
 
 using nvmesim::models::GuestMemory;
 using sc_core::SC_NS;

@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "models/host/host_cpus.h"
-#include "models/host/host_thread.h"
+#include "nvmesim/models/host/host_cpus.h"
+#include "nvmesim/models/host/host_thread.h"
 
 using namespace sc_core;
 using nvmesim::models::HostThread;

@@ -3,8 +3,8 @@
 #include <tlm_utils/simple_target_socket.h>
 #include <vector>
 
-#include "models/mem/address_map.h"
-#include "models/hv/hypervisor.h"
+#include "nvmesim/models/mem/address_map.h"
+#include "nvmesim/models/hv/hypervisor.h"
 
 using namespace sc_core;
 using namespace nvmesim::models;

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "models/nvme/interrupt_coalescer.h"
+#include "nvmesim/models/nvme/interrupt_coalescer.h"
 
 using namespace sc_core;
 using nvmesim::models::InterruptCoalescer;

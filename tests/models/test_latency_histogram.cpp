@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "models/guest/latency_histogram.h"
+#include "nvmesim/models/guest/latency_histogram.h"
 
 using nvmesim::models::LatencyHistogram;
 

@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "models/guest/latency_histogram.h"
+#include "nvmesim/models/guest/latency_histogram.h"
 
 using nvmesim::models::LatencyHistogram;
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "models/sim/activations.h"
-#include "models/sim/lookahead.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/models/sim/lookahead.h"
 
 using namespace sc_core;
 namespace act = nvmesim::models::activations;

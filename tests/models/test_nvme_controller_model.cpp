@@ -15,15 +15,15 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "firmware/nvme/eventidx.h"
-#include "firmware/nvme/nvme_spec.h"
-#include "models/mem/address_map.h"
-#include "models/mem/guest_memory.h"
-#include "models/host/host_thread.h"
-#include "models/nvme/nvme_controller.h"
-#include "models/pcie/pcie_link.h"
-#include "models/pcie/pcie_root_complex.h"
-#include "platform/config/visitors.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/nvme_spec.h"
+#include "nvmesim/models/mem/address_map.h"
+#include "nvmesim/models/mem/guest_memory.h"
+#include "nvmesim/models/host/host_thread.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/models/pcie/pcie_link.h"
+#include "nvmesim/models/pcie/pcie_root_complex.h"
+#include "nvmesim/platform/config/visitors.h"
 
 using namespace nvmesim;
 using namespace nvmesim::models;

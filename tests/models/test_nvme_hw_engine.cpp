@@ -19,10 +19,10 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "firmware/nvme/eventidx.h"
-#include "firmware/nvme/nvme_spec.h"
-#include "models/mem/guest_memory.h"
-#include "models/nvme/nvme_controller.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
+#include "nvmesim/firmware/nvme/nvme_spec.h"
+#include "nvmesim/models/mem/guest_memory.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
 
 using namespace nvmesim;
 using namespace nvmesim::models;

@@ -9,14 +9,14 @@
 #include <type_traits>
 #include <vector>
 
-#include "models/guest/guest.h"
-#include "models/mem/guest_memory.h"
-#include "models/nvme/nvme_controller.h"
-#include "models/nvme/nvme_hw_engine.h"
-#include "models/pcie/pcie_link.h"
-#include "models/guest/vcpu.h"
-#include "models/virtio/virtio_blk_model.h"
-#include "platform/config/visitors.h"
+#include "nvmesim/models/guest/guest.h"
+#include "nvmesim/models/mem/guest_memory.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/models/nvme/nvme_hw_engine.h"
+#include "nvmesim/models/pcie/pcie_link.h"
+#include "nvmesim/models/guest/vcpu.h"
+#include "nvmesim/models/virtio/virtio_blk_model.h"
+#include "nvmesim/platform/config/visitors.h"
 
 using namespace nvmesim;
 using namespace nvmesim::models;

@@ -16,15 +16,15 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "firmware/pcie/config_space.h"
-#include "models/host/host_thread.h"
-#include "models/mem/address_map.h"
-#include "models/mem/guest_memory.h"
-#include "models/nvme/nvme_controller.h"
-#include "models/pcie/pcie_link.h"
-#include "models/pcie/pcie_root_complex.h"
-#include "models/virtio/virtio_blk_model.h"
-#include "platform/config/visitors.h"
+#include "nvmesim/firmware/pcie/config_space.h"
+#include "nvmesim/models/host/host_thread.h"
+#include "nvmesim/models/mem/address_map.h"
+#include "nvmesim/models/mem/guest_memory.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/models/pcie/pcie_link.h"
+#include "nvmesim/models/pcie/pcie_root_complex.h"
+#include "nvmesim/models/virtio/virtio_blk_model.h"
+#include "nvmesim/platform/config/visitors.h"
 
 using namespace nvmesim;
 using namespace nvmesim::models;

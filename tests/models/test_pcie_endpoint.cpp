@@ -10,7 +10,7 @@
 #include <tlm_utils/simple_target_socket.h>
 #include <vector>
 
-#include "models/pcie/pcie_endpoint.h"
+#include "nvmesim/models/pcie/pcie_endpoint.h"
 
 using namespace sc_core;
 using nvmesim::models::PcieEndpoint;

@@ -6,7 +6,7 @@
 
 #include <systemc>
 
-#include "models/pcie/pcie_link.h"
+#include "nvmesim/models/pcie/pcie_link.h"
 #include "tests/models/default_params.h"
 
 using nvmesim::models::PcieLink;

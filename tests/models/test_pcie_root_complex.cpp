@@ -10,10 +10,10 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "models/mem/address_map.h"
-#include "models/mem/guest_memory.h"
-#include "models/pcie/pcie_link.h"
-#include "models/pcie/pcie_root_complex.h"
+#include "nvmesim/models/mem/address_map.h"
+#include "nvmesim/models/mem/guest_memory.h"
+#include "nvmesim/models/pcie/pcie_link.h"
+#include "nvmesim/models/pcie/pcie_root_complex.h"
 #include "tests/models/default_params.h"
 
 using namespace nvmesim::models;

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "traces/reorder_buffer.h"
+#include "nvmesim/traces/reorder_buffer.h"
 
 using nvmesim::traces::ReorderBuffer;
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "models/block/storage_backend.h"
+#include "nvmesim/models/block/storage_backend.h"
 
 using namespace sc_core;
 using namespace nvmesim;

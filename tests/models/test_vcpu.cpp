@@ -12,14 +12,14 @@
 
 #include <systemc>
 
-#include "models/nvme/nvme_controller.h"
-#include "models/pcie/pcie_link.h"
-#include "models/hv/vm_exit.h"
-#include "platform/config/visitors.h"
-#include "platform/config/params.h"
-#include "platform/report/results.h"
-#include "platform/system/system.h"
-#include "traces/tracer.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/models/pcie/pcie_link.h"
+#include "nvmesim/models/hv/vm_exit.h"
+#include "nvmesim/platform/config/visitors.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/report/results.h"
+#include "nvmesim/platform/system/system.h"
+#include "nvmesim/traces/tracer.h"
 
 using namespace nvmesim;
 using namespace nvmesim::platform;

@@ -15,14 +15,14 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "firmware/guest/virtio_blk_driver.h"
-#include "models/mem/address_map.h"
-#include "models/mem/guest_memory.h"
-#include "models/host/host_thread.h"
-#include "models/pcie/pcie_link.h"
-#include "models/pcie/pcie_root_complex.h"
-#include "models/virtio/virtio_blk_model.h"
-#include "platform/config/visitors.h"
+#include "nvmesim/firmware/guest/virtio_blk_driver.h"
+#include "nvmesim/models/mem/address_map.h"
+#include "nvmesim/models/mem/guest_memory.h"
+#include "nvmesim/models/host/host_thread.h"
+#include "nvmesim/models/pcie/pcie_link.h"
+#include "nvmesim/models/pcie/pcie_root_complex.h"
+#include "nvmesim/models/virtio/virtio_blk_model.h"
+#include "nvmesim/platform/config/visitors.h"
 
 using namespace nvmesim;
 using namespace nvmesim::models;

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "models/guest/workload.h"
+#include "nvmesim/models/guest/workload.h"
 
 using namespace nvmesim::models;
 

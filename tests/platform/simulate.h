@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "platform/config/params.h"
-#include "platform/system/system.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/system/system.h"
 
 namespace nvmesim::test {
 

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/sim/activations.h"
-#include "platform/config/params.h"
-#include "platform/system/system.h"
+#include "nvmesim/models/sim/activations.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/system/system.h"
 #include "run_binary.h"
 #include "simulate.h"
 

@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "platform/cli/cli.h"
-#include "platform/cli/commands.h"
+#include "nvmesim/platform/cli/cli.h"
+#include "nvmesim/platform/cli/commands.h"
 
 using nvmesim::platform::CliResult;
 using nvmesim::platform::parse_command_line;

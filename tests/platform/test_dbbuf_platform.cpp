@@ -10,16 +10,16 @@
 #include <utility>
 #include <vector>
 
-#include "firmware/nvme/controller.h"
-#include "firmware/guest/driver.h"
-#include "firmware/nvme/eventidx.h"
-#include "models/guest/guest.h"
-#include "models/mem/guest_memory.h"
-#include "models/nvme/nvme_controller.h"
-#include "models/guest/vcpu.h"
-#include "models/hv/vm_exit.h"
-#include "platform/config/params.h"
-#include "platform/system/system.h"
+#include "nvmesim/firmware/nvme/controller.h"
+#include "nvmesim/firmware/guest/driver.h"
+#include "nvmesim/firmware/nvme/eventidx.h"
+#include "nvmesim/models/guest/guest.h"
+#include "nvmesim/models/mem/guest_memory.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/models/guest/vcpu.h"
+#include "nvmesim/models/hv/vm_exit.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/system/system.h"
 #include "run_binary.h"
 
 using namespace nvmesim;

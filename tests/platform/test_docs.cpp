@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "platform/config/params.h"
+#include "nvmesim/platform/config/params.h"
 #include "text_file.h"
 
 using nvmesim::test::slurp;

@@ -4,9 +4,9 @@
 
 #include <unistd.h>
 
-#include "models/hv/vm_exit.h"
-#include "platform/config/params.h"
-#include "platform/system/system.h"
+#include "nvmesim/models/hv/vm_exit.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/system/system.h"
 #include "run_binary.h"
 #include "simulate.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/cli/eventidx_cli.h"
+#include "nvmesim/platform/cli/eventidx_cli.h"
 
 namespace {
 

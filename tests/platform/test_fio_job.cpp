@@ -9,9 +9,9 @@
 #include <unistd.h>
 #include <vector>
 
-#include "platform/cli/cli.h"
-#include "platform/fio/fio_job.h"
-#include "platform/system/system.h"
+#include "nvmesim/platform/cli/cli.h"
+#include "nvmesim/platform/fio/fio_job.h"
+#include "nvmesim/platform/system/system.h"
 #include "run_binary.h"
 #include "temp_file.h"
 

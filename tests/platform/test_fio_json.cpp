@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <vector>
 
-#include "models/guest/latency_histogram.h"
-#include "platform/fio/fio_json.h"
-#include "platform/config/params.h"
+#include "nvmesim/models/guest/latency_histogram.h"
+#include "nvmesim/platform/fio/fio_json.h"
+#include "nvmesim/platform/config/params.h"
 #include "run_binary.h"
 #include "text_file.h"
 

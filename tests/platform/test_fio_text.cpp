@@ -6,7 +6,7 @@
 
 #include <sstream>
 
-#include "platform/report/fio_text.h"
+#include "nvmesim/platform/report/fio_text.h"
 
 using namespace nvmesim;
 using platform::fio_text::num2str;

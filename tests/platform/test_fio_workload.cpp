@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "models/guest/workload.h"
-#include "platform/cli/cli.h"
-#include "platform/fio/fio_job.h"
-#include "platform/system/system.h"
+#include "nvmesim/models/guest/workload.h"
+#include "nvmesim/platform/cli/cli.h"
+#include "nvmesim/platform/fio/fio_job.h"
+#include "nvmesim/platform/system/system.h"
 #include "run_binary.h"
 #include "temp_file.h"
 

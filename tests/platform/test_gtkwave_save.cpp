@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "run_binary.h"
-#include "traces/gtkwave_save.h"
+#include "nvmesim/traces/gtkwave_save.h"
 #include "text_file.h"
 
 using nvmesim::test::slurp;

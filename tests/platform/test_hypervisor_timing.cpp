@@ -3,12 +3,12 @@
 // run simulates in a child process (SystemC elaborates once per process).
 #include <catch2/catch.hpp>
 
-#include "models/nvme/nvme_controller.h"
-#include "models/hv/vm_exit.h"
-#include "platform/config/params.h"
-#include "platform/config/presets.h"
-#include "platform/system/run.h"
-#include "platform/system/system.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/models/hv/vm_exit.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/presets.h"
+#include "nvmesim/platform/system/run.h"
+#include "nvmesim/platform/system/system.h"
 #include "run_binary.h"
 
 using namespace nvmesim;

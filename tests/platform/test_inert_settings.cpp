@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "platform/config/param_requires.h"
-#include "platform/config/params.h"
+#include "nvmesim/platform/config/param_requires.h"
+#include "nvmesim/platform/config/params.h"
 #include "run_binary.h"
 
 using nvmesim::platform::ParamKind;

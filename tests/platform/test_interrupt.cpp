@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "platform/sweep/sweep_json.h"
+#include "nvmesim/platform/sweep/sweep_json.h"
 #include "tests/platform/run_binary.h"
 #include "tests/platform/test_sweep_support.h"
 

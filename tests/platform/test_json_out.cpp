@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "platform/report/json_out.h"
+#include "nvmesim/platform/report/json_out.h"
 
 using namespace nvmesim::platform::report;
 

@@ -5,8 +5,8 @@
 
 #include <sstream>
 
-#include "platform/config/params.h"
-#include "platform/system/run.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/system/run.h"
 #include "run_binary.h"
 
 using nvmesim::test::json_number;

@@ -6,7 +6,7 @@
 
 #include <sstream>
 
-#include "platform/report/results.h"
+#include "nvmesim/platform/report/results.h"
 
 #include <string>
 #include <vector>

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/config/params.h"
+#include "nvmesim/platform/config/params.h"
 #include "run_binary.h"
 
 using nvmesim::platform::Config;

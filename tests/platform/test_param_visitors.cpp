@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "models/guest/guest.h"
-#include "models/nvme/nvme_controller.h"
-#include "models/pcie/pcie_link.h"
-#include "platform/config/system_params.h"
-#include "platform/config/visitors.h"
-#include "platform/config/params.h"
+#include "nvmesim/models/guest/guest.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/models/pcie/pcie_link.h"
+#include "nvmesim/platform/config/system_params.h"
+#include "nvmesim/platform/config/visitors.h"
+#include "nvmesim/platform/config/params.h"
 
 using namespace nvmesim;
 using platform::Config;

@@ -10,7 +10,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "platform/config/params.h"
+#include "nvmesim/platform/config/params.h"
 
 using nvmesim::platform::Config;
 using nvmesim::platform::ConfigError;

@@ -8,9 +8,9 @@
 
 #include <sstream>
 
-#include "platform/config/params.h"
-#include "platform/report/stats_doc.h"
-#include "platform/system/system.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/report/stats_doc.h"
+#include "nvmesim/platform/system/system.h"
 #include "run_binary.h"
 #include "temp_dir.h"
 #include "text_file.h"

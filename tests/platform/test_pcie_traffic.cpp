@@ -12,9 +12,9 @@
 #include <sstream>
 #include <string>
 
-#include "platform/report/metric_labels.h"
-#include "platform/report/stats_doc.h"
-#include "platform/sweep/sweep_plot.h"
+#include "nvmesim/platform/report/metric_labels.h"
+#include "nvmesim/platform/report/stats_doc.h"
+#include "nvmesim/platform/sweep/sweep_plot.h"
 #include "run_binary.h"
 #include "simulate.h"
 #include "text_file.h"

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "platform/system/progress.h"
+#include "nvmesim/platform/system/progress.h"
 #include "run_binary.h"
 
 using nvmesim::platform::Progress;

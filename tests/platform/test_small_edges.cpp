@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/config/params.h"
+#include "nvmesim/platform/config/params.h"
 #include "run_binary.h"
 #include "temp_file.h"
 

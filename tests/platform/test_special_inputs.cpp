@@ -20,8 +20,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "platform/cli/interrupt.h"
-#include "platform/config/input_file.h"
+#include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/platform/config/input_file.h"
 #include "run_binary.h"
 #include "temp_dir.h"
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "platform/sweep/sweep_grid.h"
-#include "platform/sweep/sweep_json.h"
-#include "platform/sweep/sweep_output.h"
+#include "nvmesim/platform/sweep/sweep_grid.h"
+#include "nvmesim/platform/sweep/sweep_json.h"
+#include "nvmesim/platform/sweep/sweep_output.h"
 #include "tests/platform/run_binary.h"
 #include "tests/platform/test_sweep_support.h"
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "platform/timeline/timeline_html.h"
+#include "nvmesim/platform/timeline/timeline_html.h"
 #include "run_binary.h"
 #include "text_file.h"
 

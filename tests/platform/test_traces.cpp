@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/sweep/sweep_json.h"
+#include "nvmesim/platform/sweep/sweep_json.h"
 #include "run_binary.h"
 #include "text_file.h"
 

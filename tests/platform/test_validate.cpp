@@ -5,9 +5,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "platform/config/params.h"
-#include "platform/validate/reference_csv.h"
-#include "platform/validate/validate.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/validate/reference_csv.h"
+#include "nvmesim/platform/validate/validate.h"
 #include "tests/platform/run_binary.h"
 #include "tests/platform/temp_file.h"
 

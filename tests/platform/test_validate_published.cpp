@@ -6,9 +6,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "platform/config/params.h"
-#include "platform/validate/published.h"
-#include "platform/validate/published_csv.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/validate/published.h"
+#include "nvmesim/platform/validate/published_csv.h"
 #include "tests/platform/run_binary.h"
 #include "tests/platform/temp_file.h"
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "platform/verify/search.h"
+#include "nvmesim/platform/verify/search.h"
 #include "run_binary.h"
 #include "temp_file.h"
 

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "firmware/nvme/controller.h"
-#include "firmware/guest/driver.h"
-#include "platform/verify/model.h"
+#include "nvmesim/firmware/nvme/controller.h"
+#include "nvmesim/firmware/guest/driver.h"
+#include "nvmesim/platform/verify/model.h"
 
 using namespace nvmesim;
 using namespace nvmesim::platform::verify;

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "platform/verify/canonical.h"
-#include "platform/verify/packed_state.h"
-#include "platform/verify/search.h"
+#include "nvmesim/platform/verify/canonical.h"
+#include "nvmesim/platform/verify/packed_state.h"
+#include "nvmesim/platform/verify/search.h"
 
 using namespace nvmesim;
 using namespace nvmesim::platform::verify;

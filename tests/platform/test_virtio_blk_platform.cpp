@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "models/hv/vm_exit.h"
-#include "platform/config/params.h"
-#include "platform/report/stats_doc.h"
-#include "platform/system/system.h"
+#include "nvmesim/models/hv/vm_exit.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/report/stats_doc.h"
+#include "nvmesim/platform/system/system.h"
 #include "tests/platform/virtio_config.h"
 
 using namespace nvmesim;

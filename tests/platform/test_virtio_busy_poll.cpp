@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "platform/config/params.h"
-#include "platform/system/system.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/system/system.h"
 #include "tests/platform/run_binary.h"
 #include "tests/platform/virtio_config.h"
 

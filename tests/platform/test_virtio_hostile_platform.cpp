@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "firmware/virtio/virtio_spec.h"
-#include "platform/config/params.h"
-#include "platform/report/results.h"
-#include "platform/system/system.h"
+#include "nvmesim/firmware/virtio/virtio_spec.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/report/results.h"
+#include "nvmesim/platform/system/system.h"
 #include "tests/platform/run_binary.h"
 #include "tests/platform/virtio_config.h"
 

@@ -4,9 +4,9 @@
 // I/Os and wakes them. Exact kick and interrupt invariants per queue.
 #include <catch2/catch.hpp>
 
-#include "firmware/guest/virtio_blk_driver.h"
-#include "platform/config/params.h"
-#include "platform/system/system.h"
+#include "nvmesim/firmware/guest/virtio_blk_driver.h"
+#include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/system/system.h"
 #include "virtio_config.h"
 
 using namespace nvmesim;
