@@ -6,10 +6,12 @@
 // formula over the tree (RunResults::stats) and the run's times.
 //
 // Everything that shows a figure reads it from this table: the JSON writer
-// walks it (a figure added here appears in --output-format=json and hence
-// in the sweep CSV's columns with no other change), the text report, the
-// default comparison, `validate` and the scenarios ask for it by key
-// (RunResults::figure). RunResults itself holds no copy of a counter.
+// walks it (a figure added here under one of the JSON's sections appears in
+// --output-format=json and hence in the sweep CSV's columns with no other
+// change; docs/metrics.md lists it, tests/platform/test_derived_figures.cpp
+// checks that), and the text report, json+, the default comparison,
+// `validate` and the scenarios ask for it by key (RunResults::figure,
+// RunSummary::figure). RunResults itself holds no copy of a counter.
 #pragma once
 
 #include <functional>
