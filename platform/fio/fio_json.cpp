@@ -47,18 +47,26 @@ Json lat_object(const models::LatencyStat* d) {
   return o;
 }
 
-Json direction(const DirectionFigures& d, double runtime_ns) {
+// One direction of a job: its I/Os and bytes (the statistics tree's) and
+// its latencies.
+struct Direction {
+  uint64_t ios = 0, bytes = 0;
+  DirectionLatency latency;
+};
+
+Json direction(const Direction& dir, double runtime_ns) {
+  const DirectionLatency& d = dir.latency;
   const double secs = runtime_ns / 1e9;
-  const bool any = d.ios > 0 && secs > 0;
-  const uint64_t bw_bytes = any ? uint64_t(double(d.bytes) / secs) : 0;
+  const bool any = dir.ios > 0 && secs > 0;
+  const uint64_t bw_bytes = any ? uint64_t(double(dir.bytes) / secs) : 0;
   Json o;
-  o["io_bytes"] = d.bytes;
-  o["io_kbytes"] = d.bytes >> 10;
+  o["io_bytes"] = dir.bytes;
+  o["io_kbytes"] = dir.bytes >> 10;
   o["bw_bytes"] = bw_bytes;
   o["bw"] = bw_bytes / 1024;
-  o["iops"] = flt(any ? double(d.ios) / secs : 0);
-  o["runtime"] = d.ios ? uint64_t(std::ceil(runtime_ns / 1e6)) : 0;
-  o["total_ios"] = d.ios;
+  o["iops"] = flt(any ? double(dir.ios) / secs : 0);
+  o["runtime"] = dir.ios ? uint64_t(std::ceil(runtime_ns / 1e6)) : 0;
+  o["total_ios"] = dir.ios;
   o["short_ios"] = 0;
   o["drop_ios"] = 0;
   o["slat_ns"] = lat_object(&d.slat);
@@ -75,12 +83,12 @@ Json direction(const DirectionFigures& d, double runtime_ns) {
 
 // fio's latency_ns / latency_us / latency_ms shares (io_u_mark_latency,
 // of each I/O's clat), binned from each histogram bin's value.
-void latency_shares(Json& job, const DirectionFigures& a, const DirectionFigures& b) {
+void latency_shares(Json& job, const Direction& a, const Direction& b) {
   static const uint64_t nu[10] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000};
   static const uint64_t m[11] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000};
   uint64_t ns[10] = {}, us[10] = {}, ms[12] = {};
-  for (const DirectionFigures* d : {&a, &b}) {
-    const auto& bins = d->clat.hist.bins();
+  for (const Direction* d : {&a, &b}) {
+    const auto& bins = d->latency.clat.hist.bins();
     for (unsigned i = 0; i < LatencyHistogram::PLAT_NR; ++i) {
       if (!bins[i]) continue;
       const uint64_t v = LatencyHistogram::index_to_value(i);
@@ -188,28 +196,33 @@ report::Json fio_json_plus_jobs(const RunResults& r, const Config& config, const
   Json jobs = Json::array();
   for (FioJsonJob job : fio_json_jobs(r, config, fio)) {
     job.options.insert(job.options.end(), extra_options.begin(), extra_options.end());
-    DirectionFigures rd, wr;
+    Direction rd, wr;
     double runtime_ns = 0, guest_ns = 0, exit_ns = 0;
     for (unsigned v : job.vcpus) {
       const VcpuFigures& f = r.vcpus[v];
-      rd.merge(f.read);
-      wr.merge(f.write);
+      const std::string group = "vcpu" + std::to_string(v) + ".";
+      rd.ios += r.stats.at(group + "read_ios");
+      rd.bytes += r.stats.at(group + "read_bytes");
+      rd.latency.merge(f.read);
+      wr.ios += r.stats.at(group + "write_ios");
+      wr.bytes += r.stats.at(group + "write_bytes");
+      wr.latency.merge(f.write);
       runtime_ns = std::max(runtime_ns, f.sim_time_ns);
-      guest_ns += f.guest_ns;
-      exit_ns += f.exit_ns;
+      guest_ns += r.figure("utilization.vcpu.guest_ns", v);
+      exit_ns += r.figure("utilization.vcpu.exit_ns", v);
     }
     const double span = runtime_ns * double(job.vcpus.size());
     Json j;
     j["jobname"] = job.name;
     j["groupid"] = groupid + job.group;
-    j["error"] = r.io_errors ? 5 : 0;  // EIO, as fio reports a failed I/O
+    j["error"] = r.count("io_errors") ? 5 : 0;  // EIO, as fio reports a failed I/O
     if (!job.options.empty()) {
       Json& options = j["job options"] = Json::object();
       for (const auto& [k, v] : job.options) options[k] = v;
     }
     j["read"] = direction(rd, runtime_ns);
     j["write"] = direction(wr, runtime_ns);
-    j["trim"] = direction(DirectionFigures{}, runtime_ns);
+    j["trim"] = direction(Direction{}, runtime_ns);
     j["sync"] = {{"total_ios", 0}, {"lat_ns", lat_object(nullptr)}};
     j["job_runtime"] = uint64_t(std::ceil(runtime_ns / 1e6));
     j["usr_cpu"] = flt(span > 0 ? 100.0 * guest_ns / span : 0);

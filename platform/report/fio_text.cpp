@@ -110,14 +110,16 @@ void group_status(std::ostream& o, const RunResults& r) {
       bool any = false;
       for (unsigned v : vcpus) {
         const VcpuFigures& f = r.vcpus[v];
-        const DirectionFigures& dir = d ? f.write : f.read;
-        if (!dir.ios) continue;
-        const double run_ms = f.sim_time_ns / 1e6, bw = f.sim_time_ns > 0 ? dir.bytes * 1e9 / f.sim_time_ns : 0;
+        // The job's own counts (its vcpu<N> statistics group).
+        const std::string group = "vcpu" + std::to_string(v) + (d ? ".write_" : ".read_");
+        const uint64_t ios = r.stats.at(group + "ios"), dir_bytes = r.stats.at(group + "bytes");
+        if (!ios) continue;
+        const double run_ms = f.sim_time_ns / 1e6, bw = f.sim_time_ns > 0 ? dir_bytes * 1e9 / f.sim_time_ns : 0;
         if (!any || run_ms < run_min) run_min = run_ms;
         if (!any || run_ms > run_max) run_max = run_ms;
         if (!any || bw < bw_min) bw_min = bw;
         if (!any || bw > bw_max) bw_max = bw;
-        bytes += dir.bytes;
+        bytes += dir_bytes;
         any = true;
       }
       if (!any) continue;

@@ -13,30 +13,6 @@ namespace nvmesim::platform {
 
 namespace {
 
-// One section's measured figures, merged over its vCPUs.
-struct SectionFigures {
-  double start_ns = 0, done_ns = 0, span_ns = 0;  // span: its first start to its last completion
-  uint64_t ios = 0, read_ios = 0, write_ios = 0;
-};
-
-SectionFigures figures(const RunResults& r, const JobSection& s) {
-  SectionFigures f;
-  bool first = true;
-  for (unsigned v : s.vcpus) {
-    if (v >= r.vcpus.size()) continue;
-    const VcpuFigures& x = r.vcpus[v];
-    f.start_ns = first ? x.start_ns : std::min(f.start_ns, x.start_ns);
-    f.done_ns = first ? x.done_ns : std::max(f.done_ns, x.done_ns);
-    f.span_ns = std::max(f.span_ns, x.start_ns + x.sim_time_ns);
-    f.ios += x.ios;
-    f.read_ios += x.read.ios;
-    f.write_ios += x.write.ios;
-    first = false;
-  }
-  f.span_ns = std::max(0.0, f.span_ns - f.start_ns);
-  return f;
-}
-
 std::string num(const char* format, double v) {
   char b[48];
   std::snprintf(b, sizeof b, format, v);
@@ -70,7 +46,8 @@ std::vector<JobSection> job_sections(const FioJobs& fio) {
 void write_job_sections(const RunResults& r, std::ostream& o) {
   if (r.sections.empty()) return;
   o << "job sections (each its own options; times from the measured phase's start):\n";
-  for (const JobSection& s : r.sections) {
+  for (unsigned k = 0; k < r.sections.size(); ++k) {
+    const JobSection& s = r.sections[k];
     o << "  [" << s.name << "] group " << s.group << ", vcpu";
     for (size_t k = 0; k < s.vcpus.size(); ++k) o << (k ? "," : "") << s.vcpus[k];
     if (!s.waits_for.empty()) {
@@ -80,11 +57,11 @@ void write_job_sections(const RunResults& r, std::ostream& o) {
     o << ":";
     for (const auto& [k, v] : s.options) o << " " << k << "=" << v;
     o << "\n";
-    const SectionFigures f = figures(r, s);
-    o << "    start " << num("%.3f", f.start_ns / 1000.0) << " us, done " << num("%.3f", f.done_ns / 1000.0)
-      << " us: " << f.ios << " I/Os (read " << f.read_ios << ", write " << f.write_ios << ") in "
-      << num("%.3f", f.span_ns / 1000.0) << " us, IOPS=" << num("%.0f", f.span_ns > 0 ? f.ios / (f.span_ns / 1e9) : 0)
-      << "\n";
+    auto figure = [&](const char* name) { return r.figure(std::string("job_results.") + name, k); };
+    o << "    start " << num("%.3f", figure("start_ns") / 1000.0) << " us, done "
+      << num("%.3f", figure("done_ns") / 1000.0) << " us: " << r.count("job_results.ios", k) << " I/Os (read "
+      << r.count("job_results.read_ios", k) << ", write " << r.count("job_results.write_ios", k) << ") in "
+      << num("%.3f", figure("sim_time_ns") / 1000.0) << " us, IOPS=" << num("%.0f", figure("iops")) << "\n";
   }
 }
 
@@ -98,24 +75,6 @@ report::Json job_sections_json(const RunResults& r) {
     j["waits_for"] = s.waits_for;
     report::Json& options = j["options"] = report::Json::object();
     for (const auto& [k, v] : s.options) options[k] = v;
-    jobs.push_back(std::move(j));
-  }
-  return jobs;
-}
-
-report::Json job_results_json(const RunResults& r) {
-  report::Json jobs = report::Json::array();
-  for (const JobSection& s : r.sections) {
-    const SectionFigures f = figures(r, s);
-    report::Json j;
-    j["name"] = s.name;
-    j["start_ns"] = report::fixed(f.start_ns, 3);
-    j["done_ns"] = report::fixed(f.done_ns, 3);
-    j["sim_time_ns"] = report::fixed(f.span_ns, 3);
-    j["ios"] = f.ios;
-    j["read_ios"] = f.read_ios;
-    j["write_ios"] = f.write_ios;
-    j["iops"] = report::fixed(f.span_ns > 0 ? f.ios / (f.span_ns / 1e9) : 0, 3);
     jobs.push_back(std::move(j));
   }
   return jobs;

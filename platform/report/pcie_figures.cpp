@@ -10,9 +10,9 @@ namespace nvmesim::platform {
 using fw::pcie::kTlpKinds;
 using fw::pcie::TlpKind;
 
-PcieFigures pcie_figures(const stats::GroupValues& stats, const std::string& group, std::string link) {
+PcieFigures pcie_figures(const stats::GroupValues& stats, std::string link) {
   PcieFigures p;
-  const stats::GroupValues* g = stats.group(group);
+  const stats::GroupValues* g = stats.group(stats.group("virtio_blk") ? "virtio_blk.pcie" : "nvme.pcie");
   if (!g) return p;
   p.present = true;
   p.link = std::move(link);

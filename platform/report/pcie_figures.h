@@ -1,7 +1,10 @@
 // The PCIe link's figures of a run (pcie.mode=link): TLPs and wire bytes by
 // purpose and kind, link utilisation per direction, queueing and read round
 // trips, read from the device's "pcie" statistics group
-// (models/pcie/pcie_link_traffic.h), and their report in text and JSON.
+// (models/pcie/pcie_link_traffic.h) when a report is written, and their
+// report in text and JSON: the derived figures of the link, defined here
+// once (their purposes come and go with the device, so they are not rows of
+// derived_figures.h's table).
 #pragma once
 
 #include <array>
@@ -32,8 +35,9 @@ struct PcieFigures {
   double read_time_ns = 0;
 };
 
-// From the measured phase's statistics: the group at `group` ("nvme.pcie").
-PcieFigures pcie_figures(const stats::GroupValues& stats, const std::string& group, std::string link);
+// From the measured phase's statistics: the device's "pcie" group
+// ("nvme.pcie", or "virtio_blk.pcie"); not present without one.
+PcieFigures pcie_figures(const stats::GroupValues& stats, std::string link);
 
 // The JSON "pcie" object: per I/O figures (`ios` the denominator) and
 // utilisation over `span_ns`.

@@ -1,7 +1,9 @@
 #include "nvmesim/platform/report/results.h"
 #include "nvmesim/platform/fio/fio_json.h"
 #include "nvmesim/platform/report/fio_text.h"
+#include "nvmesim/platform/report/derived_figures.h"
 #include "nvmesim/platform/report/job_sections.h"
+#include "nvmesim/platform/report/pcie_figures.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +13,7 @@
 
 #include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/firmware/nvme/nvme_spec.h"
+#include "nvmesim/models/hv/vm_exit.h"
 
 namespace nvmesim::platform {
 
@@ -24,12 +27,6 @@ std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
-}
-
-// What utilisation is a fraction of (RunResults::utilization_span_ns).
-double utilization_span(const RunResults& r) {
-  const double span = std::max(r.utilization_span_ns, r.sim_time_ns);
-  return span > 0 ? span : 1;
 }
 
 std::string percentile_key(double p) {
@@ -90,7 +87,7 @@ const char* run_outcome(const RunResults& r) {
   if (!r.bringup_ok) return "bringup_failed";
   if (r.device_needs_reset) return "device_needs_reset";
   if (r.stalled) return "stalled";
-  if (r.io_errors || r.verify_errors) return "io_errors";
+  if (r.count("io_errors") || r.count("verify.errors")) return "io_errors";
   if (r.interrupted) return "interrupted";
   return "ok";
 }
@@ -116,20 +113,24 @@ std::string run_headline(const RunResults& r) {
   }
   if (outcome == "io_errors") {
     std::string h = "FAILED: ";
-    if (r.io_errors)
-      h += std::to_string(r.io_errors) + " of " + std::to_string(r.ios) +
+    const uint64_t errors = r.count("io_errors"), verify_errors = r.count("verify.errors");
+    if (errors)
+      h += std::to_string(errors) + " of " + std::to_string(r.count("ios")) +
            " I/Os completed with an error status (first: " + status_text(r.first_error_status) + ")";
-    if (r.io_errors && r.verify_errors) h += "; ";
-    if (r.verify_errors) h += std::to_string(r.verify_errors) + " reads failed verification";
+    if (errors && verify_errors) h += "; ";
+    if (verify_errors) h += std::to_string(verify_errors) + " reads failed verification";
     return h;
   }
   if (outcome == "interrupted") return interrupted_line(r);
   return "";
 }
 
+// The document's layout; its figures are the derived figures' table's
+// (figures::put_json writes each section's, in the table's order).
 report::Json results_json(const RunResults& r) {
   using report::fixed;
   using report::Json;
+  auto put = [&](Json& j, const char* section) { figures::put_json(j, r, section); };
   Json j;
   j["version"] = NVMESIM_VERSION;
   j["outcome"] = run_outcome(r);
@@ -137,15 +138,9 @@ report::Json results_json(const RunResults& r) {
   Json& config = j["config"] = Json::object();
   for (const auto& kv : r.config) config[kv.first] = kv.second;
   if (!r.sections.empty()) j["jobs"] = job_sections_json(r);  // a job file's sections, each its own
-  j["sim_time_ns"] = fixed(r.sim_time_ns, 3);
-  j["ios"] = r.ios;
-  j["read_ios"] = r.read_ios;
-  j["write_ios"] = r.write_ios;
-  j["io_errors"] = r.io_errors;
-  j["first_error_status"] = r.first_error_status;
-  j["verify"] = {{"verified_reads", r.verified_reads}, {"errors", r.verify_errors}};
-  j["iops"] = report::rate(r.iops());
-  j["bw_bytes"] = report::rate(r.bw_bytes());
+  for (const char* section : {"sim_time_ns", "ios", "read_ios", "write_ios", "io_errors", "first_error_status",
+                              "verify", "iops", "bw_bytes"})
+    put(j, section);
   // fio's latencies (lat = slat + clat), then the driver's own.
   auto latency = [&](const char* key, const LatencyHistogram& h) {
     Json& lat = j[key];
@@ -160,75 +155,16 @@ report::Json results_json(const RunResults& r) {
   latency("clat_ns", r.clat);
   latency("driver_lat_ns", r.driver_lat);
   io_depths_json(j, r.depths);
-  auto doorbell = [](const DoorbellFigures& d) {
-    return Json{{"updates", d.updates}, {"mmio", d.mmio}, {"suppressed", d.suppressed}};
-  };
-  j["doorbells"] = {{"sq", doorbell(r.sq)}, {"cq", doorbell(r.cq)}};
-  auto rate = [&](const DoorbellFigures& d) -> Json {
-    const double h = RunResults::hit_rate(d);
-    return r.dbbuf_active && h >= 0 ? fixed(h, 6) : Json(nullptr);
-  };
-  j["eventidx"] = {{"sq_hit_rate", rate(r.sq)},
-                   {"cq_hit_rate", rate(r.cq)},
-                   {"dbbuf_active", r.dbbuf_active},
-                   {"shadow_reads", r.shadow_reads},
-                   {"eventidx_writes", r.eventidx_writes}};
-  Json count = Json::object(), time = Json::object();
-  for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k) {
-    count[models::to_string(ExitKind(k))] = r.exits.count[k];
-    time[models::to_string(ExitKind(k))] = fixed(double(r.exits.time[k].value()) / 1000.0, 3);
-  }
-  j["exits"] = {{"count", count}, {"time_ns", time}};
-  j["per_io"] = {{"sq_mmio", fixed(r.per_io(r.sq.mmio), 6)},
-                 {"cq_mmio", fixed(r.per_io(r.cq.mmio), 6)},
-                 {"exits", fixed(r.per_io(r.sq.mmio + r.cq.mmio), 6)},
-                 {"all_exits", fixed(r.per_io(r.exits.total_count_excluding_hlt()), 6)},
-                 {"interrupts", fixed(r.per_io(r.interrupts_sent), 6)},
-                 {"msix_messages", fixed(r.per_io(r.interrupts_sent), 6)},
-                 {"injection_exits", fixed(r.per_io(r.exits.count[unsigned(ExitKind::Interrupt)]), 6)}};
-  j["controller"] = {{"commands", r.commands},
-                     {"interrupts", r.interrupts_sent},
-                     {"dma_reads", r.dma_reads},
-                     {"dma_writes", r.dma_writes},
-                     {"async_events", r.async_events},
-                     {"cq_full_waits", r.cq_full_waits},
-                     {"coalesced_completions", r.coalesced_completions},
-                     {"lost_notifications", r.lost_notifications},
-                     {"stuck_handler_runs", r.stuck_handler_runs}};
-  const double span = utilization_span(r);
-  Json vcpus = Json::array(), device = Json::array();
-  for (size_t k = 0; k < r.vcpus.size(); ++k) {
-    const auto& v = r.vcpus[k];
-    vcpus.push_back({{"vcpu", k},
-                     {"busy", fixed((v.guest_ns + v.exit_ns) / span, 6)},
-                     {"guest", fixed(v.guest_ns / span, 6)},
-                     {"exits", fixed(v.exit_ns / span, 6)},
-                     {"ios", v.ios},
-                     {"interrupts", v.interrupts}});
-  }
-  for (const auto& t : r.device_threads)
-    device.push_back({{"thread", t.name},
-                      {"busy", fixed((t.busy_ns + t.poll_ns) / span, 6)},
-                      {"work", fixed(t.busy_ns / span, 6)},
-                      {"polling", fixed(t.poll_ns / span, 6)},
-                      {"dispatches", t.dispatches},
-                      {"wakeups_from_sleep", t.sleep_wakeups},
-                      {"wakeups_while_polling", t.poll_wakeups}});
-  j["utilization"] = {{"vcpu", vcpus},
-                      {"device", device},
-                      {"host_cores", r.host_cores},
-                      {"overcommitted", fixed(r.overcommitted_ns / span, 6)},
-                      {"span_ns", fixed(span, 3)}};
-  Json bringup_exits = Json::object();
-  for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k)
-    bringup_exits[models::to_string(ExitKind(k))] = r.bringup_exits.count[k];
+  for (const char* section : {"doorbells", "eventidx", "exits", "per_io", "controller", "utilization"})
+    put(j, section);
   j["bringup"] = {{"ok", r.bringup_ok},
                   {"error", r.bringup_error},
                   {"sim_time_ns", fixed(r.bringup_ns, 3)},
                   {"dbbuf_opcode", unsigned(r.dbbuf_opcode)},
-                  {"dbbuf_status", r.dbbuf_status},
-                  {"exits", bringup_exits}};
-  if (r.pcie.present) j["pcie"] = pcie_json(r.pcie, r.ios, span);
+                  {"dbbuf_status", r.dbbuf_status}};
+  put(j, "bringup");  // its exits
+  const PcieFigures pcie = pcie_figures(r.stats, r.pcie_link);
+  if (pcie.present) j["pcie"] = pcie_json(pcie, r.count("ios"), r.figure("utilization.span_ns"));
   j["stall"] = r.stalled ? Json(r.stall_report) : Json(nullptr);
   if (r.virtio)
     j["virtio_blk"] = {{"device_status", unsigned(r.virtio_status)},
@@ -236,15 +172,13 @@ report::Json results_json(const RunResults& r) {
                        {"error", r.device_error},
                        {"unfinished_ios", r.unfinished_ios}};
   j["interrupted"] = r.interrupted ? Json(interrupt::signal_name(r.interrupt_signal)) : Json(nullptr);
-  if (!r.sections.empty()) j["job_results"] = job_results_json(r);
+  if (!r.sections.empty()) put(j, "job_results");
   if (r.has_host) {
     Json by_kind = Json::object();
     for (const auto& [kind, n] : r.activations) by_kind[kind] = n;
-    j["host"] = {{"wall_s", fixed(r.wall_s, 3)},
-                 {"peak_rss_bytes", r.peak_rss_bytes},
-                 {"ios_per_wall_s", fixed(r.wall_s > 0 ? double(r.ios) / r.wall_s : 0, 0)},
-                 {"activations_per_io", fixed(r.per_io(r.activation_total()), 3)},
-                 {"activations", by_kind}};
+    j["host"] = {{"wall_s", fixed(r.wall_s, 3)}, {"peak_rss_bytes", r.peak_rss_bytes}};
+    put(j, "host");
+    j["host"]["activations"] = by_kind;
   }
   // Every component's statistics (docs/metrics.md lists them).
   j["stats"] = report::stats_json(r.stats);
@@ -287,18 +221,17 @@ void write_normal(const RunResults& r, std::ostream& o) {
     o << "  bring-up failed: " << r.bringup_error << "\n";
     return;
   }
-  const double secs = r.sim_time_ns / 1e9;
-  auto direction = [&](const char* name, uint64_t ios, uint64_t bytes) {
+  auto direction = [&](const std::string& name) {
+    const uint64_t ios = r.count(name + "_ios");
     if (!ios) return;
-    o << "  " << name << ": IOPS=" << human_count(secs > 0 ? ios / secs : 0)
-      << ", BW=" << human_bw(secs > 0 ? bytes / secs : 0) << " (" << ios << " I/Os in "
+    o << "  " << name << ": IOPS=" << human_count(r.figure(name + "_iops"))
+      << ", BW=" << human_bw(r.figure(name + "_bw_bytes")) << " (" << ios << " I/Os in "
       << fixed(r.sim_time_ns / 1000.0, 1) << " us simulated)\n";
   };
   // fio's layout (stat.c show_ddir_status): per direction slat, clat, lat,
   // then clat's percentiles, in fio's units (platform/report/fio_text.h).
-  for (const DirectionFigures* d : {&r.read, &r.write}) {
-    direction(d == &r.read ? "read" : "write", d == &r.read ? r.read_ios : r.write_ios,
-              d == &r.read ? r.read_bytes : r.write_bytes);
+  for (const DirectionLatency* d : {&r.read, &r.write}) {
+    direction(d == &r.read ? "read" : "write");
     if (!d->lat.hist.count()) continue;
     fio_text::latency_line(o, "slat", d->slat);
     fio_text::latency_line(o, "clat", d->clat);
@@ -327,62 +260,63 @@ void write_normal(const RunResults& r, std::ostream& o) {
     }
   }
   fio_text::group_status(o, r);
-  if (r.io_errors) o << "    errors: " << r.io_errors << " completions with non-zero status\n";
-  if (r.verified_reads || r.verify_errors)
-    o << "    verify: " << r.verified_reads << " reads checked, " << r.verify_errors
-      << " mismatches\n";
+  if (const uint64_t errors = r.count("io_errors"))
+    o << "    errors: " << errors << " completions with non-zero status\n";
+  const uint64_t verified = r.count("verify.verified_reads"), mismatches = r.count("verify.errors");
+  if (verified || mismatches) o << "    verify: " << verified << " reads checked, " << mismatches << " mismatches\n";
   o << "doorbells (measured phase, I/O queues):\n";
-  auto line = [&](const char* q, const DoorbellFigures& d) {
-    o << "  " << q << ": updates=" << d.updates << ", mmio=" << d.mmio
-      << ", suppressed=" << d.suppressed << ", eventidx hit rate="
-      << (r.dbbuf_active && RunResults::hit_rate(d) >= 0 ? fixed(RunResults::hit_rate(d) * 100, 2) + "%"
-                                                          : std::string("n/a"))
-      << ", exits/io=" << fixed(r.per_io(d.mmio), 3) << "\n";
+  auto line = [&](const std::string& q) {
+    const std::string d = "doorbells." + q + ".";
+    const double hit = r.figure("eventidx." + q + "_hit_rate");
+    o << "  " << q << ": updates=" << r.count(d + "updates") << ", mmio=" << r.count(d + "mmio")
+      << ", suppressed=" << r.count(d + "suppressed") << ", eventidx hit rate="
+      << (std::isnan(hit) ? std::string("n/a") : fixed(hit * 100, 2) + "%")
+      << ", exits/io=" << fixed(r.figure("per_io." + q + "_mmio"), 3) << "\n";
   };
-  line("sq", r.sq);
-  line("cq", r.cq);
-  o << "  doorbell exits per I/O: " << fixed(r.per_io(r.sq.mmio + r.cq.mmio), 3)
-    << "; shadow reads: " << r.shadow_reads << ", eventidx writes: " << r.eventidx_writes << "\n";  if (passthrough)  // docs/metrics.md: these writes are exits only while their page is trapped
-    o << "  passthrough: " << r.exits.count[unsigned(ExitKind::MmioDoorbell)] << " of "
-      << r.sq.mmio + r.cq.mmio << " MMIO doorbell writes trapped (VM exits)\n";
+  line("sq");
+  line("cq");
+  o << "  doorbell exits per I/O: " << fixed(r.figure("per_io.exits"), 3)
+    << "; shadow reads: " << r.count("eventidx.shadow_reads")
+    << ", eventidx writes: " << r.count("eventidx.eventidx_writes") << "\n";
+  if (passthrough)  // docs/metrics.md: these writes are exits only while their page is trapped
+    o << "  passthrough: " << r.count("exits.count.mmio_doorbell") << " of " << r.count("doorbells.mmio")
+      << " MMIO doorbell writes trapped (VM exits)\n";
   // Two counts that differ: the device's MSI-X writes, and the exits the
   // hypervisor takes to inject an interrupt into the vCPU.
-  o << "  MSI-X messages per I/O: " << fixed(r.per_io(r.interrupts_sent), 3)
-    << "; interrupt-injection exits per I/O: "
-    << fixed(r.per_io(r.exits.count[unsigned(ExitKind::Interrupt)]), 3) << "\n";
+  o << "  MSI-X messages per I/O: " << fixed(r.figure("per_io.interrupts"), 3)
+    << "; interrupt-injection exits per I/O: " << fixed(r.figure("per_io.injection_exits"), 3) << "\n";
   if (r.stats.group("virtio_blk"))
     o << "  used-ring notifications: sent " << r.stats.at("virtio_blk.interrupts") << ", suppressed "
       << r.stats.at("virtio_blk.interrupts_suppressed") << " (used_event / NO_INTERRUPT)\n";
   o << "VM exits (measured phase):\n";
   for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k) {
-    if (!r.exits.count[k]) continue;
+    const std::string kind = models::to_string(ExitKind(k));
+    const uint64_t n = r.count("exits.count." + kind);
+    if (!n) continue;
     char buf[128];
-    std::snprintf(buf, sizeof buf, "  %-14s count=%-10llu time=%.1f us\n",
-                  models::to_string(ExitKind(k)), static_cast<unsigned long long>(r.exits.count[k]),
-                  double(r.exits.time[k].value()) / 1e6);
+    std::snprintf(buf, sizeof buf, "  %-14s count=%-10llu time=%.1f us\n", kind.c_str(),
+                  static_cast<unsigned long long>(n), r.figure("exits.time_ns." + kind) / 1000.0);
     o << buf;
   }
   o << "utilisation:\n";
-  const double span = utilization_span(r);
-  for (size_t k = 0; k < r.vcpus.size(); ++k) {
-    const auto& v = r.vcpus[k];
-    o << "  vcpu" << k << ": busy " << fixed(100 * (v.guest_ns + v.exit_ns) / span, 1)
-      << "% (guest " << fixed(100 * v.guest_ns / span, 1) << "%, exits "
-      << fixed(100 * v.exit_ns / span, 1) << "%)\n";
-  }
-  for (const auto& t : r.device_threads)
-    o << "  " << t.name << ": busy " << fixed(100 * (t.busy_ns + t.poll_ns) / span, 1)
-      << "% (work " << fixed(100 * t.busy_ns / span, 1) << "%, polling "
-      << fixed(100 * t.poll_ns / span, 1) << "%), " << t.dispatches << " dispatches\n";
+  auto percent = [&](const char* key, unsigned k) { return fixed(100 * r.figure(key, k), 1); };
+  for (unsigned k = 0; k < figures::instances(r, figures::Over::Vcpu); ++k)
+    o << "  vcpu" << k << ": busy " << percent("utilization.vcpu.busy", k) << "% (guest "
+      << percent("utilization.vcpu.guest", k) << "%, exits " << percent("utilization.vcpu.exits", k) << "%)\n";
+  for (unsigned k = 0; k < figures::instances(r, figures::Over::DeviceThread); ++k)
+    o << "  " << figures::device_thread(r, k) << ": busy " << percent("utilization.device.busy", k) << "% (work "
+      << percent("utilization.device.work", k) << "%, polling " << percent("utilization.device.polling", k)
+      << "%), " << r.count("utilization.device.dispatches", k) << " dispatches\n";
   if (r.host_cores)
-    o << "  host: " << r.host_cores << " cores, overcommitted "
-      << fixed(100 * r.overcommitted_ns / span, 1) << "% of the time\n";
-  if (r.lost_notifications) o << "  lost ioeventfd notifications: " << r.lost_notifications << "\n";
-  if (r.stuck_handler_runs)
-    o << "  ioeventfd handlers re-run on a still-readable eventfd: " << r.stuck_handler_runs << "\n";
-  if (r.pcie.present) write_pcie_text(r.pcie, r.ios, span, o);
-  o << "bring-up (apart): " << fixed(r.bringup_ns / 1000.0, 1) << " us, "
-    << r.bringup_exits.total_count_excluding_hlt() << " exits\n";
+    o << "  host: " << r.host_cores << " cores, overcommitted " << percent("utilization.overcommitted", 0)
+      << "% of the time\n";
+  if (const uint64_t n = r.count("controller.lost_notifications")) o << "  lost ioeventfd notifications: " << n << "\n";
+  if (const uint64_t n = r.count("controller.stuck_handler_runs"))
+    o << "  ioeventfd handlers re-run on a still-readable eventfd: " << n << "\n";
+  const PcieFigures pcie = pcie_figures(r.stats, r.pcie_link);
+  if (pcie.present) write_pcie_text(pcie, r.count("ios"), r.figure("utilization.span_ns"), o);
+  o << "bring-up (apart): " << fixed(r.bringup_ns / 1000.0, 1) << " us, " << r.count("bringup.exit_count")
+    << " exits\n";
   if (r.dbbuf_opcode && r.dbbuf_status) {
     char buf[128];
     std::snprintf(buf, sizeof buf,
@@ -393,13 +327,13 @@ void write_normal(const RunResults& r, std::ostream& o) {
   if (r.stalled) o << "STALL: " << r.stall_report << "\n";
   if (r.has_host)
     o << "host: " << fixed(r.wall_s, 3) << " s wall, " << r.peak_rss_bytes / 1048576 << " MiB peak RSS, "
-      << fixed(r.wall_s > 0 ? r.ios / r.wall_s : 0, 0) << " I/Os per wall second\n";
+      << fixed(r.figure("host.ios_per_wall_s"), 0) << " I/Os per wall second\n";
   if (r.has_host) {
-    o << "  model process activations per I/O: " << fixed(r.per_io(r.activation_total()), 3);
+    o << "  model process activations per I/O: " << fixed(r.figure("host.activations_per_io"), 3);
     const char* sep = " (";
     for (const auto& [kind, n] : r.activations)
       if (n) {
-        o << sep << kind << " " << fixed(r.per_io(n), 3);
+        o << sep << kind << " " << fixed(figures::per_io(r, double(n)), 3);
         sep = ", ";
       }
     o << (*sep == ',' ? ")\n" : "\n");

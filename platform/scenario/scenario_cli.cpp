@@ -26,7 +26,8 @@ struct Figure {
 };
 
 double metric(const Scenario& s, const RunSummary& r) {
-  return s.metric == "iops" ? r.iops : s.metric == "mib_s" ? r.bw_bytes / 1048576.0 : r.bw_bytes / 1e6;
+  const double bw_bytes = r.figure("bw_bytes");
+  return s.metric == "iops" ? r.figure("iops") : s.metric == "mib_s" ? bw_bytes / 1048576.0 : bw_bytes / 1e6;
 }
 
 using Settings = std::vector<std::pair<std::string, std::string>>;

@@ -5,6 +5,7 @@
 #include "nvmesim/platform/report/metric_labels.h"
 #include "nvmesim/platform/report/results.h"
 #include "nvmesim/platform/config/user_text.h"
+#include "nvmesim/firmware/pcie/tlp.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 namespace nvmesim::platform::sweep {
 
@@ -118,24 +120,43 @@ std::string without_indexes(const std::string& name) {
 }
 
 // The metric columns a run's JSON can have: those of a sample run's JSON
-// (one vCPU, one device thread, host figures on), indexes blanked.
+// (one vCPU, one device thread, host figures on, a PCIe link with the
+// purposes of both devices), indexes blanked. Its "stats" stay an empty
+// object, as a run's tree is not known before it runs.
 const std::vector<std::string>& known_metric_columns() {
   static const std::vector<std::string> names = [] {
     RunResults sample;
     sample.config = Config().effective();
     sample.vcpus.resize(1);
-    sample.device_threads.resize(1);
+    sample.host_threads = {"mainloop"};
     sample.has_host = true;
-    // pcie.mode=link: the purposes of both devices.
-    sample.pcie.present = true;
+    // pcie.mode=link: the device's "pcie" group, with every purpose.
     std::vector<std::string> purposes = models::NvmeControllerModel::link_purposes();
     for (const auto& v : models::VirtioBlkModel::link_purposes())
       if (std::find(purposes.begin(), purposes.end(), v) == purposes.end()) purposes.push_back(v);
-    for (const auto& name : purposes) sample.pcie.purposes.push_back({name, {}, {}});
-    std::ostringstream json;
-    write_json(sample, json);
+    stats::GroupValues pcie;
+    pcie.name = "pcie";
+    for (const char* name : {"upstream_busy", "downstream_busy", "upstream_queueing", "downstream_queueing",
+                             "read_round_trips", "read_time"})
+      pcie.stats.push_back({name, stats::Unit::Count, "", {{"", 0}}});
+    stats::GroupValues tlp;
+    tlp.name = "tlp";
+    for (const char* name : {"tlps", "wire_bytes"}) {
+      stats::StatValue v{name, stats::Unit::Count, "", {}};
+      for (const auto& purpose : purposes)
+        for (unsigned k = 0; k < fw::pcie::kTlpKinds; ++k)
+          v.entries.emplace_back(purpose + "_" + fw::pcie::tlp_kind_name(fw::pcie::TlpKind(k)), 0);
+      tlp.stats.push_back(v);
+    }
+    pcie.groups.push_back(tlp);
+    stats::GroupValues nvme;
+    nvme.name = "nvme";
+    nvme.groups.push_back(pcie);
+    sample.stats.groups.push_back(nvme);
+    report::Json doc = results_json(sample);
+    doc["stats"] = report::stats_json(stats::GroupValues{});
     std::vector<std::pair<std::string, std::string>> flat;
-    flatten(parse_json(json.str()), "", flat);
+    flatten(parse_json(report::dump(doc)), "", flat);
     std::vector<std::string> out;
     for (const auto& kv : flat) out.push_back(without_indexes(kv.first));
     return out;

@@ -1,6 +1,7 @@
 #include "nvmesim/platform/system/run.h"
 
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +27,7 @@
 #include "nvmesim/platform/cli/exit_codes.h"
 #include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/report/derived_figures.h"
 #include "nvmesim/platform/report/pending_file.h"
 #include "nvmesim/platform/report/json_out.h"
 #include "nvmesim/platform/report/results.h"
@@ -213,19 +215,13 @@ using Summary = RunSummary;
 
 Summary summarize(const RunResults& r) {
   Summary s{};
-  s.iops = r.iops();
-  s.bw_bytes = r.bw_bytes();
-  s.exits_per_io = r.per_io(r.exits.total_count_excluding_hlt());
-  s.sq_per_io = r.per_io(r.sq.mmio);
-  s.cq_per_io = r.per_io(r.cq.mmio);
-  s.irq_per_io = r.per_io(r.interrupts_sent);
-  s.sq_hit = r.dbbuf_active ? RunResults::hit_rate(r.sq) : -1;
-  s.cq_hit = r.dbbuf_active ? RunResults::hit_rate(r.cq) : -1;
-  s.ios = r.ios;
+  const auto& table = figures::all();
+  if (table.size() > Summary::kMaxFigures) throw std::logic_error("RunSummary: more figures than kMaxFigures");
+  for (size_t i = 0; i < Summary::kMaxFigures; ++i)
+    s.figures[i] = i < table.size() && table[i].over == figures::Over::Run ? table[i].value(r, 0)
+                                                                          : std::nan("");
   s.p50 = r.lat.percentile(50);
   s.p99 = r.lat.percentile(99);
-  s.io_errors = r.io_errors;
-  s.verify_errors = r.verify_errors;
   s.ok = r.bringup_ok;
   s.stalled = r.stalled;
   s.device_needs_reset = r.device_needs_reset;
@@ -248,6 +244,11 @@ bool write_all(int fd, const void* p, size_t n) {
 }
 
 }  // namespace
+
+double RunSummary::figure(const std::string& key) const {
+  const figures::Figure& f = figures::find(key);
+  return figures[&f - figures::all().data()];
+}
 
 // SystemC elaborates once per process: each run of a comparison simulates
 // in a child process and sends its summary and JSON back through a pipe:
@@ -420,7 +421,7 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   bool failed = false;
   bool bringup_failed = false;
   for (int k = 0; k < ran; ++k) {
-    failed = failed || s[k].io_errors || s[k].verify_errors;
+    failed = failed || s[k].figure("io_errors") || s[k].figure("verify.errors");
     bringup_failed = bringup_failed || !s[k].ok;
   }
   failed = failed || bringup_failed;  // the simulated system failed: exit 4
@@ -442,13 +443,21 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   auto add = [&](const char* key, const char* label, std::array<double, 2> v, const char* format) {
     figures.push_back({key, label, {v[0], v[1]}, format});
   };
-  add("iops", "IOPS", pair([](const Summary& x) { return x.iops; }), "%.0f");
-  add("per_io.sq_mmio", "SQ doorbell exits per I/O", pair([](const Summary& x) { return x.sq_per_io; }), "%.3f");
-  add("per_io.cq_mmio", "CQ doorbell exits per I/O", pair([](const Summary& x) { return x.cq_per_io; }), "%.3f");
-  add("per_io.exits", "doorbell exits per I/O",
-      pair([](const Summary& x) { return x.sq_per_io + x.cq_per_io; }), "%.3f");
-  add("eventidx.sq_hit_rate", "SQ EventIdx hit rate", pair([](const Summary& x) { return x.sq_hit; }), "%");
-  add("eventidx.cq_hit_rate", "CQ EventIdx hit rate", pair([](const Summary& x) { return x.cq_hit; }), "%");
+  // A derived figure of both runs; an undefined one (a hit rate without the
+  // buffer) is -1: "n/a" in the table, null in the JSON.
+  auto derived = [&](const char* key, const char* label, const char* format) {
+    add(key, label, pair([key](const Summary& x) {
+          const double v = x.figure(key);
+          return std::isnan(v) ? -1 : v;
+        }),
+        format);
+  };
+  derived("iops", "IOPS", "%.0f");
+  derived("per_io.sq_mmio", "SQ doorbell exits per I/O", "%.3f");
+  derived("per_io.cq_mmio", "CQ doorbell exits per I/O", "%.3f");
+  derived("per_io.exits", "doorbell exits per I/O", "%.3f");
+  derived("eventidx.sq_hit_rate", "SQ EventIdx hit rate", "%");
+  derived("eventidx.cq_hit_rate", "CQ EventIdx hit rate", "%");
   add("lat_ns.percentile.50.000000", "latency p50 (ns)", pair([](const Summary& x) { return double(x.p50); }), "%.0f");
   add("lat_ns.percentile.99.000000", "latency p99 (ns)", pair([](const Summary& x) { return double(x.p99); }), "%.0f");
   auto figure_ratio = [&](const Figure& f) { return ran > 1 ? ratio(f.v[1], f.v[0]) : -1; };
@@ -565,7 +574,7 @@ Outcome run_one(const Config& config, const RunOptions& options, std::ostream& o
   if (r.interrupted) return {128 + (r.interrupt_signal ? r.interrupt_signal : SIGTERM), true};
   if (!r.bringup_ok) return {exit_code::kFailed, true};
   if (r.stalled && options.fail_on_stall) return {3, true};
-  if (r.io_errors || r.verify_errors) return {4, true};
+  if (r.count("io_errors") || r.count("verify.errors")) return {4, true};
   return {0, true};
 }
 

@@ -2,6 +2,7 @@
 // and write the results.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -28,15 +29,20 @@ struct RunOptions {
   std::vector<std::string> trace_signals;
 };
 
-// The headline figures of one run.
+// What a run in a child process sends back besides its JSON: its derived
+// figures (platform/report/derived_figures.h, read by key), its latency
+// percentiles and its outcome. Plain data: it crosses a pipe.
 struct RunSummary {
-  double iops, bw_bytes, sq_per_io, cq_per_io, sq_hit, cq_hit, exits_per_io;
-  double irq_per_io;  // MSI-X messages the controller sent, per I/O
-  uint64_t ios, p50, p99;
-  uint64_t io_errors, verify_errors;
+  static constexpr size_t kMaxFigures = 192;
+  double figures[kMaxFigures];  // by the figure's row in figures::all(); an array's figure: NaN
+  uint64_t p50, p99;            // fio's lat percentiles
   bool ok, stalled, dbbuf_active, interrupted, device_needs_reset;
   int interrupt_signal;  // the signal that cut the run short (interrupted), else 0
   char headline[512];  // run_headline(), cut to fit; "" for an ok run
+  // The run's figure of `key` ("iops", "per_io.sq_mmio"); NaN when
+  // undefined (a hit rate without the buffer). Throws std::out_of_range for
+  // a key the table lacks.
+  double figure(const std::string& key) const;
 };
 
 // Simulates `config` in a child process (SystemC elaborates once per

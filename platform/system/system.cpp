@@ -240,11 +240,10 @@ void System::link_stats() {
   stats_.add_group("host", *host_cpus_);
 }
 
-// Bring-up is reported apart: its exits are kept, then every statistic
-// starts from zero for the measured phase.
+// Bring-up is reported apart: its statistics are kept (its exits are the
+// JSON's bringup.exits), then every statistic starts from zero for the
+// measured phase.
 void System::start_measurement() {
-  bringup_exits_.clear();
-  for (unsigned i = 0; i < vcpus_.size(); ++i) bringup_exits_.push_back(hypervisor_->exits(i));
   bringup_stats_ = stats_.values();
   stats_.reset();
   activations::reset();
@@ -350,12 +349,11 @@ RunResults System::run() {
   }
   RunResults r;
   r.config = config_.effective();
-  const auto& d = guest_->driver();
   const fw::VirtioBlkDriver* vd = guest_->virtio();
   r.bringup_ok = guest_->bringup().ok;
   r.bringup_error = guest_->bringup().error ? guest_->bringup().error : "";
   r.bringup_ns = double(guest_->bringup_time().value()) / 1000.0;
-  r.dbbuf_active = vd ? vd->event_idx() : d.dbbuf_active();
+  r.dbbuf_active = vd ? vd->event_idx() : guest_->driver().dbbuf_active();
   r.dbbuf_opcode = guest_->bringup().dbbuf_opcode;
   r.dbbuf_status = guest_->bringup().dbbuf_status;
   r.stalled = stall_;
@@ -387,35 +385,21 @@ RunResults System::run() {
   auto interval_ns = [&](const sc_time& job_end) {
     return double(((cut_short ? stall_end : std::max(job_end, start)) - start).value()) / 1000.0;
   };
+  // The counts are the statistics tree's (reset when measurement started),
+  // one snapshot of it, from which every figure is derived
+  // (platform/report/derived_figures.h). What the tree does not hold is
+  // gathered here: the jobs' times and the latency and depth distributions.
+  r.stats = stats_.values();
+  r.bringup_stats = bringup_stats_;
   sc_time end = start;
-  for (unsigned i = 0; i < vcpus_.size(); ++i) {
-    const Vcpu& v = *vcpus_[i];
-    const auto& vr = v.results();
+  bool failed = false;
+  for (const auto& v : vcpus_) {
+    const auto& vr = v->results();
     if (vr.end > end) end = vr.end;
-    r.ios += vr.ios;
-    r.read_ios += vr.read_ios;
-    r.write_ios += vr.write_ios;
-    r.read_bytes += vr.read_bytes;
-    r.write_bytes += vr.write_bytes;
-    if (!r.io_errors && vr.errors) r.first_error_status = vr.first_error_status;
-    r.io_errors += vr.errors;
-    r.verified_reads += vr.verified_reads;
-    r.verify_errors += vr.verify_errors;
-    const ExitStats measured = hypervisor_->exits(i);  // reset when measurement started
-    r.exits.merge(measured);
-    if (i < bringup_exits_.size()) r.bringup_exits.merge(bringup_exits_[i]);
+    if (!failed && vr.errors) r.first_error_status = vr.first_error_status;
+    failed = failed || vr.errors;
     VcpuFigures f;
-    f.guest_ns = double(vr.guest_time.value()) / 1000.0;
-    f.idle_ns = double(vr.idle_time.value()) / 1000.0;
-    for (unsigned k = 0; k < EXIT_KIND_COUNT; ++k)
-      if (k != unsigned(ExitKind::Hlt)) f.exit_ns += double(measured.time[k].value()) / 1000.0;
-    f.ios = vr.ios;
-    f.interrupts = vr.interrupts;
-    f.read.ios = vr.read_ios;
-    f.read.bytes = vr.read_bytes;
-    f.write.ios = vr.write_ios;
-    f.write.bytes = vr.write_bytes;
-    DirectionFigures* dirs[2] = {&f.read, &f.write};
+    DirectionLatency* dirs[2] = {&f.read, &f.write};
     for (unsigned d = 0; d < 2; ++d) {
       dirs[d]->slat = vr.slat[d];
       dirs[d]->clat = vr.clat[d];
@@ -438,35 +422,6 @@ RunResults System::run() {
     r.read.merge(f.read);
     r.write.merge(f.write);
     r.vcpus.push_back(f);
-    if (r.bringup_ok && vd) {
-      // Kicks are the SQ doorbell updates: written (notify) or suppressed
-      // (avail_event, or NO_NOTIFY without EVENT_IDX); no CQ doorbell. A
-      // queue shared by several jobs counts once, with its first job.
-      const uint16_t q = v.virtqueue();
-      const auto& k = vd->counters(q);
-      const bool first = q == i;  // vCPU q is the first mapped to queue q
-      if (first) {
-      r.sq.updates += k.updates;
-      r.sq.mmio += k.mmio;
-      r.sq.suppressed += k.suppressed;
-      r.sq.updates_with_dbbuf += k.updates_with_dbbuf;
-      r.sq.suppressed_with_dbbuf += k.updates_with_dbbuf ? k.suppressed : 0;
-      }
-    } else if (r.bringup_ok) {
-      const uint16_t q = v.params().qid;
-      const auto& sq = d.sq_counters(q);
-      const auto& cq = d.cq_counters(q);
-      r.sq.updates += sq.updates;
-      r.sq.mmio += sq.mmio;
-      r.sq.suppressed += sq.suppressed;
-      r.sq.updates_with_dbbuf += sq.updates_with_dbbuf;
-      r.sq.suppressed_with_dbbuf += sq.suppressed;
-      r.cq.updates += cq.updates;
-      r.cq.mmio += cq.mmio;
-      r.cq.suppressed += cq.suppressed;
-      r.cq.updates_with_dbbuf += cq.updates_with_dbbuf;
-      r.cq.suppressed_with_dbbuf += cq.suppressed;
-    }
   }
   r.sim_time_ns = interval_ns(end);
   // Busy time counts the exits after a vCPU's last completion (its CQ
@@ -478,52 +433,9 @@ RunResults System::run() {
     for (const auto& v : vcpus_)
       r.utilization_span_ns = std::max(r.utilization_span_ns,
                                        double((std::max(v->current_time(), start) - start).value()) / 1000.0);
-
-  // The figures below are the statistics groups' (reset when measurement
-  // started), read from one snapshot of the tree, which the JSON carries whole.
-  r.stats = stats_.values();
-  r.bringup_stats = bringup_stats_;
-  const stats::GroupValues& s = r.stats;
-  for (const auto& h : host_threads_) {
-    const std::string g = std::string(h->basename()) + ".";
-    DeviceThreadFigures t;
-    t.name = h->basename();
-    t.busy_ns = double(s.at(g + "busy_time")) / 1000.0;
-    t.poll_ns = double(s.at(g + "poll_time")) / 1000.0;
-    t.dispatches = s.at(g + "dispatches");
-    t.sleep_wakeups = s.at(g + "wakeups_from_sleep");
-    t.poll_wakeups = s.at(g + "wakeups_while_polling");
-    r.device_threads.push_back(t);
-  }
-  if (!virtio_ && controller_->hw_engine()) {  // hv.passthrough: the SSD's engine, no host thread
-    DeviceThreadFigures t;
-    t.name = "nvme.engine";
-    t.busy_ns = double(s.at("nvme.engine.busy_time")) / 1000.0;
-    t.dispatches = s.at("nvme.engine.runs");
-    r.device_threads.push_back(t);
-  }
+  for (const auto& h : host_threads_) r.host_threads.push_back(h->basename());
   r.host_cores = host_cpus_->cores();
-  r.overcommitted_ns = double(s.at("host.overcommitted_time")) / 1000.0;
-  r.pcie = pcie_figures(s, virtio_ ? "virtio_blk.pcie" : "nvme.pcie", link_->describe());
-  if (virtio_) {
-    r.commands = s.at("virtio_blk.requests");
-    r.eventidx_writes = s.at("virtio_blk.avail_event_writes");  // the device's EventIdx
-    r.interrupts_sent = s.at("virtio_blk.msix_sent");
-    r.dma_reads = s.at("virtio_blk.dma_reads");
-    r.dma_writes = s.at("virtio_blk.dma_writes");
-    return r;
-  }
-  r.lost_notifications = s.at("nvme.lost_notifications");
-  r.stuck_handler_runs = s.at("nvme.stuck_handler_runs");
-  r.coalesced_completions = s.at("nvme.coalesced_completions");
-  r.shadow_reads = s.at("nvme.shadow_reads");
-  r.eventidx_writes = s.at("nvme.eventidx_writes");
-  r.commands = s.at("nvme.io_commands");
-  r.async_events = s.at("nvme.async_events");
-  r.cq_full_waits = s.at("nvme.cq_full_waits");
-  r.interrupts_sent = s.at("nvme.msix_sent");
-  r.dma_reads = s.at("nvme.dma_reads");
-  r.dma_writes = s.at("nvme.dma_writes");
+  r.pcie_link = link_->describe();
   return r;
 }
 

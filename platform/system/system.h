@@ -91,8 +91,7 @@ class System {
   std::unique_ptr<models::Guest> guest_;
   std::vector<std::unique_ptr<models::Vcpu>> vcpus_;
   stats::Group stats_;
-  std::vector<models::ExitStats> bringup_exits_;  // per vCPU, when measurement started
-  stats::GroupValues bringup_stats_;              // the whole tree then
+  stats::GroupValues bringup_stats_;  // the whole tree when measurement started
   struct Watchdog;
   std::unique_ptr<Watchdog> watchdog_;
   bool stall_ = false;

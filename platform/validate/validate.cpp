@@ -50,10 +50,10 @@ ModelFigures run_model(const Config& config, const std::string& label) {
   if (!s.ok) throw std::runtime_error("validate: " + label + ": the model failed bring-up");
   ModelFigures f;
   f.stalled = s.stalled;
-  f.sq_mmio = s.sq_per_io;
-  f.cq_mmio = s.cq_per_io;
-  f.irq = s.irq_per_io;
-  f.iops = s.stalled ? 0 : s.iops;
+  f.sq_mmio = s.figure("per_io.sq_mmio");
+  f.cq_mmio = s.figure("per_io.cq_mmio");
+  f.irq = s.figure("per_io.interrupts");
+  f.iops = s.stalled ? 0 : s.figure("iops");
   const nlohmann::json run = nlohmann::json::parse(json, nullptr, false);
   const nlohmann::json none = nlohmann::json::object();
   const nlohmann::json& lat = run.is_object() && run.contains("lat_ns") ? run["lat_ns"] : none;

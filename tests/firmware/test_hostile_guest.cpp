@@ -446,7 +446,7 @@ TEST_CASE("hostile: bad doorbell writes in a running SystemC platform", "[hostil
   });
   const platform::RunResults r = sys.run();
   CHECK(!r.stalled);
-  CHECK(r.ios == 300);
+  CHECK(r.count("ios") == 300);
   // The writes came during bring-up (30 us in): counted there, and not in the
   // measured phase, whose statistics start from zero.
   CHECK(r.bringup_stats.at("nvme.invalid_doorbell_writes") == 3);

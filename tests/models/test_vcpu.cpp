@@ -141,11 +141,22 @@ models::PcieLink emulated_link() {
   return models::PcieLink(p);
 }
 
-double total_exit_ns(const models::ExitStats& e) {
+// vcpu0's exits but HLT, from its statistics group's times by kind.
+double total_exit_ns(const stats::GroupValues& tree) {
   double t = 0;
   for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k)
-    if (k != unsigned(ExitKind::Hlt)) t += double(e.time[k].value()) / 1000.0;
+    if (k != unsigned(ExitKind::Hlt))
+      t += double(tree.at(std::string("vcpu0.exit_time.") + models::to_string(ExitKind(k)))) / 1000.0;
   return t;
+}
+
+// vcpu0's time: guest work, exits (but HLT) and halted.
+struct VcpuTimes {
+  double guest_ns, exit_ns, idle_ns;
+};
+VcpuTimes vcpu0_times(const RunResults& r) {
+  return {r.figure("utilization.vcpu.guest_ns", 0), r.figure("utilization.vcpu.exit_ns", 0),
+          double(r.stats.at("vcpu0.idle_time")) / 1000.0};
 }
 
 }  // namespace
@@ -155,7 +166,7 @@ TEST_CASE("vcpu: one I/O at iodepth 1 costs the sum of the path's costs (buffer 
   RecordingTracer tracer;
   const RunResults r = run_traced(tracer, {});
   REQUIRE(r.bringup_ok);
-  REQUIRE(r.ios == 1);
+  REQUIRE(r.count("ios") == 1);
   REQUIRE(tracer.ios.size() == 1);
   const models::PcieLink l = emulated_link();
   // vCPU: submit_cost; the SQ doorbell MMIO exit (exit_mmio + the emulated
@@ -171,9 +182,9 @@ TEST_CASE("vcpu: one I/O at iodepth 1 costs the sum of the path's costs (buffer 
   CHECK(measured == ns(10218.0));
   CHECK(r.driver_lat.min() == expected.value() / 1000);  // histogram in ns, truncated
   CHECK(r.driver_lat.max() == r.driver_lat.min());
-  CHECK(r.exits.count[unsigned(ExitKind::MmioDoorbell)] == 2);  // SQ, then CQ head
-  CHECK(r.exits.count[unsigned(ExitKind::Interrupt)] == 1);
-  CHECK(r.exits.count[unsigned(ExitKind::Eoi)] == 1);
+  CHECK(r.count("exits.count.mmio_doorbell") == 2);  // SQ, then CQ head
+  CHECK(r.count("exits.count.interrupt") == 1);
+  CHECK(r.count("exits.count.eoi") == 1);
   REQUIRE(tracer.msix_times.size() >= 1);
   // The I/O's MSI-X (the last one) left the device CQE-write time before
   // its arrival; arrival = end - complete - irq_entry - inject.
@@ -198,9 +209,9 @@ TEST_CASE("vcpu: one I/O at iodepth 1 with the doorbell buffer (spec, echo)", "[
                            l.read_time(4) + l.write_time(16) + l.write_time(4) + ns(1000) +
                            ns(500) + ns(1000);
   CHECK(ps(tracer.ios[0].end - tracer.ios[0].start) == expected);
-  CHECK(r.sq.mmio == 1);
-  CHECK(r.shadow_reads == 3);  // SQ tail twice, CQ head once
-  CHECK(r.eventidx_writes == 2);
+  CHECK(r.count("doorbells.sq.mmio") == 1);
+  CHECK(r.count("eventidx.shadow_reads") == 3);  // SQ tail twice, CQ head once
+  CHECK(r.count("eventidx.eventidx_writes") == 2);
 }
 
 TEST_CASE("vcpu: polled completions take no interrupt exits", "[vcpu]") {
@@ -210,17 +221,17 @@ TEST_CASE("vcpu: polled completions take no interrupt exits", "[vcpu]") {
   System system(c);
   const RunResults r = system.run();
   REQUIRE(r.bringup_ok);
-  CHECK(r.ios == 50);
-  CHECK(r.io_errors == 0);
-  CHECK(r.exits.count[unsigned(ExitKind::Interrupt)] == 0);
-  CHECK(r.exits.count[unsigned(ExitKind::Eoi)] == 0);
-  CHECK(r.exits.count[unsigned(ExitKind::Hlt)] == 0);
-  CHECK(r.interrupts_sent == 0);
+  CHECK(r.count("ios") == 50);
+  CHECK(r.count("io_errors") == 0);
+  CHECK(r.count("exits.count.interrupt") == 0);
+  CHECK(r.count("exits.count.eoi") == 0);
+  CHECK(r.count("exits.count.hlt") == 0);
+  CHECK(r.count("controller.interrupts") == 0);
   REQUIRE(r.vcpus.size() == 1);
-  CHECK(r.vcpus[0].interrupts == 0);
-  CHECK(r.vcpus[0].idle_ns == 0);
+  CHECK(r.count("utilization.vcpu.interrupts", 0) == 0);
+  CHECK(r.stats.at("vcpu0.idle_time") == 0);
   // Buffer off: every update is an MMIO doorbell.
-  CHECK(r.exits.count[unsigned(ExitKind::MmioDoorbell)] == r.sq.mmio + r.cq.mmio);
+  CHECK(r.count("exits.count.mmio_doorbell") == r.count("doorbells.sq.mmio") + r.count("doorbells.cq.mmio"));
 }
 
 TEST_CASE("vcpu: a polled completion is seen at the first poll after the CQE is written",
@@ -228,7 +239,7 @@ TEST_CASE("vcpu: a polled completion is seen at the first poll after the CQE is 
   RecordingTracer tracer;
   const RunResults r = run_traced(tracer, {{"guest.completion", "poll"},
                                           {"guest.poll_interval", "1000ns"}});
-  REQUIRE(r.ios == 1);
+  REQUIRE(r.count("ios") == 1);
   REQUIRE(tracer.ios.size() == 1);
   const models::PcieLink l = emulated_link();
   // The vCPU resumes after the doorbell exit at t1 and checks the CQ every
@@ -250,7 +261,7 @@ TEST_CASE("vcpu: a shadow store becomes visible store_visibility after it", "[vc
                                           {"guest.store_visibility", "300ns"},
                                           {"guest.dbbuf_full_barrier", "off"},
                                           {"number_ios", "3"}});
-  REQUIRE(r.ios == 3);
+  REQUIRE(r.count("ios") == 3);
   REQUIRE(tracer.ios.size() == 3);
   const auto shadow = tracer.of(traces::QueueSignal::ShadowSqTail, 1);
   REQUIRE(shadow.size() == 3);
@@ -274,7 +285,7 @@ TEST_CASE("vcpu: with the full barrier the doorbell waits for the shadow store",
   const RunResults r = run_traced(tracer, {{"nvme.dbbuf", "spec"},
                                           {"guest.store_visibility", "300ns"},
                                           {"number_ios", "2"}});
-  REQUIRE(r.ios == 2);
+  REQUIRE(r.count("ios") == 2);
   const auto shadow = tracer.of(traces::QueueSignal::ShadowSqTail, 1);
   REQUIRE(shadow.size() == 2);
   const auto doorbells = tracer.exits_of(models::to_string(ExitKind::MmioDoorbell));
@@ -292,10 +303,10 @@ TEST_CASE("vcpu: guest + exits + idle account for the measured interval (buffer 
   const Config c = make_config(base_settings(), {{"iodepth", "2"}, {"number_ios", "200"}});
   System system(c);
   const RunResults r = system.run();
-  REQUIRE(r.ios == 200);
+  REQUIRE(r.count("ios") == 200);
   REQUIRE(r.vcpus.size() == 1);
-  const VcpuFigures& v = r.vcpus[0];
-  CHECK(v.exit_ns == Approx(total_exit_ns(r.exits)).margin(1e-6));
+  const VcpuTimes v = vcpu0_times(r);
+  CHECK(v.exit_ns == Approx(total_exit_ns(r.stats)).margin(1e-6));
   CHECK(v.guest_ns > 0);
   CHECK(v.idle_ns > 0);
   // The interval ends at the last completion; the exits of that last
@@ -315,8 +326,8 @@ TEST_CASE("vcpu: the full barrier's store-buffer stall counts as guest time",
                                                  {"number_ios", "20"}});
   System system(c);
   const RunResults r = system.run();
-  REQUIRE(r.ios == 20);
-  const VcpuFigures& v = r.vcpus[0];
+  REQUIRE(r.count("ios") == 20);
+  const VcpuTimes v = vcpu0_times(r);
   const models::PcieLink l = emulated_link();
   // After the last completion: CQ shadow barrier (guest), CQ doorbell exit, EOI.
   const double trailing = 300 + 2200 + l.mmio_ns(true, 4) + 800;
@@ -332,5 +343,5 @@ TEST_CASE("vcpu: the vendor doorbell buffer runs on PCI vendor 0x1AE0 with opcod
   CHECK(system.controller().firmware().config().pci_vendor_id == 0x1AE0);
   CHECK(r.dbbuf_active);
   CHECK(r.dbbuf_opcode == 0xC0);
-  CHECK(r.ios == 10);
+  CHECK(r.count("ios") == 10);
 }

@@ -25,9 +25,9 @@ TEST_CASE("activations: iodepth 1, buffer on: exact counts per I/O", "[activatio
   const RunResults r = simulate({{"iodepth", "1"}, {"number_ios", "3"}, {"nvme.dbbuf", "spec"}});
   REQUIRE(r.bringup_ok);
   REQUIRE(r.dbbuf_active);
-  REQUIRE(r.ios == 3);
-  REQUIRE(r.sq.mmio == 3);
-  REQUIRE(r.cq.mmio == 3);
+  REQUIRE(r.count("ios") == 3);
+  REQUIRE(r.count("doorbells.sq.mmio") == 3);
+  REQUIRE(r.count("doorbells.cq.mmio") == 3);
   // vCPU thread, per I/O: catching up before the SQ doorbell's exit (the
   // submission's work and its barrier run ahead of the kernel: nothing else
   // is due meanwhile), the exit's cost, the halt until the interrupt, one
@@ -53,7 +53,7 @@ TEST_CASE("activations: iodepth 1, buffer on: exact counts per I/O", "[activatio
 TEST_CASE("activations: iodepth 1, buffer off: no barriers, no EventIdx writes", "[activations]") {
   const RunResults r = simulate({{"iodepth", "1"}, {"number_ios", "3"}, {"nvme.dbbuf", "off"}});
   REQUIRE(r.bringup_ok);
-  REQUIRE(r.ios == 3);
+  REQUIRE(r.count("ios") == 3);
   // The same six waits per I/O (no barriers to run ahead through), and
   // the job's end.
   CHECK(act::counts[act::VcpuThread] == 6 * 3 + 1);
@@ -66,7 +66,7 @@ TEST_CASE("activations: a latency backend's completions are its timer's runs", "
   const RunResults r = simulate({{"iodepth", "1"}, {"number_ios", "4"}, {"nvme.dbbuf", "spec"},
                                  {"nvme.backend", "latency"}});
   REQUIRE(r.bringup_ok);
-  REQUIRE(r.ios == 4);
+  REQUIRE(r.count("ios") == 4);
   // iodepth 1: one command in service at a time, one timer run each.
   CHECK(act::counts[act::BackendCompletion] == 4);
 }

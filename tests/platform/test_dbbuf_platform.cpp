@@ -5,6 +5,7 @@
 // process (catch_discover_tests), since SystemC elaborates once per process.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "nvmesim/models/guest/vcpu.h"
 #include "nvmesim/models/hv/vm_exit.h"
 #include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/report/derived_figures.h"
 #include "nvmesim/platform/system/system.h"
 #include "run_binary.h"
 
@@ -97,7 +99,7 @@ TEST_CASE("dbbuf platform: CQ EventIdx never with a CQ smaller than the I/Os in 
   CHECK(d.cq_entries() == 4);
   CHECK(cq.size == 4);
   // Every I/O was issued and fetched; the rest wait in the device for room.
-  CHECK(r.ios + left == 500);
+  CHECK(r.count("ios") + left == 500);
   CHECK(left > 0);
   CHECK(sq.head == 500);
   CHECK(d.sq_tail(1) == 500);
@@ -111,8 +113,8 @@ TEST_CASE("dbbuf platform: CQ EventIdx never with a CQ smaller than the I/Os in 
   // device's head is the one it read before.
   CHECK(read32(s, d.eventidx_buffer_addr() + off) == 0);
   CHECK(cq.head != cq.tail);
-  CHECK(r.cq.suppressed > 0);
-  CHECK(r.cq.updates == r.cq.mmio + r.cq.suppressed);
+  CHECK(r.count("doorbells.cq.suppressed") > 0);
+  CHECK(r.count("doorbells.cq.updates") == r.count("doorbells.cq.mmio") + r.count("doorbells.cq.suppressed"));
 }
 
 // The same stall with a vCPU that polls its CQ: it stays busy until the
@@ -128,11 +130,14 @@ TEST_CASE("dbbuf platform: a stalled run is measured until the stall and is busy
   REQUIRE(r.stalled);
   REQUIRE(r.vcpus.size() == 1);
   CHECK(r.sim_time_ns >= 200000.0);
-  const double vcpu_busy = r.vcpus[0].guest_ns + r.vcpus[0].exit_ns;
+  const double vcpu_busy = r.figure("utilization.vcpu.guest_ns", 0) + r.figure("utilization.vcpu.exit_ns", 0);
   CHECK(vcpu_busy <= r.sim_time_ns);
   CHECK(vcpu_busy >= 0.99 * r.sim_time_ns);  // it polled all along
-  for (const auto& t : r.device_threads) CHECK(t.busy_ns + t.poll_ns <= r.sim_time_ns);
-  CHECK(r.iops() == Approx(double(r.ios) * 1e9 / r.sim_time_ns));
+  for (unsigned t = 0; t < figures::instances(r, figures::Over::DeviceThread); ++t) {
+    const std::string g = figures::device_thread(r, t) + ".";
+    CHECK(double(r.stats.at(g + "busy_time") + r.stats.at(g + "poll_time")) / 1000.0 <= r.sim_time_ns);
+  }
+  CHECK(r.figure("iops") == Approx(double(r.count("ios")) * 1e9 / r.sim_time_ns));
   // The job's own interval (fio's runtime) is the run's.
   CHECK(r.vcpus[0].sim_time_ns == r.sim_time_ns);
 }
@@ -145,9 +150,9 @@ TEST_CASE("dbbuf platform: the same small-CQ run completes with CQ EventIdx echo
   REQUIRE(r.dbbuf_active);
   CHECK_FALSE(r.stalled);
   CHECK(r.stall_report.empty());
-  CHECK(r.ios == 500);
-  CHECK(r.io_errors == 0);
-  CHECK(r.cq_full_waits > 0);  // the CQ did fill: the device waited and was woken
+  CHECK(r.count("ios") == 500);
+  CHECK(r.count("io_errors") == 0);
+  CHECK(r.count("controller.cq_full_waits") > 0);  // the CQ did fill: the device waited and was woken
   CHECK(s.controller().firmware().cq_state(1).size == 4);
 }
 
@@ -167,10 +172,10 @@ TEST_CASE("dbbuf platform: without the driver's full barrier a wake-up is lost",
   const RunResults r = s.run();
   REQUIRE(r.dbbuf_active);
   REQUIRE(r.stalled);
-  CHECK(r.ios == 1);
-  CHECK(r.sq.updates == 3);
-  CHECK(r.sq.mmio == 1);
-  CHECK(r.sq.suppressed == 2);
+  CHECK(r.count("ios") == 1);
+  CHECK(r.count("doorbells.sq.updates") == 3);
+  CHECK(r.count("doorbells.sq.mmio") == 1);
+  CHECK(r.count("doorbells.sq.suppressed") == 2);
   const auto& d = s.guest().driver();
   const auto sq = s.controller().firmware().sq_state(1);
   CHECK(d.sq_tail(1) == 3);
@@ -194,9 +199,9 @@ TEST_CASE("dbbuf platform: with the full barrier the same run completes", "[dbbu
   const RunResults r = s.run();
   REQUIRE(r.dbbuf_active);
   CHECK_FALSE(r.stalled);
-  CHECK(r.ios == 200);
-  CHECK(r.sq.updates == 200);
-  CHECK(r.sq.updates == r.sq.mmio + r.sq.suppressed);
+  CHECK(r.count("ios") == 200);
+  CHECK(r.count("doorbells.sq.updates") == 200);
+  CHECK(r.count("doorbells.sq.updates") == r.count("doorbells.sq.mmio") + r.count("doorbells.sq.suppressed"));
   CHECK(s.controller().firmware().sq_state(1).head == s.guest().driver().sq_tail(1));
 }
 
@@ -246,7 +251,7 @@ TEST_CASE("dbbuf platform: a rejected Doorbell Buffer Config falls back to MMIO 
   CHECK(r.dbbuf_opcode == nvme::admin::DOORBELL_BUFFER_CONFIG);
   CHECK(r.dbbuf_status == nvme::status_generic(nvme::sc::INVALID_FIELD, true));
   CHECK(r.dbbuf_status == 0x4002);
-  CHECK(r.ios == 600);
+  CHECK(r.count("ios") == 600);
   // The admin queue too, despite admin_shadow: its doorbells ring during
   // bring-up, whose counts are kept apart (the groups restart at measurement).
   const stats::GroupValues& bringup = r.bringup_stats;
@@ -264,13 +269,13 @@ TEST_CASE("dbbuf platform: a rejected Doorbell Buffer Config falls back to MMIO 
     CHECK(d.sq_counters(q).updates_with_dbbuf == 0);
     CHECK(d.cq_counters(q).updates_with_dbbuf == 0);
   }
-  CHECK(r.sq.suppressed == 0);
-  CHECK(r.cq.suppressed == 0);
-  CHECK(RunResults::hit_rate(r.sq) < 0);  // undefined: reported as null
-  CHECK(RunResults::hit_rate(r.cq) < 0);
-  CHECK(r.shadow_reads == 0);
-  CHECK(r.eventidx_writes == 0);
-  CHECK(r.exits.count[unsigned(models::ExitKind::MmioDoorbell)] == r.sq.mmio + r.cq.mmio);
+  CHECK(r.count("doorbells.sq.suppressed") == 0);
+  CHECK(r.count("doorbells.cq.suppressed") == 0);
+  CHECK(std::isnan(r.figure("eventidx.sq_hit_rate")));  // undefined: reported as null
+  CHECK(std::isnan(r.figure("eventidx.cq_hit_rate")));
+  CHECK(r.count("eventidx.shadow_reads") == 0);
+  CHECK(r.count("eventidx.eventidx_writes") == 0);
+  CHECK(r.count("exits.count.mmio_doorbell") == r.count("doorbells.sq.mmio") + r.count("doorbells.cq.mmio"));
 }
 
 TEST_CASE("dbbuf platform: each bad PRP is refused with Invalid Field, the JSON shows it",
@@ -309,8 +314,8 @@ TEST_CASE("dbbuf platform: with ioeventfd the CQ notifier reads the shadow head"
   System s(c);
   const RunResults r = s.run();
   REQUIRE(r.dbbuf_active);
-  REQUIRE(r.ios == 300);
-  CHECK(r.cq.updates == 300);
-  CHECK(r.cq.mmio == 300);
-  CHECK(r.sq.mmio == 300);
+  REQUIRE(r.count("ios") == 300);
+  CHECK(r.count("doorbells.cq.updates") == 300);
+  CHECK(r.count("doorbells.cq.mmio") == 300);
+  CHECK(r.count("doorbells.sq.mmio") == 300);
 }

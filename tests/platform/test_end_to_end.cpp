@@ -21,21 +21,21 @@ TEST_CASE("e2e: iodepth 1, buffer off: one SQ and one CQ MMIO doorbell per I/O",
       simulate({{"iodepth", "1"}, {"number_ios", "500"}, {"nvme.dbbuf", "off"}});
   REQUIRE(r.bringup_ok);
   CHECK_FALSE(r.stalled);
-  CHECK(r.ios == 500);
-  CHECK(r.sq.updates == 500);
-  CHECK(r.sq.mmio == 500);
-  CHECK(r.cq.updates == 500);
-  CHECK(r.cq.mmio == 500);
-  CHECK(r.sq.suppressed == 0);
-  CHECK(r.cq.suppressed == 0);
+  CHECK(r.count("ios") == 500);
+  CHECK(r.count("doorbells.sq.updates") == 500);
+  CHECK(r.count("doorbells.sq.mmio") == 500);
+  CHECK(r.count("doorbells.cq.updates") == 500);
+  CHECK(r.count("doorbells.cq.mmio") == 500);
+  CHECK(r.count("doorbells.sq.suppressed") == 0);
+  CHECK(r.count("doorbells.cq.suppressed") == 0);
   CHECK_FALSE(r.dbbuf_active);
-  CHECK(r.exits.count[unsigned(ExitKind::MmioDoorbell)] == 1000);
-  CHECK(r.per_io(r.sq.mmio + r.cq.mmio) == 2.0);
-  CHECK(r.io_errors == 0);
+  CHECK(r.count("exits.count.mmio_doorbell") == 1000);
+  CHECK(r.figure("per_io.exits") == 2.0);
+  CHECK(r.count("io_errors") == 0);
   // Every I/O raised one interrupt (iodepth 1) and the vCPU took each.
-  CHECK(r.interrupts_sent == 500);
-  CHECK(r.exits.count[unsigned(ExitKind::Interrupt)] == 500);
-  CHECK(r.exits.count[unsigned(ExitKind::Eoi)] == 500);
+  CHECK(r.count("controller.interrupts") == 500);
+  CHECK(r.count("exits.count.interrupt") == 500);
+  CHECK(r.count("exits.count.eoi") == 500);
   CHECK(r.lat.count() == 500);
   CHECK(r.lat.min() > 0);
 }
@@ -44,29 +44,29 @@ TEST_CASE("e2e: with the buffer on, updates = mmio + suppressed", "[e2e]") {
   const RunResults r = simulate({{"iodepth", "32"}, {"number_ios", "5000"}, {"nvme.dbbuf", "spec"}});
   REQUIRE(r.bringup_ok);
   REQUIRE(r.dbbuf_active);
-  CHECK(r.ios == 5000);
-  CHECK(r.sq.updates == r.sq.mmio + r.sq.suppressed);
-  CHECK(r.cq.updates == r.cq.mmio + r.cq.suppressed);
-  CHECK(r.sq.updates_with_dbbuf == r.sq.updates);
-  CHECK(r.sq.updates == 5000);  // iodepth_batch_submit=1: one update per I/O
-  CHECK(r.exits.count[unsigned(ExitKind::MmioDoorbell)] == r.sq.mmio + r.cq.mmio);
-  CHECK(r.shadow_reads > 0);
-  CHECK(r.eventidx_writes > 0);
+  CHECK(r.count("ios") == 5000);
+  CHECK(r.count("doorbells.sq.updates") == r.count("doorbells.sq.mmio") + r.count("doorbells.sq.suppressed"));
+  CHECK(r.count("doorbells.cq.updates") == r.count("doorbells.cq.mmio") + r.count("doorbells.cq.suppressed"));
+  CHECK(r.count("doorbells.sq.updates_with_dbbuf") == r.count("doorbells.sq.updates"));
+  CHECK(r.count("doorbells.sq.updates") == 5000);  // iodepth_batch_submit=1: one update per I/O
+  CHECK(r.count("exits.count.mmio_doorbell") == r.count("doorbells.sq.mmio") + r.count("doorbells.cq.mmio"));
+  CHECK(r.count("eventidx.shadow_reads") > 0);
+  CHECK(r.count("eventidx.eventidx_writes") > 0);
 }
 
 TEST_CASE("e2e: iodepth 1 with echo: every submission crosses the EventIdx", "[e2e][dbbuf]") {
   const RunResults r = simulate({{"iodepth", "1"}, {"number_ios", "300"}, {"nvme.dbbuf", "spec"}});
   REQUIRE(r.dbbuf_active);
-  CHECK(r.sq.mmio == 300);
-  CHECK(r.sq.suppressed == 0);
-  CHECK(RunResults::hit_rate(r.sq) == 0.0);
+  CHECK(r.count("doorbells.sq.mmio") == 300);
+  CHECK(r.count("doorbells.sq.suppressed") == 0);
+  CHECK(r.figure("eventidx.sq_hit_rate") == 0.0);
 }
 
 TEST_CASE("e2e: iodepth 32 with a fast device suppresses SQ doorbells", "[e2e][dbbuf]") {
   const RunResults r = simulate({{"iodepth", "32"}, {"number_ios", "5000"}, {"nvme.dbbuf", "spec"}});
   REQUIRE(r.dbbuf_active);
-  CHECK(RunResults::hit_rate(r.sq) > 0.2);
-  CHECK(r.per_io(r.sq.mmio) < 0.8);
+  CHECK(r.figure("eventidx.sq_hit_rate") > 0.2);
+  CHECK(r.figure("per_io.sq_mmio") < 0.8);
 }
 
 TEST_CASE("e2e: ram backend returns the written data (verify=pattern)", "[e2e]") {
@@ -76,9 +76,9 @@ TEST_CASE("e2e: ram backend returns the written data (verify=pattern)", "[e2e]")
                                  {"nvme.backend", "ram"},
                                  {"verify", "pattern"}});
   REQUIRE(r.bringup_ok);
-  CHECK(r.io_errors == 0);
-  CHECK(r.verified_reads > 500);
-  CHECK(r.verify_errors == 0);
+  CHECK(r.count("io_errors") == 0);
+  CHECK(r.count("verify.verified_reads") > 500);
+  CHECK(r.count("verify.errors") == 0);
 }
 
 TEST_CASE("e2e: verify catches a backend that stores nothing", "[e2e]") {
@@ -87,17 +87,17 @@ TEST_CASE("e2e: verify catches a backend that stores nothing", "[e2e]") {
                                  {"number_ios", "3000"},
                                  {"nvme.backend", "null"},
                                  {"verify", "pattern"}});
-  CHECK(r.verified_reads > 500);
-  CHECK(r.verify_errors == r.verified_reads);
+  CHECK(r.count("verify.verified_reads") > 500);
+  CHECK(r.count("verify.errors") == r.count("verify.verified_reads"));
 }
 
 TEST_CASE("e2e: four jobs on four vCPUs, each on its own queue", "[e2e]") {
   const RunResults r = simulate({{"numjobs", "4"}, {"iodepth", "8"}, {"number_ios", "1000"}});
   REQUIRE(r.vcpus.size() == 4);
-  CHECK(r.ios == 4000);
-  for (const auto& v : r.vcpus) {
-    CHECK(v.ios == 1000);
-    CHECK(v.interrupts > 0);
+  CHECK(r.count("ios") == 4000);
+  for (unsigned v = 0; v < r.vcpus.size(); ++v) {
+    CHECK(r.count("utilization.vcpu.ios", v) == 1000);
+    CHECK(r.count("utilization.vcpu.interrupts", v) > 0);
   }
 }
 
@@ -107,7 +107,7 @@ TEST_CASE("e2e: latency backend bounds IOPS by iodepth / latency", "[e2e]") {
                                  {"number_ios", "2000"},
                                  {"nvme.backend", "latency"},
                                  {"nvme.backend_latency", "50us"}});
-  CHECK(r.iops() < 160000.0);
+  CHECK(r.figure("iops") < 160000.0);
   CHECK(r.lat.min() >= 50000);
   CHECK(r.driver_lat.min() >= 50000);
   // fio's lat includes the wait in the aio ring for fio's reap; the

@@ -219,16 +219,16 @@ TEST_CASE("fio job: sections with different workloads get a vCPU each", "[fio][e
   const RunResults r = system.run();
   REQUIRE(r.bringup_ok);
   REQUIRE(r.vcpus.size() == 3);
-  CHECK(r.vcpus[0].read.ios == 300);
-  CHECK(r.vcpus[0].write.ios == 0);
-  CHECK(r.vcpus[0].read.bytes == 300u * 4096);
-  for (unsigned v : {1u, 2u}) {
-    CHECK(r.vcpus[v].read.ios == 0);
-    CHECK(r.vcpus[v].write.ios == 300);
-    CHECK(r.vcpus[v].write.bytes == 300u * 8192);
+  CHECK(r.stats.at("vcpu0.read_ios") == 300);
+  CHECK(r.stats.at("vcpu0.write_ios") == 0);
+  CHECK(r.stats.at("vcpu0.read_bytes") == 300u * 4096);
+  for (const char* v : {"vcpu1.", "vcpu2."}) {
+    CHECK(r.stats.at(v + std::string("read_ios")) == 0);
+    CHECK(r.stats.at(v + std::string("write_ios")) == 300);
+    CHECK(r.stats.at(v + std::string("write_bytes")) == 300u * 8192);
   }
-  CHECK(r.read_ios == 300);
-  CHECK(r.write_ios == 600);
+  CHECK(r.count("read_ios") == 300);
+  CHECK(r.count("write_ios") == 600);
   CHECK(r.read.lat.hist.count() == 300);
   CHECK(r.write.lat.hist.count() == 600);
   CHECK(r.lat.count() == 900);

@@ -15,6 +15,7 @@
 #include "nvmesim/platform/fio/fio_json.h"
 #include "nvmesim/platform/config/params.h"
 #include "run_binary.h"
+#include "stats_tree.h"
 #include "text_file.h"
 
 using namespace nvmesim;
@@ -74,15 +75,16 @@ TEST_CASE("fio json+: keys, bins and figures of a known histogram", "[fio][json]
   f.depths.mark_submit(1, 2);
   f.depths.mark_submit(2, 4);
   f.depths.mark_complete(4);
-  f.read.ios = 4;
-  f.read.bytes = 4 * 4096;
   f.sim_time_ns = 1e6;
-  f.guest_ns = 250e3;
-  f.exit_ns = 100e3;
   r.vcpus.push_back(f);
   r.read = f.read;
-  r.ios = r.read_ios = 4;
-  r.read_bytes = 4 * 4096;
+  for (const char* name : {"vcpu0.ios", "vcpu0.read_ios"}) test::put_stat(r.stats, name, 4);
+  test::put_stat(r.stats, "vcpu0.read_bytes", 4 * 4096, stats::Unit::Bytes);
+  test::put_stat(r.stats, "vcpu0.write_ios", 0);
+  test::put_stat(r.stats, "vcpu0.write_bytes", 0, stats::Unit::Bytes);
+  // 250 us of guest work and 100 us in exits (picoseconds).
+  test::put_stat(r.stats, "vcpu0.guest_time", 250000000, stats::Unit::Time);
+  test::put_stat(r.stats, "vcpu0.exit_time.mmio_doorbell", 100000000, stats::Unit::Time);
   r.sim_time_ns = 1e6;
   r.lat = f.read.lat.hist;
   Config config;

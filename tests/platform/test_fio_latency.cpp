@@ -38,7 +38,7 @@ TEST_CASE("fio latency: IOPS x mean lat is the I/Os fio keeps outstanding (Littl
 
 TEST_CASE("fio latency: fio's depth buckets for a full queue of 8, one I/O per call", "[fio][latency]") {
   const auto r = simulate({{"iodepth", "8"}, {"number_ios", "1000"}});
-  REQUIRE(r.ios == 1000);
+  REQUIRE(r.count("ios") == 1000);
   // io_u_mark_depth counts each submission at the depth it makes: the ramp
   // 1, 2..3, 4..7, then 8 for the remaining 993.
   CHECK(r.depths.depth[0] == 1);
@@ -58,7 +58,7 @@ TEST_CASE("fio latency: a batch submitted together is one io_submit call", "[fio
   // all in fio's bucket "4" (1..4 I/Os per call).
   const auto r = simulate({{"iodepth", "8"}, {"iodepth_batch_submit", "4"}, {"iodepth_batch_complete_min", "4"},
                            {"number_ios", "1000"}});
-  REQUIRE(r.ios == 1000);
+  REQUIRE(r.count("ios") == 1000);
   CHECK(r.depths.submit_calls == 250);
   CHECK(r.depths.submit[1] == 250);
   CHECK(r.depths.complete_calls == 250);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "nvmesim/platform/report/fio_text.h"
+#include "stats_tree.h"
 
 using namespace nvmesim;
 using platform::fio_text::num2str;
@@ -55,9 +56,12 @@ TEST_CASE("fio text: a group's status line sums its jobs and spans their bandwid
   // (1953 MiB/s) and 1024 MB/s (976.56 MiB/s, which num2str rounds to 977).
   platform::RunResults r;
   for (double ns : {2e6, 4e6}) {
+    const std::string vcpu = "vcpu" + std::to_string(r.vcpus.size()) + ".";
+    test::put_stat(r.stats, vcpu + "read_ios", 1000);
+    test::put_stat(r.stats, vcpu + "read_bytes", 4096000, stats::Unit::Bytes);
+    test::put_stat(r.stats, vcpu + "write_ios", 0);
+    test::put_stat(r.stats, vcpu + "write_bytes", 0, stats::Unit::Bytes);
     platform::VcpuFigures f;
-    f.read.ios = 1000;
-    f.read.bytes = 4096000;
     f.sim_time_ns = ns;
     r.vcpus.push_back(f);
   }

@@ -7,6 +7,7 @@
 #include "nvmesim/models/hv/vm_exit.h"
 #include "nvmesim/platform/config/params.h"
 #include "nvmesim/platform/config/presets.h"
+#include "nvmesim/platform/report/derived_figures.h"
 #include "nvmesim/platform/system/run.h"
 #include "nvmesim/platform/system/system.h"
 #include "run_binary.h"
@@ -54,13 +55,13 @@ TEST_CASE("timing: an ioeventfd exit costs hv.exit_ioeventfd and carries no valu
       base({{"nvme.dbbuf", "spec"}, {"hv.notify", "ioeventfd"}, {"hv.exit_ioeventfd", "777ns"}}));
   System s(c);
   const RunResults r = s.run();
-  REQUIRE(r.ios == 200);
+  REQUIRE(r.count("ios") == 200);
   // Every doorbell write of an I/O queue went to the ioeventfd; none trapped to the device.
-  const uint64_t n = r.exits.count[unsigned(ExitKind::Ioeventfd)];
-  CHECK(n == r.sq.mmio + r.cq.mmio);
-  CHECK(r.sq.mmio == 200);  // iodepth 1 with echo: every SQ update rings
-  CHECK(r.exits.count[unsigned(ExitKind::MmioDoorbell)] == 0);
-  CHECK(r.exits.time[unsigned(ExitKind::Ioeventfd)].value() == n * 777000);  // ps
+  const uint64_t n = r.count("exits.count.ioeventfd");
+  CHECK(n == r.count("doorbells.sq.mmio") + r.count("doorbells.cq.mmio"));
+  CHECK(r.count("doorbells.sq.mmio") == 200);  // iodepth 1 with echo: every SQ update rings
+  CHECK(r.count("exits.count.mmio_doorbell") == 0);
+  CHECK(r.stats.at("vcpu0.exit_time.ioeventfd") == n * 777000);  // ps
 }
 
 TEST_CASE("timing: the device starts the dispatch latency after the doorbell", "[timing]") {
@@ -107,11 +108,11 @@ TEST_CASE("timing: timer-deferred processing never wakes the thread for nothing"
                               {"nvme.dbbuf", "off"}, {"iodepth", "32"}, {"number_ios", "2000"}});
   System s(c);
   const RunResults r = s.run();
-  REQUIRE(r.ios == 2000);
-  REQUIRE(r.device_threads.size() == 1);
+  REQUIRE(r.count("ios") == 2000);
+  REQUIRE(figures::instances(r, figures::Over::DeviceThread) == 1);
   // Every dispatch ran at least one pass that found work (bursts count
   // those passes; both restart when measurement starts).
-  CHECK(r.device_threads[0].dispatches <= s.controller().counters().bursts);
+  CHECK(r.count("utilization.device.dispatches", 0) <= s.controller().counters().bursts);
 }
 
 TEST_CASE("timing: posted interrupts remove the injection exit", "[timing]") {
@@ -154,9 +155,9 @@ TEST_CASE("timing: hv.fault=eventfd_not_cleared loses wake-ups, the watchdog nam
   System s(c);
   const RunResults r = s.run();
   REQUIRE(r.stalled);
-  CHECK(r.lost_notifications > 0);
+  CHECK(r.count("controller.lost_notifications") > 0);
   CHECK(r.stall_report.find("queue 1") != std::string::npos);
-  CHECK(r.ios < 500);
+  CHECK(r.count("ios") < 500);
 }
 
 TEST_CASE("timing: the same run without the fault completes", "[timing]") {
@@ -164,8 +165,8 @@ TEST_CASE("timing: the same run without the fault completes", "[timing]") {
   System s(c);
   const RunResults r = s.run();
   CHECK_FALSE(r.stalled);
-  CHECK(r.ios == 500);
-  CHECK(r.lost_notifications == 0);
+  CHECK(r.count("ios") == 500);
+  CHECK(r.count("controller.lost_notifications") == 0);
 }
 
 // QEMU's reading of the same bug: the eventfd stays readable, so the main
@@ -178,21 +179,22 @@ TEST_CASE("timing: hv.fault=eventfd_spin keeps the thread spinning and loses not
   System s(c);
   const RunResults r = s.run();
   CHECK_FALSE(r.stalled);
-  CHECK(r.ios == 500);
-  CHECK(r.lost_notifications == 0);
-  REQUIRE(r.device_threads.size() == 1);
-  const auto& loop = r.device_threads[0];
+  CHECK(r.count("ios") == 500);
+  CHECK(r.count("controller.lost_notifications") == 0);
+  REQUIRE(figures::instances(r, figures::Over::DeviceThread) == 1);
+  REQUIRE(figures::device_thread(r, 0) == "mainloop");
   // Busy the whole measured interval: the first doorbell woke it from
   // sleep, and it never slept again.
-  CHECK(loop.busy_ns >= 0.999 * r.sim_time_ns);
-  CHECK(loop.sleep_wakeups == 1);
+  CHECK(double(r.stats.at("mainloop.busy_time")) / 1000.0 >= 0.999 * r.sim_time_ns);
+  CHECK(r.count("utilization.device.wakeups_from_sleep", 0) == 1);
+  const uint64_t dispatches = r.count("utilization.device.dispatches", 0);
   // Each iteration costs at least hv.dispatch_cost and re-runs the stuck
   // handlers: the SQ's from the first SQ doorbell, the CQ's too from the
   // first CQ doorbell on (a few iterations later).
-  CHECK(loop.dispatches <= uint64_t(r.sim_time_ns / 500.0) + 1);
-  CHECK(loop.dispatches >= uint64_t(0.5 * r.sim_time_ns / 500.0));
-  CHECK(r.stuck_handler_runs <= 2 * loop.dispatches);
-  CHECK(r.stuck_handler_runs + 100 >= 2 * loop.dispatches);
+  CHECK(dispatches <= uint64_t(r.sim_time_ns / 500.0) + 1);
+  CHECK(dispatches >= uint64_t(0.5 * r.sim_time_ns / 500.0));
+  CHECK(r.count("controller.stuck_handler_runs") <= 2 * dispatches);
+  CHECK(r.count("controller.stuck_handler_runs") + 100 >= 2 * dispatches);
 }
 
 TEST_CASE("timing: hv.fault=eventfd_spin needs a dispatch cost", "[timing][cli]") {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "nvmesim/models/hv/vm_exit.h"
 #include "nvmesim/platform/config/params.h"
 #include "nvmesim/platform/report/stats_doc.h"
 #include "nvmesim/platform/system/system.h"
@@ -33,7 +34,7 @@ TEST_CASE("stats: doorbell exits, updates and interrupts agree across groups", "
                               {"number_ios", "400"}});
   System s(c);
   const RunResults r = s.run();
-  REQUIRE(r.ios == 800);
+  REQUIRE(r.count("ios") == 800);
   const stats::GroupValues& t = r.stats;
   uint64_t sq_mmio = 0, cq_mmio = 0, ios = 0;
   for (unsigned j = 0; j < 2; ++j) {
@@ -52,9 +53,9 @@ TEST_CASE("stats: doorbell exits, updates and interrupts agree across groups", "
     ios += t.at(vcpu(j, "ios"));
   }
   // The figures of PRODUCT.md come from the same groups.
-  CHECK(r.sq.mmio == sq_mmio);
-  CHECK(r.cq.mmio == cq_mmio);
-  CHECK(ios == r.ios);
+  CHECK(r.count("doorbells.sq.mmio") == sq_mmio);
+  CHECK(r.count("doorbells.cq.mmio") == cq_mmio);
+  CHECK(ios == r.count("ios"));
   // Every command fetched in the measured phase is an I/O of the jobs.
   CHECK(t.at("nvme.commands_fetched") == 800);
   CHECK(t.at("nvme.io_commands") == 800);
@@ -62,7 +63,7 @@ TEST_CASE("stats: doorbell exits, updates and interrupts agree across groups", "
   CHECK(t.at("nvme.backend.completed") == 800);
   // One MSI-X message each: sent by the device, carried by the root
   // complex, delivered by the hypervisor.
-  CHECK(t.at("nvme.msix_sent") == r.interrupts_sent);
+  CHECK(t.at("nvme.msix_sent") == r.count("controller.interrupts"));
   CHECK(t.at("root_complex.msi_messages") == t.at("nvme.msix_sent"));
   CHECK(t.at("hv.interrupts_delivered") + t.at("hv.lost_interrupts") == t.at("nvme.msix_sent"));
   CHECK(t.at("hv.lost_interrupts") == 0);
@@ -75,7 +76,7 @@ TEST_CASE("stats: the groups restart at measurement, bring-up is kept apart", "[
   const Config c = config_of({{"nvme.dbbuf", "spec"}, {"number_ios", "100"}});
   System s(c);
   const RunResults r = s.run();
-  REQUIRE(r.ios == 100);
+  REQUIRE(r.count("ios") == 100);
   const stats::GroupValues& b = r.bringup_stats;
   // Bring-up ran admin commands (Identify, queue creation, Doorbell Buffer
   // Config) and rang the admin doorbells; the measured phase has none.
@@ -87,10 +88,10 @@ TEST_CASE("stats: the groups restart at measurement, bring-up is kept apart", "[
   for (unsigned k = 0; k < models::EXIT_KIND_COUNT; ++k) {
     const std::string kind = models::to_string(models::ExitKind(k));
     INFO(kind);
-    CHECK(r.bringup_exits.count[k] == b.at("vcpu0.exits." + kind));
-    CHECK(r.exits.count[k] == r.stats.at("vcpu0.exits." + kind));
+    CHECK(r.count("bringup.exits." + kind) == b.at("vcpu0.exits." + kind));
+    CHECK(r.count("exits.count." + kind) == r.stats.at("vcpu0.exits." + kind));
   }
-  CHECK(r.bringup_exits.count[unsigned(models::ExitKind::MmioOther)] > 0);  // register set-up
+  CHECK(r.count("bringup.exits.mmio_other") > 0);  // register set-up
   CHECK(r.stats.at("vcpu0.exits.mmio_other") == 0);
 }
 
@@ -101,7 +102,7 @@ TEST_CASE("stats: with hv.bql the lock wait is reported and is the sum over the 
                               {"number_ios", "1000"}});
   System s(c);
   const RunResults r = s.run();
-  REQUIRE(r.ios == 2000);
+  REQUIRE(r.count("ios") == 2000);
   const uint64_t total = r.stats.at("bql.vcpu_wait");
   CHECK(total > 0);
   CHECK(total == r.stats.at("vcpu0.bql_wait") + r.stats.at("vcpu1.bql_wait"));
@@ -118,7 +119,7 @@ double lock_holds_beyond_mmio_per_interrupt(const char* interrupts) {
                               {"iodepth", "8"}, {"numjobs", "2"}, {"number_ios", "500"}});
   System s(c);
   const RunResults r = s.run();
-  REQUIRE(r.ios == 1000);
+  REQUIRE(r.count("ios") == 1000);
   const uint64_t mmio = r.stats.at("vcpu0.exits.mmio_doorbell") + r.stats.at("vcpu1.exits.mmio_doorbell") +
                         r.stats.at("vcpu0.exits.mmio_other") + r.stats.at("vcpu1.exits.mmio_other");
   const uint64_t irqs = r.stats.at("vcpu0.interrupts") + r.stats.at("vcpu1.interrupts");

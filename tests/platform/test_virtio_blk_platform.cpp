@@ -29,16 +29,16 @@ uint64_t stat(const RunResults& r, const std::string& name) { return r.stats.at(
 void check_common(const RunResults& r, uint64_t ios) {
   REQUIRE(r.bringup_ok);
   CHECK_FALSE(r.stalled);
-  CHECK(r.ios == ios);
-  CHECK(r.sq.updates == r.sq.mmio + r.sq.suppressed);
+  CHECK(r.count("ios") == ios);
+  CHECK(r.count("doorbells.sq.updates") == r.count("doorbells.sq.mmio") + r.count("doorbells.sq.suppressed"));
   // Every MMIO kick is one doorbell exit; nothing else writes the notify region.
-  CHECK(r.exits.count[unsigned(models::ExitKind::MmioDoorbell)] == r.sq.mmio);
-  CHECK(stat(r, "virtio_blk.notifies") == r.sq.mmio);
-  CHECK(r.cq.updates == 0);
+  CHECK(r.count("exits.count.mmio_doorbell") == r.count("doorbells.sq.mmio"));
+  CHECK(stat(r, "virtio_blk.notifies") == r.count("doorbells.sq.mmio"));
+  CHECK(r.count("doorbells.cq.updates") == 0);
   CHECK(stat(r, "virtio_blk.requests") == ios);
   // Each used entry either notified or was held back.
   CHECK(stat(r, "virtio_blk.interrupts") + stat(r, "virtio_blk.interrupts_suppressed") == ios);
-  CHECK(stat(r, "virtio_blk.interrupts") == r.interrupts_sent);
+  CHECK(stat(r, "virtio_blk.interrupts") == r.count("controller.interrupts"));
   CHECK(stat(r, "virtio_blk.errors") == 0);
 }
 
@@ -49,10 +49,10 @@ TEST_CASE("virtio-blk platform: iodepth 1 without EVENT_IDX kicks and interrupts
   System sys(c);
   const RunResults r = sys.run();
   check_common(r, 500);
-  CHECK(r.sq.updates == 500);
-  CHECK(r.sq.mmio == 500);
-  CHECK(r.sq.updates_with_dbbuf == 0);
-  CHECK(r.interrupts_sent == 500);
+  CHECK(r.count("doorbells.sq.updates") == 500);
+  CHECK(r.count("doorbells.sq.mmio") == 500);
+  CHECK(r.count("doorbells.sq.updates_with_dbbuf") == 0);
+  CHECK(r.count("controller.interrupts") == 500);
   CHECK_FALSE(r.dbbuf_active);
 }
 
@@ -61,10 +61,10 @@ TEST_CASE("virtio-blk platform: iodepth 1 with EVENT_IDX still kicks and interru
   System sys(c);
   const RunResults r = sys.run();
   check_common(r, 500);
-  CHECK(r.sq.mmio == 500);
-  CHECK(r.sq.suppressed == 0);
-  CHECK(r.sq.updates_with_dbbuf == 500);
-  CHECK(r.interrupts_sent == 500);
+  CHECK(r.count("doorbells.sq.mmio") == 500);
+  CHECK(r.count("doorbells.sq.suppressed") == 0);
+  CHECK(r.count("doorbells.sq.updates_with_dbbuf") == 500);
+  CHECK(r.count("controller.interrupts") == 500);
   CHECK(r.dbbuf_active);
 }
 
@@ -73,12 +73,12 @@ TEST_CASE("virtio-blk platform: iodepth 32 with EVENT_IDX suppresses kicks and i
   System sys(c);
   const RunResults r = sys.run();
   check_common(r, 2000);
-  CHECK(r.sq.updates == 2000);  // iodepth_batch_submit 1: one kick decision per I/O
-  CHECK(r.sq.suppressed > 0);
-  CHECK(r.sq.updates_with_dbbuf == 2000);
-  CHECK(r.sq.suppressed_with_dbbuf == r.sq.suppressed);
+  CHECK(r.count("doorbells.sq.updates") == 2000);  // iodepth_batch_submit 1: one kick decision per I/O
+  CHECK(r.count("doorbells.sq.suppressed") > 0);
+  CHECK(r.count("doorbells.sq.updates_with_dbbuf") == 2000);
+  CHECK(r.count("doorbells.sq.suppressed_with_dbbuf") == r.count("doorbells.sq.suppressed"));
   CHECK(stat(r, "virtio_blk.interrupts_suppressed") > 0);
-  CHECK(r.interrupts_sent < 2000);
+  CHECK(r.count("controller.interrupts") < 2000);
   // Each pop writes avail_event, each notification switch re-arms it.
   CHECK(stat(r, "virtio_blk.avail_event_writes") >= 2000);
 }
@@ -88,8 +88,8 @@ TEST_CASE("virtio-blk platform: iodepth 32 without EVENT_IDX interrupts for ever
   System sys(c);
   const RunResults r = sys.run();
   check_common(r, 2000);
-  CHECK(r.sq.updates_with_dbbuf == 0);
-  CHECK(r.sq.suppressed_with_dbbuf == 0);
+  CHECK(r.count("doorbells.sq.updates_with_dbbuf") == 0);
+  CHECK(r.count("doorbells.sq.suppressed_with_dbbuf") == 0);
   // Not negotiated: the device never writes avail_event.
   CHECK(stat(r, "virtio_blk.avail_event_writes") == 0);
   CHECK_FALSE(r.dbbuf_active);
@@ -101,9 +101,9 @@ TEST_CASE("virtio-blk platform: data written through the ring reads back (ram ba
   System sys(c);
   const RunResults r = sys.run();
   check_common(r, 2000);
-  CHECK(r.io_errors == 0);
-  CHECK(r.verified_reads > 500);  // 4 blocks: nearly every read follows a write of its block
-  CHECK(r.verify_errors == 0);
+  CHECK(r.count("io_errors") == 0);
+  CHECK(r.count("verify.verified_reads") > 500);  // 4 blocks: nearly every read follows a write of its block
+  CHECK(r.count("verify.errors") == 0);
 }
 
 TEST_CASE("virtio-blk platform: bad virtio settings are refused naming the field") {

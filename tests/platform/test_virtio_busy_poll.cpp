@@ -31,10 +31,10 @@ RunResults run_qd1(const char* busy_poll, const char* event_idx, uint64_t ios) {
   const RunResults r = sys.run();
   REQUIRE(r.bringup_ok);
   CHECK_FALSE(r.stalled);
-  CHECK(r.ios == ios);
-  CHECK(r.sq.updates == ios);  // one kick decision per I/O, kicked or not
-  CHECK(r.sq.updates == r.sq.mmio + r.sq.suppressed);
-  CHECK(stat(r, "virtio_blk.notifies") == r.sq.mmio);
+  CHECK(r.count("ios") == ios);
+  CHECK(r.count("doorbells.sq.updates") == ios);  // one kick decision per I/O, kicked or not
+  CHECK(r.count("doorbells.sq.updates") == r.count("doorbells.sq.mmio") + r.count("doorbells.sq.suppressed"));
+  CHECK(stat(r, "virtio_blk.notifies") == r.count("doorbells.sq.mmio"));
   CHECK(stat(r, "virtio_blk.requests") == ios);
   return r;
 }
@@ -47,9 +47,9 @@ TEST_CASE("busy poll: off by default, iodepth 1 still kicks once per I/O and no 
   CHECK(c.text("virtio.busy_poll") == "0ns");
   System sys(c);
   const RunResults r = sys.run();
-  CHECK(r.ios == 500);
-  CHECK(r.sq.mmio == 500);
-  CHECK(r.sq.suppressed == 0);
+  CHECK(r.count("ios") == 500);
+  CHECK(r.count("doorbells.sq.mmio") == 500);
+  CHECK(r.count("doorbells.sq.suppressed") == 0);
   CHECK(r.stats.group("virtio_blk") != nullptr);
   CHECK(r.stats.group("virtio_blk.busy_poll") == nullptr);
   // QEMU's pop writes avail_event each time: 3 per I/O (switch off, pop, switch on).
@@ -75,8 +75,8 @@ TEST_CASE("busy poll: virtio.busy_poll=0 prints exactly what the default does", 
 // (notifications start on), the other N-1 are suppressed and found by the
 // poll, and the last window is still open when the run ends (N-1 windows).
 void check_longer_window(const RunResults& r) {
-  CHECK(r.sq.mmio == 1);
-  CHECK(r.sq.suppressed == 499);
+  CHECK(r.count("doorbells.sq.mmio") == 1);
+  CHECK(r.count("doorbells.sq.suppressed") == 499);
   CHECK(stat(r, "virtio_blk.busy_poll.requests_found") == 499);
   CHECK(stat(r, "virtio_blk.busy_poll.windows") == 499);
   CHECK(stat(r, "virtio_blk.busy_poll.windows_found") == 499);
@@ -106,8 +106,8 @@ TEST_CASE("busy poll: a 50 us window finds the same as a 4 us one (it only has t
 // A 3 us window ends before the guest publishes: it expires, notifications
 // go back on (the re-check finds nothing), and the next I/O kicks as before.
 void check_shorter_window(const RunResults& r, bool event_idx) {
-  CHECK(r.sq.mmio == 500);
-  CHECK(r.sq.suppressed == 0);
+  CHECK(r.count("doorbells.sq.mmio") == 500);
+  CHECK(r.count("doorbells.sq.suppressed") == 0);
   CHECK(stat(r, "virtio_blk.busy_poll.requests_found") == 0);
   CHECK(stat(r, "virtio_blk.busy_poll.windows") == 500);
   CHECK(stat(r, "virtio_blk.busy_poll.windows_expired") == 500);
@@ -173,8 +173,8 @@ TEST_CASE("busy poll: completions on the polling thread break its windows, and t
   const RunResults r = sys.run();
   REQUIRE(r.bringup_ok);
   CHECK_FALSE(r.stalled);
-  CHECK(r.ios == 800);
-  CHECK(r.sq.updates == r.sq.mmio + r.sq.suppressed);
+  CHECK(r.count("ios") == 800);
+  CHECK(r.count("doorbells.sq.updates") == r.count("doorbells.sq.mmio") + r.count("doorbells.sq.suppressed"));
   const uint64_t windows = stat(r, "virtio_blk.busy_poll.windows");
   CHECK(windows > 0);
   CHECK(windows == stat(r, "virtio_blk.busy_poll.windows_found") +
@@ -183,7 +183,7 @@ TEST_CASE("busy poll: completions on the polling thread break its windows, and t
   CHECK(stat(r, "virtio_blk.busy_poll.windows_interrupted") > 0);
   // Each window lasts at most the 30 us and the avail->idx read that ends it.
   CHECK(stat(r, "virtio_blk.busy_poll.poll_time") <= windows * (30 * kPsPerUs + 1000));
-  CHECK(stat(r, "virtio_blk.busy_poll.requests_found") + r.sq.mmio <= 800);
+  CHECK(stat(r, "virtio_blk.busy_poll.requests_found") + r.count("doorbells.sq.mmio") <= 800);
   // The iothread's polling: the device's windows and QEMU's own (hv.poll_max).
   CHECK(stat(r, "iothread0.poll_time") >= stat(r, "virtio_blk.busy_poll.poll_time"));
 }
@@ -210,12 +210,12 @@ TEST_CASE("busy poll: two jobs sharing a virtqueue keep the ring whole") {
   System sys(c);
   const RunResults r = sys.run();
   REQUIRE(r.bringup_ok);
-  CHECK(r.ios == 1000);
+  CHECK(r.count("ios") == 1000);
   CHECK(stat(r, "virtio_blk.errors") == 0);
   CHECK(stat(r, "virtio_blk.requests") == 1000);
-  CHECK(r.sq.updates == 1000);
+  CHECK(r.count("doorbells.sq.updates") == 1000);
   // One kick, the first: its handler pops both jobs' first iodepth-2 batches
   // (4 requests); the poll finds the other 996.
-  CHECK(r.sq.mmio == 1);
+  CHECK(r.count("doorbells.sq.mmio") == 1);
   CHECK(stat(r, "virtio_blk.busy_poll.requests_found") == 996);
 }

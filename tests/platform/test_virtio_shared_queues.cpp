@@ -27,7 +27,7 @@ TEST_CASE("virtio shared queues: 4 jobs on 2 queues, per-queue kicks and interru
   const RunResults r = sys.run();
   REQUIRE(r.bringup_ok);
   CHECK_FALSE(r.stalled);
-  CHECK(r.ios == 4000);
+  CHECK(r.count("ios") == 4000);
   for (const char* q : {"vq0", "vq1"}) {
     const std::string g = std::string("virtio_driver.") + q + ".";
     // Two jobs per queue, iodepth 1: one kick decision per I/O of either.
@@ -38,18 +38,19 @@ TEST_CASE("virtio shared queues: 4 jobs on 2 queues, per-queue kicks and interru
   }
   CHECK(r.stats.at("virtio_blk.notifies") ==
         r.stats.at("virtio_driver.vq0.mmio") + r.stats.at("virtio_driver.vq1.mmio"));
-  CHECK(r.sq.updates == 4000);
-  CHECK(r.sq.mmio == r.stats.at("virtio_blk.notifies"));
+  CHECK(r.count("doorbells.sq.updates") == 4000);
+  CHECK(r.count("doorbells.sq.mmio") == r.stats.at("virtio_blk.notifies"));
   CHECK(r.stats.at("virtio_blk.requests") == 4000);
   CHECK(r.stats.at("virtio_blk.interrupts") + r.stats.at("virtio_blk.interrupts_suppressed") == 4000);
   CHECK(r.stats.at("virtio_blk.interrupts") ==
         r.stats.at("virtio_driver.vq0.interrupts") + r.stats.at("virtio_driver.vq1.interrupts"));
   // Only vCPUs 0 and 1 (the first on each queue) take interrupts; every job finished its I/Os.
   REQUIRE(r.vcpus.size() == 4);
-  CHECK(r.vcpus[2].interrupts == 0);
-  CHECK(r.vcpus[3].interrupts == 0);
-  CHECK(r.vcpus[0].interrupts + r.vcpus[1].interrupts == r.stats.at("virtio_blk.interrupts"));
-  for (const auto& v : r.vcpus) CHECK(v.ios == 1000);
+  CHECK(r.count("utilization.vcpu.interrupts", 2) == 0);
+  CHECK(r.count("utilization.vcpu.interrupts", 3) == 0);
+  CHECK(r.count("utilization.vcpu.interrupts", 0) + r.count("utilization.vcpu.interrupts", 1) ==
+        r.stats.at("virtio_blk.interrupts"));
+  for (unsigned v = 0; v < r.vcpus.size(); ++v) CHECK(r.count("utilization.vcpu.ios", v) == 1000);
 }
 
 // At depth, one interrupt hands back several used requests. Their descriptor
@@ -64,9 +65,9 @@ TEST_CASE("virtio shared queues: at iodepth 4 every job completes its own I/Os")
   const RunResults r = sys.run();
   REQUIRE(r.bringup_ok);
   CHECK_FALSE(r.stalled);
-  CHECK(r.ios == 2000);
+  CHECK(r.count("ios") == 2000);
   REQUIRE(r.vcpus.size() == 4);
-  for (const auto& v : r.vcpus) CHECK(v.ios == 500);
+  for (unsigned v = 0; v < r.vcpus.size(); ++v) CHECK(r.count("utilization.vcpu.ios", v) == 500);
   for (const char* q : {"vq0", "vq1"})
     CHECK(r.stats.at(std::string("virtio_driver.") + q + ".completions") == 1000);
 }
