@@ -12,10 +12,17 @@
 #include <stdexcept>
 #include <vector>
 
+#include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/config/input_file.h"
 #include "nvmesim/platform/report/pending_file.h"
 
 namespace nvmesim::platform {
+
+namespace {
+void throw_if_interrupted() {
+  if (interrupt::received()) throw TimelineInterrupted{};
+}
+}  // namespace
 
 namespace {
 
@@ -133,7 +140,14 @@ struct EventReader {
 std::string timeline_html(const std::string& trace_json, const std::string& title) {
   Json doc;
   try {
-    doc = Json::parse(trace_json);
+    // The parser's callback hears SIGINT/SIGTERM/SIGHUP every 64k values.
+    size_t values = 0;
+    doc = Json::parse(trace_json, [&values](int, Json::parse_event_t, Json&) {
+      if ((++values & 0xFFFF) == 0) throw_if_interrupted();
+      return true;
+    });
+  } catch (const TimelineInterrupted&) {
+    throw;
   } catch (const std::exception&) {
     throw std::runtime_error("not JSON (a file written by --timeline is expected)");
   }
@@ -144,6 +158,7 @@ std::string timeline_html(const std::string& trace_json, const std::string& titl
   std::map<int, std::string> names;
   std::map<int, int> sort;
   for (size_t k = 0; k < events->size(); ++k) {
+    if ((k & 0xFFFF) == 0) throw_if_interrupted();
     const EventReader e{(*events)[k], k};
     if (!e.e.is_object()) throw std::runtime_error("traceEvents[" + std::to_string(k) + "] is not an object");
     if (e.text("ph") != "M") continue;
@@ -166,6 +181,7 @@ std::string timeline_html(const std::string& trace_json, const std::string& titl
   double t_end = 0;
   size_t ios = 0;
   for (size_t k = 0; k < events->size(); ++k) {
+    if ((k & 0xFFFF) == 0) throw_if_interrupted();
     const EventReader e{(*events)[k], k};
     const std::string ph = e.text("ph");
     if (ph == "M") continue;
@@ -321,6 +337,10 @@ int run_timeline_html_command(int argc, const char* const* argv, std::ostream& o
   std::string html;
   try {
     html = timeline_html(text, std::string("nvmesim timeline ") + argv[1]);
+  } catch (const TimelineInterrupted&) {
+    err << "nvmesim timeline-html: interrupted by " << interrupt::signal_name(interrupt::received())
+        << ": no page written\n";
+    return interrupt::exit_code();
   } catch (const std::exception& e) {
     err << "nvmesim timeline-html: error: " << argv[1] << ": " << e.what() << "\n";
     return 2;
