@@ -61,8 +61,9 @@ inline std::string trim(const std::string& s) {
 }
 
 // ---- bssplit: "bs/perc:bs/perc..." (a ',' separates read's list from
-// write's; one list applies to both). Entries without a percentage share
-// what the others leave equally (bssplit_ddir); fio then sorts each list by
+// write's; one list applies to both). Entries without a percentage, or with
+// 0% (fio's split_parse_ddir), share what the others leave equally
+// (bssplit_ddir); fio then sorts each list by
 // percentage, the order its selection (io_u.c get_next_buflen) walks.
 struct BsSplit {
   uint64_t bs;
@@ -88,7 +89,11 @@ inline std::string parse_bssplit_one(const std::string& text, BsSplitList& out) 
       if (p.empty() || *end || v < 0 || v > 100) return "'" + e + "': the percentage is not 0..100";
       perc = int(v);
       sum += unsigned(v);
-    } else {
+    }
+    // fio (options.c split_parse_ddir) reads a 0% share as unspecified: it
+    // gets its part of what the other entries leave.
+    if (perc <= 0) {
+      perc = -1;
       ++missing;
     }
     out.push_back({bs, 0});

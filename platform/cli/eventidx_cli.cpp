@@ -1,6 +1,7 @@
 #include "nvmesim/platform/cli/eventidx_cli.h"
 #include "nvmesim/platform/config/user_text.h"
 
+#include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/cli/options.h"
 
 #include <algorithm>
@@ -155,7 +156,8 @@ int run_exhaustive(uint32_t n, std::ostream& out) {
   uint64_t triples = 0, lin_bad = 0, inc_bad = 0, modn = 0, modn_wrapped = 0;
   uint64_t differ_ei_new = 0, differ_new_old = 0, differ_both = 0, differ_neither = 0;
   std::vector<uint8_t> in16(65536), in_n(n);
-  for (uint32_t old_idx = 0; old_idx < n; ++old_idx) {
+  uint32_t olds_done = 0;  // SIGINT/SIGTERM/SIGHUP stop the walk between two old indices
+  for (uint32_t old_idx = 0; old_idx < n && !interrupt::received(); ++old_idx, ++olds_done) {
     std::fill(in16.begin(), in16.end(), 0);
     std::fill(in_n.begin(), in_n.end(), 0);
     // new takes the queue indices in walk order from old; both intervals grow
@@ -196,6 +198,13 @@ int run_exhaustive(uint32_t n, std::ostream& out) {
   }
   const uint64_t differ = differ_ei_new + differ_new_old + differ_both + differ_neither;
   const bool ok = lin_bad == 0 && inc_bad == 0 && modn == 0;
+  if (olds_done < n) {  // interrupted: what was checked, and no verdict on the rest
+    out << "qsize " << n << ": INTERRUPTED by " << interrupt::signal_name(interrupt::received())
+        << " after old = 0.." << int64_t(olds_done) - 1 << " of 0.." << n - 1 << ": " << triples
+        << " triples checked, " << lin_bad + inc_bad + modn << " mismatches among them\n"
+        << "result: INTERRUPTED (no verdict on the triples not checked)\n";
+    return interrupt::exit_code();
+  }
 
   out << "qsize " << n << ": checked " << triples << " triples (old, new, EventIdx each in 0.."
       << n - 1 << "), every one by brute force\n";

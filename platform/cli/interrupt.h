@@ -1,4 +1,4 @@
-// SIGINT and SIGTERM: stop at the next safe point and keep the results, as
+// SIGINT, SIGTERM and SIGHUP: stop at the next safe point and keep the results, as
 // fio does (fio's sig_int() sets a flag; the jobs stop and the figures so
 // far are reported).
 //
@@ -13,7 +13,8 @@
 // SystemC's async_request_update() (the thread-safe way into the kernel),
 // between two evaluation phases. The traces close cleanly either way.
 // Without a signal the watcher adds no event, so results stay byte-identical.
-// The process then exits with 128 + the signal (130 SIGINT, 143 SIGTERM).
+// The process then exits with 128 + the signal (130 SIGINT, 143 SIGTERM,
+// 129 SIGHUP).
 #pragma once
 
 #include <sys/types.h>
@@ -22,11 +23,11 @@ namespace nvmesim::platform::interrupt {
 
 // Installs the handlers (SA_RESTART: system calls of the waiting parent go on).
 void install();
-// The signal received so far (SIGINT or SIGTERM), or 0.
+// The signal received so far (SIGINT, SIGTERM or SIGHUP), or 0.
 int received();
 // How many signals arrived (a second one stops a draining run at once).
 int received_count();
-// "SIGINT", "SIGTERM" (received() must be non-zero).
+// "SIGINT", "SIGTERM", "SIGHUP" (received() must be non-zero).
 const char* signal_name(int sig);
 // 128 + received().
 int exit_code();

@@ -6,7 +6,9 @@
 #include <cstring>
 #include <cstdint>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "nvmesim/platform/cli/interrupt.h"
@@ -47,6 +49,30 @@ std::string reason_for(mode_t mode) {
   return kind == "not a regular file" ? "is " + kind : "is " + kind + ", not a regular file";
 }
 
+// The kernel's pseudo file systems: their files stat as regular files (size
+// 0) but are made by the kernel as they are read, and some block until the
+// kernel has something to say (/proc/kmsg) or never end (/sys trace pipes).
+// An input file on one is refused by name rather than read.
+const char* pseudo_file_system(int fd) {
+  struct statfs fs {};
+  if (::fstatfs(fd, &fs) != 0) return nullptr;
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case PROC_SUPER_MAGIC: return "proc";
+    case SYSFS_MAGIC: return "sysfs";
+    case DEBUGFS_MAGIC: return "debugfs";
+    case TRACEFS_MAGIC: return "tracefs";
+    case SECURITYFS_MAGIC: return "securityfs";
+    case CGROUP_SUPER_MAGIC: return "cgroup";
+    case CGROUP2_SUPER_MAGIC: return "cgroup2";
+    case BPF_FS_MAGIC: return "bpf";
+    case PSTOREFS_MAGIC: return "pstore";
+    case EFIVARFS_MAGIC: return "efivarfs";
+    case 0x62656570: return "configfs";  // CONFIGFS_MAGIC, not in every linux/magic.h
+    case 0x65735543: return "fusectl";   // FUSE_CTL_SUPER_MAGIC
+    default: return nullptr;
+  }
+}
+
 // Reads an open regular file: at most max + 1 bytes (enough to know it is
 // too long), the interrupt flag checked between reads.
 std::string read_bounded(int fd, const std::string& what, size_t max) {
@@ -57,6 +83,8 @@ std::string read_bounded(int fd, const std::string& what, size_t max) {
       throw InputFileError(what + ": interrupted by " + interrupt::signal_name(sig));
     const ssize_t n = ::read(fd, buf, std::min(sizeof buf, max + 1 - text.size()));
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))  // kept non-blocking: a file that would block
+      throw InputFileError(what + ": would block while read (not a regular file)");
     if (n < 0) throw InputFileError(what + ": read error (" + std::strerror(errno) + ")");
     if (n == 0) break;
     text.append(buf, size_t(n));
@@ -93,10 +121,12 @@ bool read_input_file_if_exists(const std::string& path, const std::string& what,
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw InputFileError(what + ": cannot open (" + std::strerror(errno) + ")");
   if (!S_ISREG(st.st_mode)) throw InputFileError(what + ": " + reason_for(st.st_mode));
+  if (const char* fs = pseudo_file_system(fd))
+    throw InputFileError(what + ": is a file of the " + fs + " pseudo file system, not a regular file");
   const std::string too_long = what + ": longer than " + std::to_string(limits.max_bytes) + " bytes";
   if (uintmax_t(st.st_size) > limits.max_bytes) throw InputFileError(too_long);
-  // A regular file: reads do not block; back to blocking for the plain read().
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  // Left non-blocking: a regular file's reads never wait, and anything that
+  // would (a pseudo file the checks above missed) fails instead of hanging.
   text = read_bounded(fd, what, limits.max_bytes);
   if (text.size() > limits.max_bytes) throw InputFileError(too_long);  // it grew while read
   text = strip_bom(text);

@@ -2,6 +2,7 @@
 #include "nvmesim/platform/config/params.h"
 #include "nvmesim/platform/config/input_file.h"
 #include "nvmesim/platform/config/user_text.h"
+#include "nvmesim/models/guest/fio_options.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -519,6 +520,24 @@ void Config::validate_all() const {
                       text("nvme.capacity") + ")");
   if (has("bs") && has("size") && size_bytes("bs") > size_bytes("size"))
     throw ConfigError("--bs: " + text("bs") + " is larger than size (" + text("size") + ")");
+  // bssplit's and bsrange's largest size, for reads and for writes, must fit
+  // size as bs must (else no offset fits it and no I/O could be drawn).
+  if (has("bssplit") && has("bsrange") && has("size")) {
+    models::fio_opt::BsSplitList split[2];
+    models::fio_opt::BsRange range[2];
+    const bool parsed = models::fio_opt::parse_bssplit(text("bssplit"), split).empty() &&
+                        models::fio_opt::parse_bsrange(text("bsrange"), range).empty();
+    for (unsigned d = 0; parsed && d < 2; ++d) {
+      uint64_t largest = 0;
+      for (const auto& e : split[d]) largest = std::max(largest, e.bs);
+      const char* option = largest ? "bssplit" : "bsrange";
+      if (!largest) largest = range[d].max;
+      if (largest > size_bytes("size"))
+        throw ConfigError(std::string("--") + option + ": " + text(option) + " has a block size of " +
+                          format_size(largest) + ", larger than size (" + text("size") +
+                          "; allowed block sizes up to size)");
+    }
+  }
   if (has("bs") && has("nvme.lba_bytes")) {
     int64_t lba = integer("nvme.lba_bytes");
     if (lba > 0 && size_bytes("bs") % static_cast<uint64_t>(lba) != 0)

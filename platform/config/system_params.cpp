@@ -1,4 +1,5 @@
 #include "nvmesim/platform/config/system_params.h"
+#include "nvmesim/platform/config/sim_time_range.h"
 
 #include <algorithm>
 #include <string>
@@ -162,6 +163,7 @@ static void check_virtio_params(const SystemParams& p, const Config& c) {
 }
 
 void check_system_params(const SystemParams& p, const Config& c) {
+  check_simulated_time_range(p, c);
   if (p.device.device == DeviceKind::VirtioBlk) {
     check_virtio_params(p, c);
     check_hv_params(p, c);

@@ -502,6 +502,11 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
     if (batch_submit_iodepth) c.set("iodepth_batch_submit", c.text("iodepth"));
     job.engine = engine;
 
+    if (io_size && !c.is_set("number_ios") && !(time_based && c.time_ns("runtime") > 0) &&
+        io_size < c.size_bytes("bs"))
+      throw ConfigError("--job " + shown(file.path) + " [" + shown(section.name) + "]: io_size (" +
+                        format_size(io_size) + ") is smaller than bs (" + c.text("bs") +
+                        "): the job would do no I/O (allowed io_size >= bs)");
     if (!c.is_set("number_ios")) {
       if (time_based && c.time_ns("runtime") > 0)
         c.set("number_ios", "0");  // runs for the runtime

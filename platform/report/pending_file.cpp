@@ -61,6 +61,7 @@ std::string PendingFile::create(const std::string& path) {
   struct stat st {};
   path_ = path;
   bool exists = false;
+  if (::stat(path.c_str(), &st) != 0 && errno == ELOOP) return std::strerror(ELOOP);
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return "is a directory";
     // /dev/null, /dev/stdout, a FIFO: written in place (renaming over one
@@ -113,6 +114,9 @@ std::string PendingFile::commit() {
 
 std::string output_path_problem(const std::string& path) {
   struct stat st {};
+  // A loop of symbolic links (or a chain longer than the kernel follows)
+  // names no file: refused, not replaced by a regular file.
+  if (::stat(path.c_str(), &st) != 0 && errno == ELOOP) return std::strerror(ELOOP);
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return "is a directory";
     if (!S_ISREG(st.st_mode)) return "";

@@ -139,8 +139,11 @@ uint64_t peak_rss_bytes() {
   return uint64_t(u.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
-RunResults simulate(const Config& config, bool host_stats, Traces* traces = nullptr,
-                    const FioJobs* fio = nullptr) {
+// A fio log that could not be written after the run (a full disk) does not
+// lose the results: its error goes to *log_error, and the report is still
+// printed (exit 5, results not written whole).
+RunResults simulate(const Config& config, bool host_stats, Traces* traces, const FioJobs* fio,
+                    std::string& log_error) {
   const auto wall0 = std::chrono::steady_clock::now();
   // Job sections with differing workloads: one Config per vCPU.
   std::vector<const Config*> job_configs;
@@ -194,7 +197,7 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces = null
   }
   if (r.interrupted) r.interrupt_signal = interrupt::received();
   for (auto& log : logs)
-    if (const std::string e = log->write_files(); !e.empty()) throw std::runtime_error("--job: " + e);
+    if (const std::string e = log->write_files(); !e.empty() && log_error.empty()) log_error = "--job: " + e;
   if (fio) r.sections = job_sections(*fio);
   if (traces) {
     traces->end_ps = sc_core::sc_time_stamp().value();
@@ -272,7 +275,9 @@ int run_in_child(const Config& config, const ChildRun& request, Summary& summary
     ::close(fds[0]);
     int code = 0;
     try {
-      const RunResults r = simulate(config, request.host_stats, nullptr, request.fio);
+      // A comparison writes no fio logs (they follow one run: refused before).
+      std::string no_logs;
+      const RunResults r = simulate(config, request.host_stats, nullptr, request.fio, no_logs);
       const Summary s = summarize(r);
       const std::string text = report::dump(results_json(r), {}, 2);  // at "runs"."off" / "spec"
       write_all(fds[1], &s, sizeof s);
@@ -539,8 +544,9 @@ Outcome run_one(const Config& config, const RunOptions& options, std::ostream& o
     }
   }
   RunResults r;
+  std::string log_error;
   try {
-    r = simulate(config, options.host_stats, tracing ? &traces : nullptr, options.fio.get());
+    r = simulate(config, options.host_stats, tracing ? &traces : nullptr, options.fio.get(), log_error);
   } catch (const TraceSignalsError& e) {
     std::cerr << "nvmesim: error: " << e.what() << "\n";
     return {2, false};
@@ -571,10 +577,12 @@ Outcome run_one(const Config& config, const RunOptions& options, std::ostream& o
   }
   // The exit status says what the document says: a signal that came after
   // the run finished leaves a complete, uninterrupted document (exit as it).
+  if (!log_error.empty()) std::cerr << "nvmesim: error: " << log_error << "\n";
   if (r.interrupted) return {128 + (r.interrupt_signal ? r.interrupt_signal : SIGTERM), true};
   if (!r.bringup_ok) return {exit_code::kFailed, true};
   if (r.stalled && options.fail_on_stall) return {3, true};
   if (r.count("io_errors") || r.count("verify.errors")) return {4, true};
+  if (!log_error.empty()) return {exit_code::kOutput, true};
   return {0, true};
 }
 

@@ -12,10 +12,17 @@
 #include <stdexcept>
 #include <vector>
 
+#include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/config/input_file.h"
 #include "nvmesim/platform/report/pending_file.h"
 
 namespace nvmesim::platform {
+
+namespace {
+void throw_if_interrupted() {
+  if (interrupt::received()) throw TimelineInterrupted{};
+}
+}  // namespace
 
 namespace {
 
@@ -128,36 +135,13 @@ struct EventReader {
   }
 };
 
-}  // namespace
-
-std::string timeline_html(const std::string& trace_json, const std::string& title) {
-  Json doc;
-  try {
-    doc = Json::parse(trace_json);
-  } catch (const std::exception&) {
-    throw std::runtime_error("not JSON (a file written by --timeline is expected)");
-  }
-  const Json* events = doc.is_object() && doc.contains("traceEvents") ? &doc["traceEvents"] : doc.is_array() ? &doc : nullptr;
-  if (!events || !events->is_array()) throw std::runtime_error("no \"traceEvents\" array (a file written by --timeline is expected)");
-
-  // Tracks: names and sort order from the metadata.
-  std::map<int, std::string> names;
+// What a page is made of, event by event as the trace is parsed: each event
+// is read and dropped at once, so memory follows the page (its bars), not
+// the trace's parsed document (nlohmann's DOM takes about 15 bytes per byte
+// of input: over 1 GB for a 74 MB trace).
+struct PageBuilder {
+  std::map<int, std::string> names;             // tracks: names and sort order from the metadata
   std::map<int, int> sort;
-  for (size_t k = 0; k < events->size(); ++k) {
-    const EventReader e{(*events)[k], k};
-    if (!e.e.is_object()) throw std::runtime_error("traceEvents[" + std::to_string(k) + "] is not an object");
-    if (e.text("ph") != "M") continue;
-    const int tid = e.integer("tid");
-    const std::string what = e.text("name");
-    const Json* args = e.object("args");
-    if (what == "thread_name") {
-      // Without args (or a name in them) the track keeps its thread id as label.
-      std::string label = "tid " + std::to_string(tid);
-      if (args) label = EventReader{*args, k}.text("name", label);
-      names[tid] = label;
-    }
-    if (what == "thread_sort_index") sort[tid] = args ? EventReader{*args, k}.integer("sort_index", tid) : tid;
-  }
   std::map<int, Row> track;                     // by tid: spans and instants
   std::map<std::pair<int, int>, Row> io_rows;   // by (tid, tag): I/Os
   std::map<std::string, std::pair<double, std::pair<int, int>>> open_io;  // async id -> start, (tid, tag)
@@ -165,10 +149,24 @@ std::string timeline_html(const std::string& trace_json, const std::string& titl
   std::map<int, std::vector<std::pair<double, std::string>>> open_span;  // B/E stacks per tid
   double t_end = 0;
   size_t ios = 0;
-  for (size_t k = 0; k < events->size(); ++k) {
-    const EventReader e{(*events)[k], k};
+
+  void add(const EventReader& e) {
+    const size_t k = e.index;
+    if (!e.e.is_object()) throw std::runtime_error("traceEvents[" + std::to_string(k) + "] is not an object");
     const std::string ph = e.text("ph");
-    if (ph == "M") continue;
+    if (ph == "M") {
+      const int tid = e.integer("tid");
+      const std::string what = e.text("name");
+      const Json* args = e.object("args");
+      if (what == "thread_name") {
+        // Without args (or a name in them) the track keeps its thread id as label.
+        std::string label = "tid " + std::to_string(tid);
+        if (args) label = EventReader{*args, k}.text("name", label);
+        names[tid] = label;
+      }
+      if (what == "thread_sort_index") sort[tid] = args ? EventReader{*args, k}.integer("sort_index", tid) : tid;
+      return;
+    }
     const int tid = e.integer("tid");
     const double ts = e.number("ts");
     const double dur = e.number("dur");
@@ -190,12 +188,71 @@ std::string timeline_html(const std::string& trace_json, const std::string& titl
       open_io_name[e.id("id")] = name;
     } else if (ph == "e") {
       const auto it = open_io.find(e.id("id"));
-      if (it == open_io.end()) continue;
+      if (it == open_io.end()) return;
       io_rows[it->second.second].bars.push_back({it->second.first, ts, open_io_name[it->first], false});
       open_io.erase(it);
       ++ios;
     }
   }
+};
+
+// Parses `trace_json` (an object with a "traceEvents" array, or the array
+// itself) with nlohmann's parser callback, handing each event to `page` as
+// it ends and discarding it. The callback hears SIGINT/SIGTERM/SIGHUP every
+// 64k values.
+void parse_events(const std::string& trace_json, PageBuilder& page) {
+  using Event = Json::parse_event_t;
+  int root = -1;            // 0: an object, 1: an array, 2: anything else
+  int events_depth = -1;    // the depth of the events while inside their array
+  bool saw_events = false;  // the events' array was found
+  std::string key;          // the root object's member being parsed
+  size_t index = 0, values = 0;
+  auto callback = [&](int depth, Event event, Json& parsed) {
+    if ((++values & 0xFFFF) == 0) throw_if_interrupted();
+    if (depth == 0 && root < 0) {
+      root = event == Event::object_start ? 0 : event == Event::array_start ? 1 : 2;
+      if (root == 1) saw_events = true, events_depth = 1;
+      return true;
+    }
+    if (root == 0 && depth == 1) {
+      if (event == Event::key) {
+        key = parsed.get<std::string>();
+      } else if (event == Event::array_start && key == "traceEvents" && !saw_events) {
+        saw_events = true, events_depth = 2;
+      } else if (event == Event::array_end && events_depth == 2) {
+        events_depth = -1;
+      }
+      return true;
+    }
+    if (depth != events_depth) return true;
+    if (event == Event::object_end || event == Event::value || event == Event::array_end) {
+      page.add(EventReader{parsed, index++});
+      return false;  // read: dropped from the document
+    }
+    return true;
+  };
+  try {
+    const Json skeleton = Json::parse(trace_json, callback);  // the events dropped: what is left
+    (void)skeleton;
+  } catch (const TimelineInterrupted&) {
+    throw;
+  } catch (const Json::exception&) {
+    throw std::runtime_error("not JSON (a file written by --timeline is expected)");
+  }
+  if (!saw_events) throw std::runtime_error("no \"traceEvents\" array (a file written by --timeline is expected)");
+}
+
+}  // namespace
+
+std::string timeline_html(const std::string& trace_json, const std::string& title) {
+  PageBuilder page;
+  parse_events(trace_json, page);
+  std::map<int, std::string>& names = page.names;
+  std::map<int, int>& sort = page.sort;
+  std::map<int, Row>& track = page.track;
+  std::map<std::pair<int, int>, Row>& io_rows = page.io_rows;
+  const double t_end = page.t_end;
+  const size_t ios = page.ios;
   // Rows in the trace's order; each queue's tag rows after its own track.
   std::vector<int> tids;
   for (const auto& [tid, n] : names) tids.push_back(tid);
@@ -204,13 +261,13 @@ std::string timeline_html(const std::string& trace_json, const std::string& titl
   });
   std::vector<Row> rows;
   for (int tid : tids) {
-    Row r = track[tid];
+    Row r = std::move(track[tid]);  // moved: the bars are not held twice
     r.label = names[tid];
-    rows.push_back(r);
+    rows.push_back(std::move(r));
     for (auto& [key, io] : io_rows)
       if (key.first == tid) {
         io.label = names[tid] + " tag " + std::to_string(key.second);
-        rows.push_back(io);
+        rows.push_back(std::move(io));
       }
   }
 
@@ -224,7 +281,15 @@ std::string timeline_html(const std::string& trace_json, const std::string& titl
       if (std::find(legend.begin(), legend.end(), b.name) == legend.end()) legend.push_back(b.name);
   const int legend_top = axis_px + int(rows.size()) * row_px + 8;
   const int height = legend_top + int((legend.size() + 5) / 6) * row_px + 4;
-  std::ostringstream svg;
+  std::ostringstream html;
+  html << "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><meta charset=\"utf-8\"/><title>"
+       << esc(title) << "</title>\n"
+       << "<style>body{font-family:sans-serif;margin:8px}#view{overflow:auto;border:1px solid #ccc}</style></head>\n"
+       << "<body><h3>" << esc(title) << ": " << ios << " I/Os, " << num(t_end, "%.3f")
+       << " us simulated</h3>\n<p>Zoom: <button onclick=\"zoom(2)\">+</button> <button onclick=\"zoom(0.5)\">-</button> "
+          "(hover a bar for its name, start and duration)</p>\n<div id=\"view\">\n";
+  // The SVG straight into the page (no second copy of it).
+  std::ostream& svg = html;
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"tl\" width=\"" << int(label_px + width_px + 10) << "\" height=\""
       << height << "\" font-family=\"sans-serif\" font-size=\"10\">\n";
   // Axis: 10 ticks in us.
@@ -264,14 +329,7 @@ std::string timeline_html(const std::string& trace_json, const std::string& titl
   }
   svg << "</svg>\n";
 
-  std::ostringstream html;
-  html << "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><meta charset=\"utf-8\"/><title>"
-       << esc(title) << "</title>\n"
-       << "<style>body{font-family:sans-serif;margin:8px}#view{overflow:auto;border:1px solid #ccc}</style></head>\n"
-       << "<body><h3>" << esc(title) << ": " << ios << " I/Os, " << num(t_end, "%.3f")
-       << " us simulated</h3>\n<p>Zoom: <button onclick=\"zoom(2)\">+</button> <button onclick=\"zoom(0.5)\">-</button> "
-          "(hover a bar for its name, start and duration)</p>\n<div id=\"view\">\n"
-       << svg.str() << "</div>\n"
+  html << "</div>\n"
        << "<script>//<![CDATA[\n"
           "var s=1,g=document.getElementById('tl'),w=g.getAttribute('width');"
           "g.setAttribute('viewBox','0 0 '+w+' '+g.getAttribute('height'));"
@@ -321,6 +379,10 @@ int run_timeline_html_command(int argc, const char* const* argv, std::ostream& o
   std::string html;
   try {
     html = timeline_html(text, std::string("nvmesim timeline ") + argv[1]);
+  } catch (const TimelineInterrupted&) {
+    err << "nvmesim timeline-html: interrupted by " << interrupt::signal_name(interrupt::received())
+        << ": no page written\n";
+    return interrupt::exit_code();
   } catch (const std::exception& e) {
     err << "nvmesim timeline-html: error: " << argv[1] << ": " << e.what() << "\n";
     return 2;

@@ -18,8 +18,11 @@ namespace nvmesim::platform {
 // not open in a browser anyway); a FIFO, a device, a larger file: exit 2.
 constexpr size_t kTimelineInputMax = size_t(256) << 20;
 
+// SIGINT/SIGTERM/SIGHUP while a page is made (platform/cli/interrupt.h).
+struct TimelineInterrupted {};
+
 // Throws std::runtime_error (one line, naming the event and field) when
-// `trace_json` is not a trace.
+// `trace_json` is not a trace, TimelineInterrupted on a signal.
 std::string timeline_html(const std::string& trace_json, const std::string& title);
 
 int run_timeline_html_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err);

@@ -62,6 +62,12 @@ std::vector<std::string> header_names(const std::string& path, std::istream& in)
   if (header.back() == '\r') header.pop_back();
   std::vector<std::string> names;
   if (!split(header, names)) throw ConfigError(path + " line 1: a quoted cell is not closed");
+  // A column named twice would be read from its first place only.
+  for (size_t i = 0; i < names.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (names[i] == names[j] && !names[i].empty())
+        throw ConfigError(path + " line 1, column " + std::to_string(i + 1) + " (" + names[i] +
+                          "): the column is named twice (also column " + std::to_string(j + 1) + ")");
   return names;
 }
 

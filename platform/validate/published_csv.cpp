@@ -63,6 +63,11 @@ PublishedRow read_row(const CsvCells& row) {
   r.lat_mean_ns = row.number("lat_mean_ns", false);
   r.lat_p50_ns = row.number("lat_p50_ns", false);
   r.lat_p99_ns = row.number("lat_p99_ns", false);
+  // IOPS and latencies are judged as ratios to the baseline's: a 0 (given,
+  // not left empty) can be neither a fit's target nor a ratio's base.
+  for (const char* f : {"iops", "lat_mean_ns", "lat_p50_ns", "lat_p99_ns"})
+    if (!row.cell(f).empty() && !(row.number(f, false) > 0))
+      row.fail(f, "must be above 0 (a measured rate or time; leave it empty when not published)");
   bool any = false;
   for (const char* f : kFigures) any = any || !row.cell(f).empty();
   if (!any) row.fail_line("no figure (iops, mmio_per_io, sq_mmio_per_io, cq_mmio_per_io, lat_*_ns)");

@@ -38,6 +38,8 @@ std::vector<ReferenceRow> read_reference_csv(const std::string& path) {
     r.qemu_version = row.cell("qemu_version");
     r.linux_version = row.cell("linux_version");
     r.iops = row.number("iops", true);
+    // IOPS are judged as ratios to the row's iodepth=1 row: 0 can be no one's.
+    if (!(r.iops > 0)) row.fail("iops", "must be above 0 (a measured rate)");
     r.sq_mmio = row.number("sq_mmio_per_io", true);
     r.cq_mmio = row.number("cq_mmio_per_io", true);
     r.sq_mmio_min = row.number("sq_mmio_per_io_min", false);

@@ -166,3 +166,55 @@ TEST_CASE("interrupt: a sweep keeps its finished points and exits 130", "[interr
   CHECK(csv.at(0, "ios") == "300");
   CHECK(csv.at(1, "status") != "ok");
 }
+
+TEST_CASE("interrupt: every long subcommand hears SIGINT, SIGTERM and SIGHUP, exits 128 + the signal, "
+          "says it was interrupted and leaves no temp file",
+          "[interrupt]") {
+  ScratchDir big;
+  // A timeline large enough that making its page takes seconds: 400k
+  // complete events on one track.
+  {
+    std::ofstream t(big / "big.json");
+    t << "{\"traceEvents\":[{\"ph\":\"M\",\"name\":\"thread_name\",\"tid\":1,\"args\":{\"name\":\"q1\"}}";
+    for (int k = 0; k < 400000; ++k)
+      t << ",{\"ph\":\"X\",\"name\":\"exit\",\"tid\":1,\"ts\":" << k << ",\"dur\":0.5}";
+    t << "]}\n";
+  }
+  struct Command {
+    const char* name;
+    std::vector<std::string> args;
+    const char* says;  // on standard output or error
+  };
+  const std::vector<Command> commands = {
+      {"run", {kLong, "--single-run", "--output-format=json", "--output", "OUT/out.json"}, "\"interrupted\": \""},
+      {"eventidx", {"eventidx", "--qsize", "2048", "--exhaustive"}, "result: INTERRUPTED"},
+      {"timeline-html", {"timeline-html", big / "big.json", "OUT/page.html"}, "interrupted by "},
+  };
+  struct Signal {
+    int sig, exit_code;
+    const char* name;
+  };
+  size_t cases = 0;
+  for (const Command& c : commands)
+    for (const Signal& s : {Signal{SIGINT, 130, "SIGINT"}, Signal{SIGTERM, 143, "SIGTERM"},
+                            Signal{SIGHUP, 129, "SIGHUP"}}) {
+      ScratchDir d;
+      std::vector<std::string> args;
+      for (std::string a : c.args) {
+        if (a.rfind("OUT/", 0) == 0) a = d / a.substr(4);
+        args.push_back(a);
+      }
+      const auto r = interrupt_run(args, s.sig, d, std::chrono::milliseconds(400));
+      INFO(c.name << " <- " << s.name << "\n" << r.out << r.err);
+      ++cases;
+      CHECK(r.exit_code == s.exit_code);
+      // What it says: standard output and error, and the run's --output.
+      const std::string said = r.out + r.err + (std::filesystem::exists(d / "out.json") ? slurp(d / "out.json") : "");
+      CHECK(said.find(c.says) != std::string::npos);
+      CHECK(said.find(s.name) != std::string::npos);
+      // No temp file (".NAME.XXXXXX" beside an output) is left behind.
+      for (const auto& e : std::filesystem::directory_iterator(d.path))
+        CHECK(e.path().filename().string().rfind('.', 0) != 0);
+    }
+  CHECK(cases == 9);
+}

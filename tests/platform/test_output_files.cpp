@@ -135,3 +135,49 @@ TEST_CASE("output files: devices are written in place, a symbolic link stays a l
   CHECK(nvmesim::test::json_number(slurp(d / "target.json"), "ios") == 20);
   CHECK(entries(d.path) == std::vector<std::string>{"link.json", "t.json", "target.json"});
 }
+
+TEST_CASE("output files: a loop of symbolic links, or a chain longer than the kernel follows, is refused "
+          "for every output and left a link",
+          "[cli][output]") {
+  // Each output slot of each command, and the link shapes that name no file.
+  const std::vector<std::string> slots = {"--single-run --number_ios=20 --output ",
+                                          "--single-run --number_ios=20 --vcd ",
+                                          "--single-run --number_ios=20 --timeline ",
+                                          "--number_ios=20 --output-format=json --output "};
+  size_t runs = 0;
+  for (const std::string& shape : {"self", "pair", "chain"}) {
+    ScratchDir d;
+    const std::string out = d / "out.x";
+    if (std::string(shape) == "self") {
+      REQUIRE(::symlink(out.c_str(), out.c_str()) == 0);
+    } else if (std::string(shape) == "pair") {
+      REQUIRE(::symlink((d / "other").c_str(), out.c_str()) == 0);
+      REQUIRE(::symlink(out.c_str(), (d / "other").c_str()) == 0);
+    } else {  // 50 hops to an existing file: more than Linux's 40
+      write(d / "l50", "old");
+      for (int k = 49; k >= 0; --k)
+        REQUIRE(::symlink((d / ("l" + std::to_string(k + 1))).c_str(),
+                          (k ? d / ("l" + std::to_string(k)) : out).c_str()) == 0);
+    }
+    for (const std::string& slot : slots) {
+      INFO(shape << ": nvmesim " << slot << out);
+      const auto r = run_nvmesim(slot + out);
+      ++runs;
+      CHECK(r.exit_code == 2);
+      CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+      CHECK(r.err.find("Too many levels of symbolic links") != std::string::npos);
+      struct stat lst {};
+      REQUIRE(::lstat(out.c_str(), &lst) == 0);
+      CHECK(S_ISLNK(lst.st_mode));  // still the link
+    }
+    ScratchDir h;
+    const std::string page = h / "p.html";
+    REQUIRE(::symlink(page.c_str(), page.c_str()) == 0);
+    write(h / "t.json", "{\"traceEvents\":[]}");
+    const auto r = run_nvmesim("timeline-html " + (h / "t.json") + " " + page);
+    ++runs;
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("Too many levels of symbolic links") != std::string::npos);
+  }
+  CHECK(runs == 3 * 5);
+}

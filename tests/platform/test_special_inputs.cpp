@@ -3,7 +3,8 @@
 // an include of a job file, --sweep-file, timeline-html's input, validate's
 // reference and --timing CSV, a sweep's own results files on --resume and
 // --merge) and each kind of file that is not a regular file (a FIFO with no
-// writer, a character device, a Unix socket, a directory), the run ends at
+// writer, a character device, a Unix socket, a directory, a file of /proc or
+// /sys, such as /proc/kmsg that blocks until the kernel logs), the run ends at
 // once with exit 2 and one line naming the file and what it is; include
 // fan-outs are bounded in the whole; a signal while reading ends the read.
 #include <catch2/catch.hpp>
@@ -58,6 +59,15 @@ std::vector<Special> make_specials(const Dir& d) {
   const std::string dir = d / "subdir";
   fs::create_directories(dir);
   s.push_back({"directory", dir, "is a directory"});
+  // Files of the kernel's pseudo file systems stat as regular (size 0):
+  // /proc/kmsg blocks until the kernel logs, others are made as they are read.
+  for (const char* p : {"/proc/kmsg", "/proc/self/status", "/proc/version"})
+    if (fs::exists(p)) s.push_back({std::string("proc file ") + p, p, "is a file of the proc pseudo file system, not a regular file"});
+  for (const char* p : {"/sys/kernel/mm/transparent_hugepage/enabled", "/sys/devices/system/cpu/online"})
+    if (fs::exists(p)) {
+      s.push_back({std::string("sysfs file ") + p, p, "is a file of the sysfs pseudo file system, not a regular file"});
+      break;
+    }
   return s;
 }
 
