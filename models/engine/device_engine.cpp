@@ -14,7 +14,7 @@ void DeviceEngine::sync() {
   // read sees memory as they would after the wait, so the work keeps its
   // offset. (A policy that reads the kernel's present to decide what is
   // due, hv.notify=timer, syncs.)
-  if (sync_lookahead() && !activity_due_within(running_->local)) return;
+  if (sync_lookahead_ && !activity_due_within(running_->local)) return;
   if (sc_get_curr_process_kind() != SC_THREAD_PROC_) return;
   Context* const keep = running_;  // another context's work may run meanwhile
   HostThread::sync(keep->local);

@@ -67,12 +67,18 @@ class DeviceEngine {
   sc_core::sc_time* offset() { return running_ ? &running_->local : nullptr; }
   bool running() const { return running_ != nullptr; }
   unsigned running_context() const { return running_ ? running_->index : 0; }
-  // Charge `op`'s cost to `offset` (null: count it, charge nothing).
-  virtual void charge(EngineOp op, sc_core::sc_time* offset) = 0;
+  // Charge `op`'s cost to `offset` (null: count it, charge nothing). An op
+  // the engine does not cost is skipped here, without a virtual call.
+  void charge(EngineOp op, sc_core::sc_time* offset) {
+    if (costed_[unsigned(op)]) charge_op(op, offset);
+  }
   void charge(EngineOp op) { charge(op, offset()); }
   // Let the running work's time pass (the device's writes land, the host
   // acts in between) when it runs in a thread that can wait.
   void sync();
+  // Whether the engine times submission-entry fetches itself
+  // (sq_fetch_arrival); a plain read, asked per DMA.
+  bool fetches_in_bursts() const { return fetches_in_bursts_; }
   // Let it pass now, whatever is due (a device's own spin, virtio.busy_poll).
   void pass_time();
   // Keeps the running work across a wait the device makes itself: another
@@ -94,7 +100,6 @@ class DeviceEngine {
   virtual void completion_queued(uint16_t /*cqid*/) {}
   // An engine that fetches submission entries in bursts times those reads
   // itself: when the entry at `addr` arrives (absolute).
-  virtual bool fetches_in_bursts() const { return false; }
   virtual sc_core::sc_time sq_fetch_arrival(uint64_t /*addr*/, uint32_t /*len*/) { return sc_core::SC_ZERO_TIME; }
 
   // ---- structure
@@ -124,10 +129,17 @@ class DeviceEngine {
   virtual unsigned on_work_start(unsigned /*ctx*/) { return 0; }
   virtual void on_pass_start(unsigned /*ctx*/) {}
   virtual void on_work_end(unsigned /*ctx*/) {}
-  // sync() may skip a wait that nothing could run within (models/sim/lookahead.h).
-  virtual bool sync_lookahead() const { return true; }
+  // What charge() does for an op the engine costs.
+  virtual void charge_op(EngineOp op, sc_core::sc_time* offset) = 0;
 
   QueueDevice& device_;
+  // Set by the engine when it is built (read per command and per DMA, so
+  // not asked through a virtual call): the ops it costs; whether sync() may
+  // skip a wait that nothing could run within (models/sim/lookahead.h);
+  // whether it times SQE fetches in bursts.
+  bool costed_[4] = {true, true, true, true};
+  bool sync_lookahead_ = true;
+  bool fetches_in_bursts_ = false;
 
  private:
   void run_passes(Context& c);

@@ -23,6 +23,10 @@ EmulationEngine::EmulationEngine(QueueDevice& device, const Params& params, std:
   }
   sq_marked_.assign(params_.notifier.queues, 0);
   notifier_ = make_doorbell_notifier(params_.notifier, *this);
+  // Sending a message or handing an I/O to the backend costs nothing of its own here.
+  costed_[unsigned(EngineOp::BackendHandoff)] = costed_[unsigned(EngineOp::Msix)] = false;
+  // A policy that reads the kernel's present to decide what is due (timer) syncs.
+  sync_lookahead_ = params_.sync_lookahead && notifier_->mode() != NotifyMode::Timer;
 }
 
 EmulationEngine::~EmulationEngine() = default;
@@ -43,16 +47,12 @@ void EmulationEngine::reset() {
   notifier_->on_controller_reset();
 }
 
-// Charged on the thread that does the work (its CPU time stretched when
-// the host's cores are shared); sending a message or handing an I/O to the
-// backend costs nothing of its own here.
-void EmulationEngine::charge(EngineOp op, sc_time* offset) {
+// A command or a completion: charged on the thread that does the work (its
+// CPU time stretched when the host's cores are shared).
+void EmulationEngine::charge_op(EngineOp op, sc_time* offset) {
   if (!offset) return;
-  const sc_time* cost = op == EngineOp::Command      ? &params_.command_cost
-                        : op == EngineOp::Completion ? &params_.completion_cost
-                                                     : nullptr;
-  if (!cost) return;
-  *offset += running() ? threads_[running_context()].thread->cpu(*cost) : *cost;
+  const sc_time& cost = op == EngineOp::Command ? params_.command_cost : params_.completion_cost;
+  *offset += running() ? threads_[running_context()].thread->cpu(cost) : cost;
 }
 
 void EmulationEngine::completion_queued(uint16_t cqid) {

@@ -46,8 +46,6 @@ class EmulationEngine : public DeviceEngine, private NotifyTarget {
   }
   void work_arrived(unsigned ctx) override;
   void reset() override;
-  void charge(EngineOp op, sc_core::sc_time* offset) override;
-  using DeviceEngine::charge;
   bool cq_due(uint16_t cqid) override { return notifier_->cq_due(cqid); }
   void completion_queued(uint16_t cqid) override;
 
@@ -70,9 +68,7 @@ class EmulationEngine : public DeviceEngine, private NotifyTarget {
     notifier_->on_pass_start(ctx, device_.completion_queue_limit());
   }
   void on_work_end(unsigned ctx) override { notifier_->on_emulation_end(ctx); }
-  bool sync_lookahead() const override {
-    return params_.sync_lookahead && notifier_->mode() != NotifyMode::Timer;
-  }
+  void charge_op(EngineOp op, sc_core::sc_time* offset) override;
 
   // NotifyTarget (what the notification policy drives).
   unsigned thread_count() const override { return context_count(); }

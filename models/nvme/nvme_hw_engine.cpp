@@ -27,6 +27,7 @@ NvmeHwEngine::NvmeHwEngine(sc_module_name name, const NvmeHwEngineParams& params
   const size_t queues = controller_.config().max_io_queues + 1u;
   held_back_.reserve(queues);
   sqe_bursts_.assign(queues, SqeBurst{});
+  fetches_in_bursts_ = true;
   SC_HAS_PROCESS(NvmeHwEngine);
   SC_THREAD(run);
 }
@@ -46,7 +47,7 @@ void NvmeHwEngine::doorbell_written(uint16_t, bool, sc_time& delay) {
 }
 
 // Each stage counted whether or not a pass's time is running.
-void NvmeHwEngine::charge(EngineOp op, sc_time* offset) {
+void NvmeHwEngine::charge_op(EngineOp op, sc_time* offset) {
   ++*stage_count_[unsigned(op)];
   if (offset) *offset += stage_time_[unsigned(op)];
 }

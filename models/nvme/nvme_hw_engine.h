@@ -120,9 +120,6 @@ class NvmeHwEngine : public sc_core::sc_module, public DeviceEngine {
   void doorbell_written(uint16_t qid, bool sq, sc_core::sc_time& delay) override;
   void work_arrived(unsigned) override { kick(sc_core::SC_ZERO_TIME); }  // the backend's completion signal
   void reset() override;
-  void charge(EngineOp op, sc_core::sc_time* offset) override;
-  using DeviceEngine::charge;
-  bool fetches_in_bursts() const override { return true; }
   sc_core::sc_time sq_fetch_arrival(uint64_t addr, uint32_t len) override;
   unsigned context_count() const override { return 1; }
   unsigned context_of(uint16_t) const override { return 0; }
@@ -143,6 +140,7 @@ class NvmeHwEngine : public sc_core::sc_module, public DeviceEngine {
  private:
   void run();
   unsigned serve_sqs(Context& c) override;
+  void charge_op(EngineOp op, sc_core::sc_time* offset) override;
 
   NvmeHwEngineParams params_;
   fw::Controller& controller_;
