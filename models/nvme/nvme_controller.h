@@ -1,12 +1,14 @@
 // The NVMe controller as a PCIe endpoint (models/pcie/pcie_endpoint: configuration
 // space, MSI-X, the bus-master initiator) with BAR0 (registers and
-// doorbells) as a TLM target, and the engine that runs the firmware's queue
-// processing: either the controller's own hardware engine (models/nvme/
-// nvme_hw_engine.h: a clocked process, each stage costed in cycles, the SQs
-// chosen by the firmware's arbiter; the default, with no host threads, and
-// the application's passed-through SSD), or QEMU's emulation on host threads
-// (or inside the vCPU's exit), where how a doorbell starts it is its
-// DoorbellNotifier (hv.notify). When its interrupts go: its InterruptCoalescer.
+// doorbells) as a TLM target. It is a QueueDevice (its pass: the SQs a turn
+// or visit gives it, backend completions, CQs to post) run by a DeviceEngine
+// (models/engine/device_engine.h) chosen when it is built: the controller's
+// own hardware engine (models/nvme/nvme_hw_engine.h: a clocked process, the
+// firmware's arbiter turns, SQE bursts, stage cycles; the default, with no
+// host threads, and the application's passed-through SSD), or QEMU's
+// emulation on host threads (models/engine/emulation_engine.h: hv.notify's
+// policy, nvme.cmd_cost and nvme.cqe_cost). When its interrupts go: its
+// InterruptCoalescer.
 #pragma once
 
 #include <array>
@@ -22,6 +24,8 @@
 #include "nvmesim/firmware/nvme/controller.h"
 #include "nvmesim/firmware/pcie/msix_page.h"
 #include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/engine/device_engine.h"
+#include "nvmesim/models/engine/dma_timing.h"
 #include "nvmesim/models/host/doorbell_notifier.h"
 #include "nvmesim/models/host/host_thread.h"
 #include "nvmesim/models/nvme/nvme_hw_engine.h"
@@ -51,7 +55,7 @@ enum class CqePost : uint8_t { Pass, Each, EachWithIoeventfd };
 inline constexpr EnumEntry<CqePost> cqe_posts[] = {
     {CqePost::Pass, "pass"}, {CqePost::Each, "each"}, {CqePost::EachWithIoeventfd, "each_ioeventfd"}};
 
-class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, private NotifyTarget {
+class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, private QueueDevice {
  public:
   // nvme.msix_table=bar0: the table and the PBA after the doorbells, each on
   // its own 4 KiB page of the 16 KiB BAR0 (PCI Local Bus 3.0 section 6.8.2
@@ -198,8 +202,10 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   explicit NvmeControllerModel(sc_core::sc_module_name name, const Params& params = Params{},
                                const PcieLinkParams& link = PcieLinkParams{});
 
-  // The hardware engine (null on QEMU's engine).
-  NvmeHwEngine* hw_engine() { return engine_.get(); }
+  // Its engine; the hardware engine (null on QEMU's engine).
+  DeviceEngine& engine() { return *engine_; }
+  const DeviceEngine& engine() const { return *engine_; }
+  NvmeHwEngine* hw_engine() { return hw_engine_; }
   const PcieLink& link() const { return link_; }
   // pcie.mode=link: the link's traffic, every TLP counted and timed (its
   // statistics group, "pcie"); null in emulated mode.
@@ -217,7 +223,6 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   fw::Controller& firmware() { return *firmware_; }
   const fw::Controller& firmware() const { return *firmware_; }
   StorageBackend& backend() { return *backend_; }
-  const DoorbellNotifier& notifier() const { return *notifier_; }
   const InterruptCoalescer& coalescer() const { return coalescer_; }
 
   // The "nvme" statistics group (the firmware's ControllerCounters merge into it).
@@ -278,111 +283,58 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   void complete_enable();
   void reset_emulation();
   void on_backend_complete(uint32_t tag, uint16_t status);
-  struct Context;
-  // Run the firmware for the queues of `ctx` until no work is left,
-  // spending time in *local.
-  void emulate(Context& ctx, sc_core::sc_time& local);
-  // The hardware engine's SQ phase of a pass (the arbiter's turns): the
-  // commands it fetched.
-  unsigned arbitrate_sqs(sc_core::sc_time& local);
-  Context& context_of(uint16_t qid) { return ctx_[thread_of(qid)]; }
-  void send_msix(uint16_t vector);
+  // Sends `vector`'s message `*offset` after now (null: now), advancing it.
+  void send_msix(uint16_t vector, sc_core::sc_time* offset);
   void send_pending_msix(uint16_t vector, const sc_core::sc_time& delay) override;
   void coalescing_timeout();
   void trace_eventidx_write(uint64_t addr, const void* src);
-  // The time a DMA of [addr, addr + len) made `offset` after now takes: its
-  // emulated copy, or on a link its TLPs' time queued behind the traffic on
-  // the direction it needs (counted, whether by DMI or not).
-  sc_core::sc_time dma_time(bool device_reads, fw::DmaPurpose purpose, uint64_t addr, uint32_t len,
-                            const sc_core::sc_time& offset);
-  sc_core::sc_time sqe_arrival(uint64_t addr, uint32_t len);
   // One DMA through dma_initiator (no DMI), `delay` advanced by the path.
   bool dma_transport(tlm::tlm_command command, uint64_t addr, void* data, uint32_t len, sc_core::sc_time& delay);
-  // The hardware engine's last SQE burst of each SQ: [begin, end) and when
-  // it arrived (entries a turn did not consume wait for the SQ's next turn).
-  struct SqeBurst {
-    uint64_t begin = 0, end = 0;
-    sc_core::sc_time arrival;
-  };
-  std::vector<SqeBurst> sqe_bursts_;
-  int fetching_sq_ = -1;  // the SQ the hardware engine is fetching from
-  // Lets the running emulation's time pass (the device's writes land, the
-  // host acts in between) when it runs in a thread that can wait.
-  void sync_running();
 
-  // NotifyTarget (what the notification policy drives).
-  unsigned thread_count() const override { return unsigned(ctx_.size()); }
-  unsigned thread_of(uint16_t qid) const override {
-    return qid < queue_ctx_.size() ? queue_ctx_[qid] : 0;
-  }
-  HostThread& thread(unsigned index) override { return *ctx_[index].thread; }
-  bool emulating(unsigned index) const override { return ctx_[index].in_emulation; }
-  void emulate_inline(unsigned index, sc_core::sc_time& delay) override { emulate(ctx_[index], delay); }
-  void mark_sq(uint16_t qid) override;
+  // QueueDevice (models/nvme/nvme_controller_queues.cpp: what a pass does).
+  unsigned serve_sq(uint16_t qid, unsigned budget) override;
+  bool sq_has_work(uint16_t qid) const override { return firmware_->sq_has_work(qid); }
+  bool sq_exists(uint16_t qid) const override { return firmware_->sq_state(qid).exists; }
+  unsigned finish_pass(unsigned ctx, bool& progress) override;
+  uint16_t completion_queue_limit() const override { return cq_scan_limit_; }
+  void work_started(unsigned, unsigned rerun_handlers) override { counters_.stuck_handler_runs += rerun_handlers; }
+  void pass_started(unsigned ctx, const sc_core::sc_time& start) override;
+  void pass_ended(unsigned ctx, const sc_core::sc_time& start, const sc_core::sc_time& end, bool progress,
+                  unsigned commands, unsigned completions) override;
   void mark_cq(uint16_t qid, bool read_shadow_head) override;
 
   Params params_;
   std::unique_ptr<PcieLink> own_link_;  // the hardware constructor's
   const PcieLink& link_;
+  DmaTiming dma_;
   struct Done { uint32_t tag; uint16_t status; };
-  struct Context {
-    HostThread* thread = nullptr;  // null on the hardware engine
-    unsigned index = 0;
-    bool in_emulation = false;
-    std::vector<uint16_t> sq_list;  // SQs rung or still holding work
-    std::vector<Done> done;         // backend completions to hand to the firmware
+  // What each engine context hands between the backend and its passes.
+  struct ContextWork {
+    std::vector<Done> done;  // backend completions to hand to the firmware
     size_t done_count = 0;
-    // The command this thread hands to the backend. The firmware's request
-    // is one scratch for all threads, and a ram backend's DMA lets another
+    // The command this context hands to the backend. The firmware's request
+    // is one scratch for all contexts, and a ram backend's DMA lets another
     // thread run (and overwrite it) in the middle of the transfer.
     fw::IoRequest request;
   };
-  std::vector<Context> ctx_;
-  std::vector<uint8_t> queue_ctx_;  // by queue id
+  std::vector<ContextWork> work_;   // by engine context
   std::vector<uint16_t> slot_sq_;   // by command slot: its SQ (routes backend completions)
   std::unique_ptr<fw::Controller> firmware_;
   std::unique_ptr<StorageBackend> backend_;
-  std::unique_ptr<DoorbellNotifier> notifier_;
-  std::unique_ptr<NvmeHwEngine> engine_;  // the hardware engine, or null
+  std::unique_ptr<DeviceEngine> engine_;
+  NvmeHwEngine* hw_engine_ = nullptr;  // engine_, when it is the hardware engine
   Counters counters_;
 
-  // The emulation the firmware's callbacks run for: its time offset (null
-  // outside an emulation: no time to charge) and its context. Set by
-  // emulate() for its length.
-  struct Running {
-    sc_core::sc_time* local = nullptr;
-    Context* ctx = nullptr;
-  };
-  Running running_;
-  // Keeps the running emulation across a wait: another thread's emulation
-  // may run meanwhile and set its own; put back when the guard ends.
-  class KeepRunning {
-   public:
-    explicit KeepRunning(NvmeControllerModel& m) : m_(m), saved_(m.running_) {}
-    ~KeepRunning() { m_.running_ = saved_; }
-    KeepRunning(const KeepRunning&) = delete;
-    KeepRunning& operator=(const KeepRunning&) = delete;
-   private:
-    NvmeControllerModel& m_;
-    Running saved_;
-  };
-
-  // Guest memory through DMI.
-
-  // Work the emulation has to look at; fixed-size, no allocation per I/O.
-  std::vector<uint8_t> sq_marked_, cq_marked_;
+  // CQs the passes have to look at; fixed-size, no allocation per I/O.
+  std::vector<uint8_t> cq_marked_;
   std::vector<uint8_t> cq_notified_;  // CQ eventfd fired: read the shadow head (nvme_cq_notifier)
   uint16_t cq_scan_limit_ = 1;  // CQ ids below this may hold completions
-  // The hardware engine's arbitration: SQs that stopped with commands left
-  // in a pass (ready again for the next).
-  std::vector<uint16_t> held_back_;
   // Interrupt coalescing (Set Features 0x08), per vector.
   InterruptCoalescer coalescer_;
   sc_core::sc_event coalesce_event_;
   uint64_t posted_before_ = 0;  // firmware's completions_posted before a post_completions call
 
   sc_core::sc_event enable_event_;
-  std::array<sc_core::sc_time, 65> small_read_time_, small_write_time_;
   // pcie.mode=link: the link, one resource for every device thread.
   std::unique_ptr<PcieLinkTraffic> traffic_;
 };

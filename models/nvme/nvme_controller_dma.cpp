@@ -22,57 +22,6 @@ std::vector<std::string> NvmeControllerModel::link_purposes() {
   return names;
 }
 
-sc_time NvmeControllerModel::dma_time(bool device_reads, fw::DmaPurpose purpose, uint64_t addr, uint32_t len,
-                                      const sc_time& offset) {
-  if (traffic_) {
-    const sc_time at = kernel_now() + offset;
-    return device_reads ? traffic_->device_read(unsigned(purpose), addr, len, at)
-                        : traffic_->device_write(unsigned(purpose), addr, len, at);
-  }
-  return device_reads ? (len < small_read_time_.size() ? small_read_time_[len] : link_.read_time(len))
-                      : (len < small_write_time_.size() ? small_write_time_[len] : link_.write_time(len));
-}
-
-void NvmeControllerModel::sync_running() {
-  if (!running_.local) return;
-  // Nothing can run before the emulation's present: the write lands and the
-  // next read sees memory as they would after the wait, so the thread keeps
-  // its offset. (The timer policy reads the kernel's present when it decides
-  // what is due: it syncs.)
-  if (params_.notify != NotifyMode::Timer && !activity_due_within(*running_.local)) return;
-  if (sc_get_curr_process_kind() != SC_THREAD_PROC_) return;
-  KeepRunning keep(*this);  // another emulation thread may run meanwhile
-  HostThread::sync(*running_.local);
-}
-
-// The hardware engine fetches SQEs in bursts (nvme.sqe_burst): a fetch at
-// an SQ's head reads the entries published from there in one read, to the
-// ring's end; the fetches of the others find theirs arrived with it (in
-// that SQ's burst, kept for its next turn when this one ends first).
-// Returns when the SQE at `addr` has arrived. Published entries do not
-// change before they are consumed, so the burst's data is what memory
-// holds now.
-sc_time NvmeControllerModel::sqe_arrival(uint64_t addr, uint32_t len) {
-  const sc_time offset = running_.local ? *running_.local : SC_ZERO_TIME;
-  const bool turn = fetching_sq_ >= 0 && size_t(fetching_sq_) < sqe_bursts_.size();
-  if (turn) {
-    const SqeBurst& burst = sqe_bursts_[size_t(fetching_sq_)];
-    if (addr >= burst.begin && addr + len <= burst.end) return burst.arrival;
-  }
-  uint32_t entries = 1;
-  if (turn) {
-    const fw::Controller::SqState sq = firmware_->sq_state(uint16_t(fetching_sq_));
-    if (sq.exists && sq.size && addr == sq.base + uint64_t(sq.head) * len) {
-      const uint32_t published = (sq.tail + sq.size - sq.head) % sq.size;
-      entries = std::max(1u, std::min({published, sq.size - sq.head, params_.engine.sqe_burst}));
-    }
-  }
-  const uint32_t bytes = entries * len;
-  const sc_time arrival = kernel_now() + offset + dma_time(true, fw::DmaPurpose::SqeFetch, addr, bytes, offset);
-  if (turn) sqe_bursts_[size_t(fetching_sq_)] = {addr, addr + bytes, arrival};
-  return arrival;
-}
-
 bool NvmeControllerModel::dma_transport(tlm::tlm_command command, uint64_t addr, void* data, uint32_t len,
                                         sc_time& delay) {
   tlm::tlm_generic_payload p;
@@ -90,32 +39,31 @@ bool NvmeControllerModel::dma_read(fw::DmaPurpose purpose, uint64_t addr, void* 
   if (len == 0) return true;
   ++counters_.dma_reads;
   counters_.dma_read_bytes += len;
-  sc_time* local = running_.local;
+  sc_time* local = engine_->offset();
   const uint64_t last = addr + len - 1;
   const bool dmi = dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_;
   // The device times its transfers: through DMI, and on a link any (the
   // root complex leaves the link's time to the device's link model,
   // models/pcie/pcie_root_complex.h); an emulated transported one is the
-  // interconnect's to time. An SQE the hardware engine fetches is timed by
-  // its burst, and its access below is then untimed.
-  const bool burst = engine_ && purpose == fw::DmaPurpose::SqeFetch && (dmi || traffic_);
-  if (burst && local) {
-    const sc_time arrival = sqe_arrival(addr, len);
-    if (arrival > kernel_now() + *local) *local = arrival - kernel_now();
-  } else if (burst) {
-    sqe_arrival(addr, len);
+  // interconnect's to time. An SQE an engine fetches in bursts (the
+  // hardware engine's) is timed by its burst, and its access below is then
+  // untimed.
+  const bool burst = purpose == fw::DmaPurpose::SqeFetch && engine_->fetches_in_bursts() && (dmi || traffic_);
+  if (burst) {
+    const sc_time arrival = engine_->sq_fetch_arrival(addr, len);
+    if (local && arrival > kernel_now() + *local) *local = arrival - kernel_now();
   }
   sc_time t = local ? *local : SC_ZERO_TIME;
   bool ok = true;
   if (dmi) {
     std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
-    if (!burst) t += dma_time(true, purpose, addr, len, t);
+    if (!burst) t += dma_.time(true, unsigned(purpose), addr, len, t);
     t += dmi_read_latency_;
   } else {
     ok = dma_transport(tlm::TLM_READ_COMMAND, addr, dst, len, t);
     // A failed read is on the wire too: its request, and the completion
     // that reports the error.
-    if (traffic_ && !burst) t += dma_time(true, purpose, addr, len, t);
+    if (traffic_ && !burst) t += dma_.time(true, unsigned(purpose), addr, len, t);
   }
   if (local) *local = t;
   return ok;
@@ -125,12 +73,12 @@ bool NvmeControllerModel::dma_write(fw::DmaPurpose purpose, uint64_t addr, const
   if (len == 0) return true;
   ++counters_.dma_writes;
   counters_.dma_write_bytes += len;
-  sc_time* local = running_.local;
+  sc_time* local = engine_->offset();
   const uint64_t last = addr + len - 1;
   const bool dmi = dmi_base_ && last >= addr && addr >= dmi_start_ && last <= dmi_end_;
   sc_time t = local ? *local : SC_ZERO_TIME;
   // The write leaves, then lands (device-timed as a read is).
-  if (dmi || traffic_) t += dma_time(false, purpose, addr, len, t);
+  if (dmi || traffic_) t += dma_.time(false, unsigned(purpose), addr, len, t);
   if (!dmi) {
     const bool ok = dma_transport(tlm::TLM_WRITE_COMMAND, addr, const_cast<void*>(src), len, t);
     if (local) *local = t;
@@ -140,7 +88,7 @@ bool NvmeControllerModel::dma_write(fw::DmaPurpose purpose, uint64_t addr, const
     *local = t + dmi_write_latency_;
     // The write lands when its time has passed: a polling guest must not
     // see it earlier.
-    sync_running();
+    engine_->sync();
   }
   std::memcpy(dmi_base_ + (addr - dmi_start_), src, len);
   if (len == 4 && traces::active()) trace_eventidx_write(addr, src);
@@ -157,23 +105,20 @@ void NvmeControllerModel::trace_eventidx_write(uint64_t addr, const void* src) {
   std::memcpy(&value, src, 4);
   t->queue_value(uint16_t(index / 2),
                  index % 2 ? traces::QueueSignal::CqEventIdx : traces::QueueSignal::SqEventIdx,
-                 (kernel_now() + (running_.local ? *running_.local : SC_ZERO_TIME)).value(), value);
+                 (kernel_now() + (engine_->offset() ? *engine_->offset() : SC_ZERO_TIME)).value(), value);
 }
 
 // Everything before is globally visible before anything after: let the
 // time spent so far pass, so the host can act in between.
-void NvmeControllerModel::device_barrier() { sync_running(); }
+void NvmeControllerModel::device_barrier() { engine_->sync(); }
 
 void NvmeControllerModel::backend_submit(const fw::IoRequest& shared_req) {
-  Context& own = running_.ctx ? *running_.ctx : context_of(shared_req.sqid);
+  ContextWork& own = work_[engine_->running() ? engine_->running_context() : engine_->context_of(shared_req.sqid)];
   own.request = shared_req;  // reuses its capacity: no allocation per I/O
   const fw::IoRequest& req = own.request;
   const sc_time zero = SC_ZERO_TIME;
-  sc_time* local = running_.local;
-  if (engine_) {
-    const sc_time t = engine_->handoff_stage();
-    if (local) *local += t;
-  }
+  sc_time* local = engine_->offset();
+  engine_->charge(EngineOp::BackendHandoff, local);
   const sc_time& now = local ? *local : zero;
   // The data moves whatever the medium: over the link for a real device,
   // as a host memcpy into or out of guest memory for an emulated one (QEMU
@@ -187,8 +132,8 @@ void NvmeControllerModel::backend_submit(const fw::IoRequest& shared_req) {
       // The segments go back to back; each queues behind the one before.
       sc_time done = SC_ZERO_TIME;
       for (uint32_t i = 0; i < req.segment_count; ++i)
-        done = std::max(done, dma_time(!to_guest, fw::DmaPurpose::Data, req.segments[i].addr,
-                                       req.segments[i].len, *local));
+        done = std::max(done, dma_.time(!to_guest, unsigned(fw::DmaPurpose::Data), req.segments[i].addr,
+                                        req.segments[i].len, *local));
       *local += done;
     } else {
       for (uint32_t i = 0; i < req.segment_count; ++i) {
@@ -202,8 +147,8 @@ void NvmeControllerModel::backend_submit(const fw::IoRequest& shared_req) {
   slot_sq_[slot] = req.sqid;
   uint16_t status = 0;
   if (backend_->submit(req, now, &status)) {
-    Context& c = context_of(req.sqid);
-    if (c.done_count < c.done.size()) c.done[c.done_count++] = Done{req.tag, status};
+    ContextWork& w = work_[engine_->context_of(req.sqid)];
+    if (w.done_count < w.done.size()) w.done[w.done_count++] = Done{req.tag, status};
   }
 }
 

@@ -1,11 +1,14 @@
-// The NVMe controller's hardware engine: the controller's own SC_THREAD,
-// woken by doorbell writes and backend completions, that runs the
-// firmware's queue processing with every stage costed in cycles of the
-// controller clock. It is the engine of a controller built without host
-// threads (NvmeControllerModel's constructors without them): a platform of
-// one's own, and the application's passed-through SSD (hv.passthrough=on);
-// the other engine, QEMU's emulation on HostThreads with its notify modes
-// (models/host/doorbell_notifier.h), is the application's for emulated devices.
+// The NVMe controller's hardware engine (a DeviceEngine,
+// models/engine/device_engine.h): the controller's own SC_THREAD, woken by
+// doorbell writes and backend completions, that runs the firmware's queue
+// processing with every stage costed in cycles of the controller clock. It
+// is the engine of a controller built without host threads
+// (NvmeControllerModel's constructors without them): a platform of one's
+// own, and the application's passed-through SSD (hv.passthrough=on); the
+// other engine, QEMU's emulation on HostThreads with its notify modes
+// (models/engine/emulation_engine.h), is the application's for emulated
+// devices. The arbiter's turns and the SQE bursts are this engine's; the
+// queue work of a turn is the controller's (QueueDevice::serve_sq).
 //
 // Stages and where they are charged (each on top of the DMA time the link
 // model gives the transfer itself):
@@ -48,10 +51,13 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <systemc>
+#include <vector>
 
+#include "nvmesim/firmware/nvme/controller.h"
 #include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/engine/device_engine.h"
+#include "nvmesim/models/engine/dma_timing.h"
 #include "nvmesim/models/sim/param_defaults.h"
 #include "nvmesim/models/sim/param_visit.h"
 #include "nvmesim/models/sim/stat_time.h"
@@ -67,8 +73,6 @@ struct NvmeHwEngineParams {
   double clock_ghz{};
   uint32_t doorbell_decode{}, sqe_fetch{}, command_parse{}, backend_handoff{}, cqe_post{}, msix{};
   uint32_t sqe_burst{};  // SQEs one read fetches, at most
-
-
 
   NvmeHwEngineParams() { set_param_defaults(*this); }  // the visit lines' defaults
 
@@ -94,50 +98,71 @@ struct NvmeHwEngineParams {
   }
 };
 
-class NvmeHwEngine : public sc_core::sc_module {
+class NvmeHwEngine : public sc_core::sc_module, public DeviceEngine {
  public:
-  // The work: one run of the queue processing, adding the time it spends to
-  // `local` (an offset from the present), which the engine then lets pass.
-  using Work = std::function<void(sc_core::sc_time& local)>;
+  // `controller`: the firmware whose arbiter chooses the turns and whose SQs
+  // the bursts read; `dma`: the device's DMA timing (SQE bursts);
+  // `sq_budget`: nvme.sq_budget (a pass's commands per ready SQ).
+  NvmeHwEngine(sc_core::sc_module_name name, const NvmeHwEngineParams& params, QueueDevice& device,
+               fw::Controller& controller, DmaTiming& dma, unsigned sq_budget);
 
-  NvmeHwEngine(sc_core::sc_module_name name, const NvmeHwEngineParams& params);
-
-  void set_work(Work work) { work_ = std::move(work); }
   // Run the work `delay` from now (requests coalesce to the earliest; one
   // made while the work runs makes it run again).
   void kick(const sc_core::sc_time& delay);
   // n cycles of the controller clock.
   sc_core::sc_time cycles(uint32_t n) const { return cycle_ * double(n); }
-  // Each stage, counted in the engine's group: the time it takes (worked
-  // out once: no conversion per command).
-  const sc_core::sc_time& doorbell_stage() { ++doorbells_; return doorbell_time_; }
-  const sc_core::sc_time& command_stage() { ++commands_; return command_time_; }
-  const sc_core::sc_time& handoff_stage() { ++handoffs_; return handoff_time_; }
-  const sc_core::sc_time& cqe_stage() { ++cqes_; return cqe_time_; }
-  const sc_core::sc_time& msix_stage() { ++msix_; return msix_time_; }
   const NvmeHwEngineParams& params() const { return params_; }
   bool busy() const { return busy_; }
-  bool work_pending() const { return has_request_ || busy_; }
+
+  // DeviceEngine: the doorbell path is the engine's own (the arbiter keeps
+  // the SQs that were rung; a write wakes the engine after its decode cycles).
+  void mark_sq(uint16_t qid) override { controller_.arbiter().set_ready(qid, true); }
+  void doorbell_written(uint16_t qid, bool sq, sc_core::sc_time& delay) override;
+  void work_arrived(unsigned) override { kick(sc_core::SC_ZERO_TIME); }  // the backend's completion signal
+  void reset() override;
+  sc_core::sc_time sq_fetch_arrival(uint64_t addr, uint32_t len) override;
+  unsigned context_count() const override { return 1; }
+  unsigned context_of(uint16_t) const override { return 0; }
+  unsigned trace_id(unsigned) const override { return kTraceId; }
+  unsigned own_tracks() const override { return 1; }
+  bool sqs_marked(unsigned) const override { return controller_.arbiter().any_ready(); }
+  bool work_pending() const override { return has_request_ || busy_; }
+  stats::Group* stats() override { return &stats_; }
 
   // Its trace track: the device track 0 (a trace's host0.state and
   // host0.burst; the application's passthrough builds no host thread).
   static constexpr unsigned kTraceId = 0;
 
   // The "engine" statistics group (nvme.engine in the application's tree).
-  stats::Group& stats() { return stats_; }
   uint64_t runs() const { return runs_; }
   sc_core::sc_time busy_time() const { return busy_time_; }
 
  private:
   void run();
+  unsigned serve_sqs(Context& c) override;
+  void charge_op(EngineOp op, sc_core::sc_time* offset) override;
 
   NvmeHwEngineParams params_;
+  fw::Controller& controller_;
+  DmaTiming& dma_;
+  unsigned sq_budget_;
   sc_core::sc_time cycle_;
-  sc_core::sc_time doorbell_time_, command_time_, handoff_time_, cqe_time_, msix_time_;
-  Work work_;
+  sc_core::sc_time stage_time_[4];  // by EngineOp
+  sc_core::sc_time doorbell_time_;
+  Context context_;  // every queue's
   sc_core::sc_event kick_event_;
   bool has_request_ = false, busy_ = false;
   sc_core::sc_time request_time_;  // absolute
+  // SQs that stopped with commands left in a pass (ready again for the next).
+  std::vector<uint16_t> held_back_;
+  // The last SQE burst of each SQ: [begin, end) and when it arrived
+  // (entries a turn did not consume wait for the SQ's next turn).
+  struct SqeBurst {
+    uint64_t begin = 0, end = 0;
+    sc_core::sc_time arrival;
+  };
+  std::vector<SqeBurst> sqe_bursts_;
+  int fetching_sq_ = -1;  // the SQ of the turn under way
   stats::Group stats_;
   stats::Scalar runs_{stats_, "runs", stats::Unit::Count, "times the engine woke and ran its passes"};
   TimeStat busy_time_{stats_, "busy_time", "time the engine was running"};
@@ -149,6 +174,7 @@ class NvmeHwEngine : public sc_core::sc_module {
                           "I/O commands handed to the backend (backend_handoff_cycles)"};
   stats::Scalar cqes_{stats_, "cqes", stats::Unit::Count, "CQEs built and posted (cqe_post_cycles)"};
   stats::Scalar msix_{stats_, "msix", stats::Unit::Count, "MSI-X messages sent (msix_cycles)"};
+  stats::Scalar* stage_count_[4] = {&commands_, &handoffs_, &cqes_, &msix_};  // by EngineOp
 };
 
 }  // namespace nvmesim::models

@@ -15,12 +15,13 @@ namespace nvmesim::models {
 // One window over the thread's polled queues (each drained, notifications
 // off): spin until the guest publishes on one of them, other work reaches
 // the thread, or the window runs out.
-void VirtioBlkModel::busy_poll(Context& ctx, sc_time& local) {
+void VirtioBlkModel::busy_poll(Context& ctx, unsigned index) {
   using Step = fw::VirtqueueBusyPoll::Step;
-  HostThread::sync(local);  // the window opens once the handler's work is done
+  HostThread& thread = *engine_->host_thread(index);
+  engine_->pass_time();  // the window opens once the handler's work is done
   const sc_time start = kernel_now();
   if (auto* t = traces::active())
-    t->thread_state(ctx.thread->params().trace_id, start.value(), traces::ThreadState::Polling);
+    t->thread_state(thread.params().trace_id, start.value(), traces::ThreadState::Polling);
   const sc_time deadline = sc_time::from_value(ctx.poll.open(start.value()));
   auto avail_found = [&] {
     for (const uint16_t q : ctx.poll.polled())
@@ -30,19 +31,20 @@ void VirtioBlkModel::busy_poll(Context& ctx, sc_time& local) {
   Step step;
   for (;;) {
     ctx.avail_published = false;
-    step = ctx.poll.step(kernel_now().value(), !ctx.done.empty() || !ctx.marked.empty(), avail_found);
+    step = ctx.poll.step(kernel_now().value(), !ctx.done.empty() || engine_->sqs_marked(index), avail_found);
     if (step != Step::Spin) break;
-    HostThread::sync(local);  // the reads took their time
+    engine_->pass_time();  // the reads took their time
     // Anything that came meanwhile is looked at before spinning on.
-    if (ctx.avail_published || !ctx.done.empty() || !ctx.marked.empty() || kernel_now() >= deadline)
+    if (ctx.avail_published || !ctx.done.empty() || engine_->sqs_marked(index) || kernel_now() >= deadline)
       continue;
+    DeviceEngine::KeepRunning keep(*engine_);  // another thread's emulation may run meanwhile
     activations::wait(deadline - kernel_now(), *ctx.poll_wake);
   }
-  HostThread::sync(local);
+  engine_->pass_time();
   const sc_time window = kernel_now() - start;
-  ctx.thread->account_busy(window);  // the thread was occupied: its polling
+  thread.account_busy(window);  // the thread was occupied: its polling
   if (auto* t = traces::active())
-    t->thread_state(ctx.thread->params().trace_id, kernel_now().value(), traces::ThreadState::Working);
+    t->thread_state(thread.params().trace_id, kernel_now().value(), traces::ThreadState::Working);
   BusyPollCounters& k = busy_poll_counters_;
   k.poll_time += window;
   ++k.windows;
@@ -50,7 +52,7 @@ void VirtioBlkModel::busy_poll(Context& ctx, sc_time& local) {
     case Step::Found:
       ++k.windows_found;
       for (const uint16_t q : ctx.poll.polled())
-        if (!firmware_->avail_empty(q)) handle_found(ctx, q, local);
+        if (!firmware_->avail_empty(q)) handle_found(ctx, q);
       break;
     case Step::Interrupted:
       ++k.windows_interrupted;  // the passes do the work; the next window starts afresh
@@ -62,7 +64,7 @@ void VirtioBlkModel::busy_poll(Context& ctx, sc_time& local) {
       ctx.expiring = ctx.poll.polled();
       for (const uint16_t q : ctx.expiring) {
         if (firmware_->reenable(q))
-          handle_found(ctx, q, local);
+          handle_found(ctx, q);
         else
           ctx.poll.drop(q);
       }
@@ -73,16 +75,16 @@ void VirtioBlkModel::busy_poll(Context& ctx, sc_time& local) {
 }
 
 // Requests the poll found on queue q: popped without a kick.
-void VirtioBlkModel::handle_found(Context& ctx, uint16_t q, sc_time& local) {
+void VirtioBlkModel::handle_found(Context& ctx, uint16_t q) {
   const uint64_t before = firmware_->counters().requests;
   firmware_->handle_polled(q, ctx.popped);
   busy_poll_counters_.requests_found += firmware_->counters().requests - before;
-  for (auto& r : ctx.popped) start_request(ctx, std::move(r), local);
+  for (auto& r : ctx.popped) start_request(ctx, std::move(r));
 }
 
 void VirtioBlkModel::avail_published(uint16_t q, const sc_time& delay) {
-  if (q >= queue_ctx_.size()) return;
-  Context& c = ctx_[thread_of(q)];
+  if (q >= params_.firmware.num_queues) return;
+  Context& c = ctx_[engine_->context_of(q)];
   if (!c.poll_wake || !c.poll.polled(q)) return;
   c.avail_published = true;
   c.poll_wake->notify(delay);
@@ -90,8 +92,8 @@ void VirtioBlkModel::avail_published(uint16_t q, const sc_time& delay) {
 
 // A kick while the thread spins is other work for it (vhost_has_work).
 void VirtioBlkModel::wake_poller(uint16_t q, const sc_time& delay) {
-  if (q >= queue_ctx_.size()) return;
-  Context& c = ctx_[thread_of(q)];
+  if (q >= params_.firmware.num_queues) return;
+  Context& c = ctx_[engine_->context_of(q)];
   if (c.poll_wake && !c.poll.polled().empty()) c.poll_wake->notify(delay);
 }
 

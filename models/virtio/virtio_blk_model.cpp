@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "nvmesim/models/engine/emulation_engine.h"
 #include "nvmesim/models/mem/address_map.h"
 
 using namespace sc_core;
@@ -29,12 +30,21 @@ PcieEndpoint::Identity virtio_identity(const PcieLinkParams& link) {
   return id;
 }
 
-NotifierParams notifier_params(const VirtioBlkModel::Params& p) {
-  NotifierParams n;
-  n.mode = p.notify;
-  n.queues = p.firmware.num_queues;
-  n.timer_delay = p.timer_delay;
-  return n;
+// QEMU's engine for the device: hv.notify's policy over the virtqueues,
+// each on its thread, virtio's request costs. Every sync of the emulation
+// waits (the busy poll reads memory the guest writes meanwhile).
+EmulationEngine::Params emulation_params(const VirtioBlkModel::Params& p) {
+  EmulationEngine::Params e;
+  e.notifier.mode = p.notify;
+  e.notifier.queues = p.firmware.num_queues;
+  e.notifier.timer_delay = p.timer_delay;
+  e.queue_context.assign(p.firmware.num_queues, 0);
+  for (uint16_t q = 0; q < p.firmware.num_queues && q < p.queue_thread.size(); ++q)
+    e.queue_context[q] = p.queue_thread[q];
+  e.command_cost = p.req_cost;
+  e.completion_cost = p.done_cost;
+  e.sync_lookahead = false;
+  return e;
 }
 
 }  // namespace
@@ -63,19 +73,18 @@ VirtioBlkModel::VirtioBlkModel(sc_module_name name, const Params& params,
     : PcieEndpoint(name, virtio_identity(link.params()), uint16_t(params.firmware.num_queues + 1)),
       bar0_target("bar0_target"),
       params_(params),
-      link_(link) {
+      link_(link),
+      dma_(link_) {
   firmware_ = std::make_unique<fw::VirtioBlkDevice>(params_.firmware, *this);
   counters_.merge(firmware_->counters());
   backend_data_ = std::make_unique<BackendData>(*this);
   backend_ = std::make_unique<StorageBackend>("backend", params_.backend, *backend_data_);
   backend_->set_completion_callback([this](uint32_t tag, uint16_t status) { on_backend_complete(tag, status); });
-  ctx_.resize(threads.size());
+  QueueDevice& queues = *this;
+  engine_ = std::make_unique<EmulationEngine>(queues, emulation_params(params_), std::move(threads));
+  ctx_.resize(engine_->context_count());
   const bool busy_poll = params_.busy_poll != SC_ZERO_TIME;
-  for (size_t i = 0; i < threads.size(); ++i) {
-    Context& c = ctx_[i];
-    c.thread = threads[i];
-    c.index = unsigned(i);
-    c.thread->set_work([this, &c](sc_time& local) { emulate(c, local); });
+  for (Context& c : ctx_) {
     if (busy_poll) {
       c.poll = fw::VirtqueueBusyPoll(params_.busy_poll.value());
       c.poll_wake = std::make_unique<sc_event>();
@@ -83,18 +92,14 @@ VirtioBlkModel::VirtioBlkModel(sc_module_name name, const Params& params,
   }
   if (busy_poll) counters_.add_group("busy_poll", busy_poll_counters_);
   const uint16_t nq = params_.firmware.num_queues;
-  queue_ctx_.assign(nq, 0);
-  for (uint16_t q = 0; q < nq && q < params_.queue_thread.size(); ++q)
-    queue_ctx_[q] = uint8_t(params_.queue_thread[q] < ctx_.size() ? params_.queue_thread[q] : 0);
-  marked_.assign(nq, 0);
   // A slot per descriptor: no queue holds more requests than its size.
   slots_.resize(size_t(nq) * params_.firmware.queue_size_max);
   for (uint32_t s = uint32_t(slots_.size()); s-- > 0;) free_slots_.push_back(s);
   io_.segments.reserve(64);
-  notifier_ = make_doorbell_notifier(notifier_params(params_), *this);
   if (link_.mode() == PcieMode::Link) {
     traffic_ = std::make_unique<PcieLinkTraffic>(link_, link_purposes());
     attach_link_traffic(*traffic_, kMsixPurpose, kRegisterMmioPurpose);
+    dma_.set_traffic(traffic_.get());
   }
   add_virtio_capabilities();
   bar0_target.register_b_transport(this, &VirtioBlkModel::bar0_b_transport);
@@ -148,27 +153,25 @@ void VirtioBlkModel::bar0_b_transport(tlm::tlm_generic_payload& p, sc_time& dela
     // virtio_reset: requests in flight are dropped with the queues.
     backend_->reset();
     for (Context& c : ctx_) {
-      c.marked.clear();
       c.done.clear();
       c.poll.clear();  // the queues, and their notification state, start over
     }
-    std::fill(marked_.begin(), marked_.end(), 0);
     free_slots_.clear();
     for (uint32_t s = uint32_t(slots_.size()); s-- > 0;) {
       slots_[s].busy = false;
       free_slots_.push_back(s);
     }
-    notifier_->on_controller_reset();
+    engine_->reset();  // its marks and eventfds
   }
   if (q >= 0) {
-    mark_sq(uint16_t(q));
+    engine_->mark_sq(uint16_t(q));
     wake_poller(uint16_t(q), delay);
-    notifier_->doorbell_written(uint16_t(q), true, delay);
+    engine_->doorbell_written(uint16_t(q), true, delay);
   }
 }
 
 bool VirtioBlkModel::ioeventfd_notify(uint32_t offset, const sc_time& delay) {
-  if (!notifier_->accepts_ioeventfd()) return false;
+  if (!engine_->accepts_ioeventfd()) return false;
   if (offset < fw::VirtioBlkDevice::NOTIFY_OFFSET || offset >= fw::VirtioBlkDevice::BAR_BYTES) return false;
   if (!(firmware_->status() & fw::virtio::STATUS_DRIVER_OK)) return false;
   int q = -1;
@@ -176,78 +179,56 @@ bool VirtioBlkModel::ioeventfd_notify(uint32_t offset, const sc_time& delay) {
   if (q < 0) return false;
   ++counters_.ioeventfd_notifications;
   if (traffic_) traffic_->host_write(kNotifyMmioPurpose, offset, 2, kernel_now() + delay);  // the guest's write
-  mark_sq(uint16_t(q));
+  engine_->mark_sq(uint16_t(q));
   wake_poller(uint16_t(q), delay);
-  notifier_->eventfd_signalled(2u * uint32_t(q), uint16_t(q), delay);
+  engine_->eventfd_signalled(2u * uint32_t(q), uint16_t(q), delay);
   return true;
 }
 
-void VirtioBlkModel::mark_sq(uint16_t q) {
-  if (q < marked_.size() && !marked_[q]) {
-    marked_[q] = 1;
-    ctx_[thread_of(q)].marked.push_back(q);
+// ---------------------------------------------------------------- a pass
+// virtio_blk_handle_vq for a queue kicked.
+unsigned VirtioBlkModel::serve_sq(uint16_t q, unsigned) {
+  Context& ctx = ctx_[engine_->context_of(q)];
+  if (ctx.poll.enabled()) {
+    firmware_->handle_polled(q, ctx.popped);  // notifications stay off: the queue is polled
+    ctx.poll.add(q);
+  } else {
+    firmware_->handle_queue(q, ctx.popped);
   }
+  const unsigned n = unsigned(ctx.popped.size());
+  for (auto& r : ctx.popped) start_request(ctx, std::move(r));
+  return n;
 }
 
-// ---------------------------------------------------------------- emulation
-void VirtioBlkModel::emulate(Context& ctx, sc_time& local) {
-  ctx.in_emulation = true;
-  sc_time* const saved = local_;
-  local_ = &local;
-  notifier_->on_emulation_start(ctx.index);
-  run_passes(ctx, local);
-  // virtio.busy_poll: spin on the drained queues, then serve what the
-  // window brought, until a window expires with nothing left to poll.
-  while (!ctx.poll.polled().empty()) {
-    busy_poll(ctx, local);
-    run_passes(ctx, local);
+// virtio_blk_req_complete for what the backend finished.
+unsigned VirtioBlkModel::finish_pass(unsigned index, bool& progress) {
+  Context& ctx = ctx_[index];
+  // Swapped with a kept vector, so neither side allocates once grown.
+  std::vector<uint32_t>& done = ctx.finishing;
+  done.clear();
+  done.swap(ctx.done);
+  for (const uint32_t s : done) {
+    engine_->charge(EngineOp::Completion);
+    firmware_->complete(slots_[s].req, slots_[s].status);
+    slots_[s].busy = false;
+    free_slots_.push_back(s);
+    progress = true;
   }
-  notifier_->on_emulation_end(ctx.index);
-  local_ = saved;
-  ctx.in_emulation = false;
+  return unsigned(done.size());
 }
 
-void VirtioBlkModel::run_passes(Context& ctx, sc_time& local) {
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    notifier_->on_pass_start(ctx.index, params_.firmware.num_queues);
-    // virtio_blk_handle_vq for every queue kicked.
-    for (size_t i = 0; i < ctx.marked.size(); ++i) {
-      const uint16_t q = ctx.marked[i];
-      if (!notifier_->sq_due(q)) continue;
-      marked_[q] = 0;
-      if (ctx.poll.enabled()) {
-        firmware_->handle_polled(q, ctx.popped);  // notifications stay off: the queue is polled
-        ctx.poll.add(q);
-      } else {
-        firmware_->handle_queue(q, ctx.popped);
-      }
-      if (!ctx.popped.empty()) progress = true;
-      for (auto& r : ctx.popped) start_request(ctx, std::move(r), local);
-    }
-    size_t kept = 0;
-    for (size_t i = 0; i < ctx.marked.size(); ++i)
-      if (marked_[ctx.marked[i]]) ctx.marked[kept++] = ctx.marked[i];
-    ctx.marked.resize(kept);
-    // virtio_blk_req_complete for what the backend finished.
-    // Swapped with a kept vector, so neither side allocates once grown.
-    std::vector<uint32_t>& done = ctx.finishing;
-    done.clear();
-    done.swap(ctx.done);
-    for (const uint32_t s : done) {
-      local += ctx.thread->cpu(params_.done_cost);
-      firmware_->complete(slots_[s].req, slots_[s].status);
-      slots_[s].busy = false;
-      free_slots_.push_back(s);
-      progress = true;
-    }
-    if (progress) ++counters_.bursts;
-  }
+// virtio.busy_poll: spin on the drained queues, then serve what the window
+// brought, until a window expires with nothing left to poll.
+bool VirtioBlkModel::after_passes(unsigned index) {
+  Context& ctx = ctx_[index];
+  if (ctx.poll.polled().empty()) return false;
+  busy_poll(ctx, index);
+  return true;
 }
 
-void VirtioBlkModel::start_request(Context& ctx, fw::VirtioBlkRequest&& req, sc_time& local) {
-  local += ctx.thread->cpu(params_.req_cost);
+void VirtioBlkModel::start_request(Context& ctx, fw::VirtioBlkRequest&& req) {
+  sc_time& local = *engine_->offset();  // runs in the engine's work
+  engine_->charge(EngineOp::Command);
   if (free_slots_.empty()) {  // cannot happen: a queue never holds more than its size
     firmware_->complete(req, fw::virtio::BLK_S_IOERR);
     return;
@@ -289,7 +270,7 @@ void VirtioBlkModel::start_request(Context& ctx, fw::VirtioBlkRequest&& req, sc_
     if (traffic_) {  // back to back, each segment queued behind the one before
       sc_time done = SC_ZERO_TIME;
       for (const auto& seg : io_.segments)
-        done = std::max(done, dma_time(!to_guest, kDataPurpose, seg.addr, seg.len, local));
+        done = std::max(done, dma_.time(!to_guest, kDataPurpose, seg.addr, seg.len, local));
       local += done;
     } else {
       for (const auto& seg : io_.segments) local += to_guest ? link_.write_time(seg.len) : link_.read_time(seg.len);
@@ -305,51 +286,37 @@ void VirtioBlkModel::start_request(Context& ctx, fw::VirtioBlkRequest&& req, sc_
 void VirtioBlkModel::on_backend_complete(uint32_t tag, uint16_t status) {
   if (tag >= slots_.size() || !slots_[tag].busy) return;
   slots_[tag].status = status ? fw::virtio::BLK_S_IOERR : fw::virtio::BLK_S_OK;
-  Context& c = ctx_[thread_of(slots_[tag].req.queue)];
+  const unsigned index = engine_->context_of(slots_[tag].req.queue);
+  Context& c = ctx_[index];
   c.done.push_back(tag);
-  c.thread->kick(SC_ZERO_TIME);  // the AIO completion wakes the queue's thread
+  engine_->work_arrived(index);  // the AIO completion wakes the queue's thread
   if (c.poll_wake && !c.poll.polled().empty()) c.poll_wake->notify(SC_ZERO_TIME);  // vhost_has_work
 }
 
 bool VirtioBlkModel::work_pending() const {
-  if (backend_->in_flight() > 0) return true;
+  if (backend_->in_flight() > 0 || engine_->work_pending()) return true;
   for (const Context& c : ctx_)
     if (!c.done.empty()) return true;
   return msix_in_flight();
 }
 
 // ---------------------------------------------------------------- DMA, MSI-X
-void VirtioBlkModel::sync_running() {
-  if (!local_ || sc_get_curr_process_kind() != SC_THREAD_PROC_) return;
-  sc_time* saved = local_;  // another emulation may run meanwhile
-  HostThread::sync(*saved);
-  local_ = saved;
-}
-
-sc_time VirtioBlkModel::dma_time(bool device_reads, unsigned purpose, uint64_t addr, uint32_t len,
-                                 const sc_time& offset) {
-  if (traffic_) {
-    const sc_time at = kernel_now() + offset;
-    return device_reads ? traffic_->device_read(purpose, addr, len, at) : traffic_->device_write(purpose, addr, len, at);
-  }
-  return device_reads ? link_.read_time(len) : link_.write_time(len);
-}
-
 bool VirtioBlkModel::dma(bool device_reads, unsigned purpose, uint64_t addr, void* buf, uint32_t len) {
   if (len == 0) return true;
   const uint64_t last = addr + len - 1;
   if (!dmi_base_ || last < addr || addr < dmi_start_ || last > dmi_end_) return false;
-  const sc_time link = dma_time(device_reads, purpose, addr, len, local_ ? *local_ : SC_ZERO_TIME);
+  sc_time* local = engine_->offset();
+  const sc_time link = dma_.time(device_reads, purpose, addr, len, local ? *local : SC_ZERO_TIME);
   if (device_reads) {
     ++counters_.dma_reads;
     std::memcpy(buf, dmi_base_ + (addr - dmi_start_), len);
-    if (local_) *local_ += dmi_read_latency_ + link;
+    if (local) *local += dmi_read_latency_ + link;
     return true;
   }
   ++counters_.dma_writes;
-  if (local_) {
-    *local_ += dmi_write_latency_ + link;
-    sync_running();  // the write lands when its time has passed
+  if (local) {
+    *local += dmi_write_latency_ + link;
+    engine_->sync();  // the write lands when its time has passed
   }
   std::memcpy(dmi_base_ + (addr - dmi_start_), buf, len);
   return true;
@@ -372,13 +339,14 @@ bool VirtioBlkModel::dma_write(uint64_t addr, const void* src, uint32_t len) {
   return dma(false, kVirtqueuePurpose, addr, const_cast<void*>(src), len);
 }
 
-void VirtioBlkModel::device_barrier() { sync_running(); }
+void VirtioBlkModel::device_barrier() { engine_->sync(); }
 
 void VirtioBlkModel::msix(uint16_t vector) {
   if (vector >= msix_vectors()) return;
-  sc_time t = local_ ? *local_ : SC_ZERO_TIME;
+  sc_time* local = engine_->offset();
+  sc_time t = local ? *local : SC_ZERO_TIME;
   if (send_msix(vector, t) == MsixOutcome::Sent) ++counters_.msix_sent;
-  if (local_) *local_ = t;
+  if (local) *local = t;
 }
 
 }  // namespace nvmesim::models

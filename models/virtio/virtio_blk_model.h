@@ -1,11 +1,12 @@
 // A modern virtio-blk PCI function (virtio 1.x section 4.1) as a PCIe
 // endpoint (models/pcie/pcie_endpoint: configuration space, MSI-X, bus-master
 // DMA): its BAR0 holds the common config, ISR, device config and notify
-// regions (firmware/virtio/virtio_blk_device); a notify write starts the device
-// emulation through the same DoorbellNotifier and host threads the NVMe
-// model uses (hv.notify: in the exit, deferred to the main loop or an
-// iothread, ioeventfd), as QEMU's virtio_blk_handle_output runs it; the
-// requests go to the same StorageBackend.
+// regions (firmware/virtio/virtio_blk_device). It is a QueueDevice (its
+// pass: the virtqueues kicked, the backend's completions) run by QEMU's
+// engine on host threads (models/engine/emulation_engine.h, as the NVMe
+// model's emulated controller is: hv.notify in the exit, deferred to the
+// main loop or an iothread, ioeventfd), as QEMU's virtio_blk_handle_output
+// runs it; the requests go to the same StorageBackend.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,8 @@
 #include "nvmesim/firmware/sim/statistics.h"
 #include "nvmesim/firmware/virtio/virtio_blk_device.h"
 #include "nvmesim/firmware/virtio/virtqueue_busy_poll.h"
+#include "nvmesim/models/engine/device_engine.h"
+#include "nvmesim/models/engine/dma_timing.h"
 #include "nvmesim/models/host/doorbell_notifier.h"
 #include "nvmesim/models/host/host_thread.h"
 #include "nvmesim/models/pcie/pcie_endpoint.h"
@@ -30,7 +33,7 @@
 
 namespace nvmesim::models {
 
-class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private NotifyTarget {
+class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private QueueDevice {
  public:
   struct Params {
     fw::VirtioBlkDeviceConfig firmware;
@@ -79,6 +82,7 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
 
   fw::VirtioBlkDevice& firmware() { return *firmware_; }
   StorageBackend& backend() { return *backend_; }
+  DeviceEngine& engine() { return *engine_; }
 
   // The "virtio_blk" group: the firmware's counters plus the transport's.
   struct Counters : stats::Group {
@@ -128,11 +132,8 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
   void msix(uint16_t vector) override;
 
  private:
+  // What each of the engine's contexts (host threads) keeps of its own.
   struct Context {
-    HostThread* thread = nullptr;
-    unsigned index = 0;
-    bool in_emulation = false;
-    std::vector<uint16_t> marked;  // queues kicked
     std::vector<uint32_t> done;    // slots the backend finished
     // Scratch of one emulation pass, kept per thread (a pass may wait while
     // another thread's runs), so that a kick allocates nothing once grown.
@@ -153,46 +154,40 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
 
   void bar0_b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   void add_virtio_capabilities();
-  void emulate(Context& ctx, sc_core::sc_time& local);
-  void run_passes(Context& ctx, sc_core::sc_time& local);
   // models/virtio/virtio_blk_busy_poll.cpp: one window of the spin, and what it found.
-  void busy_poll(Context& ctx, sc_core::sc_time& local);
-  void handle_found(Context& ctx, uint16_t q, sc_core::sc_time& local);
+  void busy_poll(Context& ctx, unsigned index);
+  void handle_found(Context& ctx, uint16_t q);
   void wake_poller(uint16_t q, const sc_core::sc_time& delay);
-  void start_request(Context& ctx, fw::VirtioBlkRequest&& req, sc_core::sc_time& local);
+  void start_request(Context& ctx, fw::VirtioBlkRequest&& req);
   void on_backend_complete(uint32_t tag, uint16_t status);
-  void sync_running();
 
-  // NotifyTarget
-  unsigned thread_count() const override { return unsigned(ctx_.size()); }
-  unsigned thread_of(uint16_t q) const override { return q < queue_ctx_.size() ? queue_ctx_[q] : 0; }
-  HostThread& thread(unsigned index) override { return *ctx_[index].thread; }
-  bool emulating(unsigned index) const override { return ctx_[index].in_emulation; }
-  void emulate_inline(unsigned index, sc_core::sc_time& delay) override { emulate(ctx_[index], delay); }
-  void mark_sq(uint16_t q) override;
-  void mark_cq(uint16_t, bool) override {}  // virtio has no completion doorbell
+  // QueueDevice (what a pass of the engine does).
+  unsigned serve_sq(uint16_t q, unsigned budget) override;
+  bool sq_has_work(uint16_t) const override { return false; }  // a handler pops every available request
+  unsigned finish_pass(unsigned index, bool& progress) override;
+  uint16_t completion_queue_limit() const override { return params_.firmware.num_queues; }
+  void pass_ended(unsigned, const sc_core::sc_time&, const sc_core::sc_time&, bool progress, unsigned,
+                  unsigned) override {
+    if (progress) ++counters_.bursts;
+  }
+  bool after_passes(unsigned index) override;
 
-  // DMA of [addr, addr + len) on the link, `offset` after now, or its emulated copy.
-  sc_core::sc_time dma_time(bool device_reads, unsigned purpose, uint64_t addr, uint32_t len,
-                            const sc_core::sc_time& offset);
   bool dma(bool device_reads, unsigned purpose, uint64_t addr, void* buf, uint32_t len);
 
   Params params_;
   const PcieLink& link_;
+  DmaTiming dma_;
   std::unique_ptr<PcieLinkTraffic> traffic_;
   std::unique_ptr<fw::VirtioBlkDevice> firmware_;
   std::unique_ptr<BackendData> backend_data_;
   std::unique_ptr<StorageBackend> backend_;
-  std::unique_ptr<DoorbellNotifier> notifier_;
+  std::unique_ptr<DeviceEngine> engine_;
   Counters counters_;
   BusyPollCounters busy_poll_counters_;
-  std::vector<Context> ctx_;
-  std::vector<uint8_t> queue_ctx_;
-  std::vector<uint8_t> marked_;
+  std::vector<Context> ctx_;  // by engine context
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   fw::IoRequest io_;  // the backend's view of a request (reused)
-  sc_core::sc_time* local_ = nullptr;  // the running emulation's time offset
 };
 
 }  // namespace nvmesim::models

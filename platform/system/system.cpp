@@ -19,6 +19,7 @@
 #include "nvmesim/models/guest/vcpu.h"
 #include "nvmesim/models/virtio/virtio_blk_model.h"
 #include "nvmesim/platform/config/system_params.h"
+#include "nvmesim/platform/system/system_device.h"
 #include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/config/params.h"
 
@@ -114,9 +115,11 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
     for (size_t q = 0; q < vp.firmware.num_queues; ++q)
       vp.queue_thread.push_back(q + 1 < queue_thread.size() ? queue_thread[q + 1] : 0);
     virtio_ = std::make_unique<VirtioBlkModel>("virtio_blk", vp, threads, *link_);
+    device_ = system_device(*virtio_);
   } else {
     // No threads (hv.passthrough): the controller's hardware engine.
     controller_ = std::make_unique<NvmeControllerModel>("nvme", cp, threads, *link_);
+    device_ = system_device(*controller_);
   }
 
   // Hypervisor.
@@ -126,9 +129,8 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
   if (virtio) hypervisor_->set_doorbell_offset(fw::VirtioBlkDevice::NOTIFY_OFFSET);
   if (!virtio) set_passthrough_traps(p);
   if (cp.notify == NotifyMode::Ioeventfd) {
-    hypervisor_->set_ioeventfd([this](uint32_t offset, const sc_time& delay) {
-      return virtio_ ? virtio_->ioeventfd_notify(offset, delay) : controller_->ioeventfd_notify(offset, delay);
-    });
+    hypervisor_->set_ioeventfd(
+        [this](uint32_t offset, const sc_time& delay) { return device_->ioeventfd_notify(offset, delay); });
   }
 
   // Guest driver.
@@ -170,11 +172,8 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
   // controller DMA -> root complex -> memory; MSI -> hypervisor -> vCPU.
   for (auto& v : vcpus_) v->mmio_socket.bind(hypervisor_->guest_mmio);
   hypervisor_->rc_initiator.bind(root_complex_->cpu_target);
-  PcieEndpoint& endpoint = virtio_ ? static_cast<PcieEndpoint&>(*virtio_) : *controller_;
-  if (virtio_)
-    root_complex_->bar0_initiator.bind(virtio_->bar0_target);
-  else
-    root_complex_->bar0_initiator.bind(controller_->bar0_target);
+  PcieEndpoint& endpoint = device_->endpoint();
+  root_complex_->bar0_initiator.bind(device_->bar0());
   root_complex_->msix_bar_initiator.bind(endpoint.msix_target);
   root_complex_->config_initiator.bind(endpoint.config_target);
   root_complex_->mem_initiator.bind(memory_->socket);
@@ -189,10 +188,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
 
 System::~System() = default;
 
-size_t System::host_thread_count() const {
-  if (host_threads_.empty() && controller_ && controller_->hw_engine()) return 1;
-  return host_threads_.size();
-}
+size_t System::host_thread_count() const { return host_threads_.size() + device_->own_tracks(); }
 
 // hv.passthrough: what the host cannot map traps (VFIO's MSI-X pages,
 // firmware/pcie/msix_page.h); everything else reaches the device without an exit.
@@ -224,18 +220,7 @@ void System::link_stats() {
   if (bql_) stats_.add_group("bql", *bql_);
   stats_.add_group("root_complex", root_complex_->counters());
   stats_.add_group("memory", memory_->counters());
-  if (virtio_) {
-    stats_.add_group("virtio_blk", virtio_->counters());
-    virtio_->counters().add_group("backend", virtio_->backend().stats());
-    if (auto* t = virtio_->link_traffic()) virtio_->counters().add_group("pcie", *t);
-  } else {
-    stats_.add_group("nvme", controller_->counters());
-    controller_->counters().merge(controller_->firmware().counters());
-    controller_->counters().add_group("backend", controller_->backend().stats());
-    if (auto* t = controller_->link_traffic()) controller_->counters().add_group("pcie", *t);
-    // The hardware engine's group (hv.passthrough), where QEMU's has its threads'.
-    if (NvmeHwEngine* engine = controller_->hw_engine()) controller_->counters().add_group("engine", engine->stats());
-  }
+  device_->link_stats(stats_);
   for (auto& t : host_threads_) stats_.add_group(t->basename(), t->stats());
   stats_.add_group("host", *host_cpus_);
 }
@@ -260,23 +245,7 @@ std::string us_text(const sc_time& t) {
 // Where a stalled run stands, queue by queue: each vCPU's queue as its
 // driver sees it, around the device's view of the SQ and CQ.
 std::string describe_stall(System& sys, const std::string& headline) {
-  std::ostringstream r;
-  r << headline;
-  if (VirtioBlkModel* vb = sys.virtio()) {
-    if (vb->firmware().broken()) r << "; virtio-blk device broken: " << vb->firmware().error();
-    for (auto& v : sys.vcpus())
-      if (!v->results().finished)
-        r << "; vcpu" << v->params().index << ": " << v->outstanding() << " requests outstanding on virtqueue "
-          << v->virtqueue();
-    return r.str();
-  }
-  const NvmeControllerModel& ctl = sys.controller();
-  for (auto& v : sys.vcpus()) {
-    if (v->results().finished) continue;
-    const uint16_t q = v->params().qid;
-    r << "; " << v->describe_queue(ctl.describe_sq(q, v->driver_sq_tail()), ctl.describe_cq(q));
-  }
-  return r.str();
+  return headline + sys.device().describe_stall(sys.vcpus());
 }
 
 // The figures every stall headline carries.
@@ -293,16 +262,12 @@ void stall_figures(System& sys, uint64_t& ios, uint64_t& outstanding, sc_time& l
 }  // namespace
 
 bool System::work_under_way() const {
-  if (virtio_ ? virtio_->work_pending() : controller_->work_pending()) return true;
+  // The device's own work, or a spinning thread's next pass (eventfd_spin).
+  if (device_->work_under_way(vcpus_)) return true;
   for (const auto& t : host_threads_)
     if (t->work_pending()) return true;
   for (const auto& v : vcpus_)
     if (v->work_pending()) return true;
-  // A spinning thread (eventfd_spin) is no work of its own, but it fetches
-  // the commands its SQ holds at its next pass.
-  if (!virtio_)
-    for (const auto& v : vcpus_)
-      if (!v->results().finished && controller_->spin_will_fetch(v->params().qid, v->driver_sq_tail())) return true;
   return false;
 }
 

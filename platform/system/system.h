@@ -29,6 +29,7 @@ namespace nvmesim::platform {
 
 class Config;
 struct SystemParams;
+class SystemDevice;
 
 class System {
  public:
@@ -52,6 +53,7 @@ class System {
 
   models::NvmeControllerModel& controller() { return *controller_; }  // device=nvme only
   models::VirtioBlkModel* virtio() { return virtio_.get(); }          // device=virtio-blk
+  SystemDevice& device() { return *device_; }                         // either, as System uses it
   models::Guest& guest() { return *guest_; }
   models::GuestMemory& memory() { return *memory_; }
   models::Hypervisor& hypervisor() { return *hypervisor_; }
@@ -87,6 +89,7 @@ class System {
   std::vector<std::unique_ptr<models::HostThread>> host_threads_;  // [0]: main loop
   std::unique_ptr<models::NvmeControllerModel> controller_;  // one of these two
   std::unique_ptr<models::VirtioBlkModel> virtio_;
+  std::unique_ptr<SystemDevice> device_;  // the one built, as everything after construction uses it
   std::unique_ptr<models::Hypervisor> hypervisor_;
   std::unique_ptr<models::Guest> guest_;
   std::vector<std::unique_ptr<models::Vcpu>> vcpus_;

@@ -1,0 +1,91 @@
+#include "nvmesim/platform/system/system_device.h"
+
+#include <sstream>
+
+#include "nvmesim/models/guest/vcpu.h"
+#include "nvmesim/models/nvme/nvme_controller.h"
+#include "nvmesim/models/virtio/virtio_blk_model.h"
+
+namespace nvmesim::platform {
+
+namespace {
+
+using namespace models;
+
+class NvmeDevice : public SystemDevice {
+ public:
+  explicit NvmeDevice(NvmeControllerModel& m) : m_(m) {}
+  PcieEndpoint& endpoint() override { return m_; }
+  tlm::tlm_target_socket<>& bar0() override { return m_.bar0_target; }
+  void link_stats(stats::Group& tree) override {
+    tree.add_group("nvme", m_.counters());
+    m_.counters().merge(m_.firmware().counters());
+    m_.counters().add_group("backend", m_.backend().stats());
+    if (auto* t = m_.link_traffic()) m_.counters().add_group("pcie", *t);
+    // The hardware engine's group (hv.passthrough), where QEMU's has its threads'.
+    if (stats::Group* engine = m_.engine().stats()) m_.counters().add_group("engine", *engine);
+  }
+  bool ioeventfd_notify(uint32_t offset, const sc_core::sc_time& delay) override {
+    return m_.ioeventfd_notify(offset, delay);
+  }
+  // A spinning thread (eventfd_spin) is no work of its own, but it fetches
+  // the commands its SQ holds at its next pass.
+  bool work_under_way(const Vcpus& vcpus) const override {
+    if (m_.work_pending()) return true;
+    for (const auto& v : vcpus)
+      if (!v->results().finished && m_.spin_will_fetch(v->params().qid, v->driver_sq_tail())) return true;
+    return false;
+  }
+  std::string describe_stall(const Vcpus& vcpus) const override {
+    std::ostringstream r;
+    for (const auto& v : vcpus) {
+      if (v->results().finished) continue;
+      const uint16_t q = v->params().qid;
+      r << "; " << v->describe_queue(m_.describe_sq(q, v->driver_sq_tail()), m_.describe_cq(q));
+    }
+    return r.str();
+  }
+  size_t own_tracks() const override { return m_.engine().own_tracks(); }
+
+ private:
+  NvmeControllerModel& m_;
+};
+
+class VirtioDevice : public SystemDevice {
+ public:
+  explicit VirtioDevice(VirtioBlkModel& m) : m_(m) {}
+  PcieEndpoint& endpoint() override { return m_; }
+  tlm::tlm_target_socket<>& bar0() override { return m_.bar0_target; }
+  void link_stats(stats::Group& tree) override {
+    tree.add_group("virtio_blk", m_.counters());
+    m_.counters().add_group("backend", m_.backend().stats());
+    if (auto* t = m_.link_traffic()) m_.counters().add_group("pcie", *t);
+  }
+  bool ioeventfd_notify(uint32_t offset, const sc_core::sc_time& delay) override {
+    return m_.ioeventfd_notify(offset, delay);
+  }
+  bool work_under_way(const Vcpus&) const override { return m_.work_pending(); }
+  std::string describe_stall(const Vcpus& vcpus) const override {
+    std::ostringstream r;
+    if (m_.firmware().broken()) r << "; virtio-blk device broken: " << m_.firmware().error();
+    for (const auto& v : vcpus)
+      if (!v->results().finished)
+        r << "; vcpu" << v->params().index << ": " << v->outstanding() << " requests outstanding on virtqueue "
+          << v->virtqueue();
+    return r.str();
+  }
+  size_t own_tracks() const override { return 0; }
+
+ private:
+  VirtioBlkModel& m_;
+};
+
+}  // namespace
+
+std::unique_ptr<SystemDevice> system_device(NvmeControllerModel& controller) {
+  return std::make_unique<NvmeDevice>(controller);
+}
+
+std::unique_ptr<SystemDevice> system_device(VirtioBlkModel& virtio) { return std::make_unique<VirtioDevice>(virtio); }
+
+}  // namespace nvmesim::platform
