@@ -12,6 +12,7 @@
 #include "nvmesim/firmware/nvme/arbitration.h"
 #include "nvmesim/firmware/nvme/controller_env.h"
 #include "nvmesim/firmware/nvme/controller_tag.h"
+#include "nvmesim/firmware/nvme/dbbuf_device_steps.h"
 #include "nvmesim/firmware/nvme/dbbuf_policy.h"
 #include "nvmesim/firmware/nvme/nvme_spec.h"
 #include "nvmesim/firmware/sim/statistics.h"
@@ -34,6 +35,10 @@ struct ControllerConfig {
   EventIdxPolicy sq_eventidx = EventIdxPolicy::Echo;
   EventIdxPolicy cq_eventidx = EventIdxPolicy::Echo;
   MmioDoorbellValue mmio_doorbell_value = MmioDoorbellValue::Use;
+  // The shadow and EventIdx accesses around each command and CQE
+  // (dbbuf_device_steps.h): QEMU's by default; tests and `nvmesim verify`
+  // mutate it to show what each access is for.
+  DbbufDeviceOrder dbbuf_order;
   uint64_t guest_memory_bytes = 0;  // doorbell-buffer and data-buffer range checks (0: none)
   // CAP.AMS bit 17: Weighted Round Robin with Urgent Priority Class offered
   // (CC.AMS 001b accepted). Off by default, as QEMU's controller, which
@@ -123,9 +128,10 @@ class Controller {
   // ---- Queue processing (called by the model's emulation thread).
   // Fetches and executes up to `budget` commands from SQ `sqid`: admin
   // commands complete at once, I/O commands go to the backend. With the
-  // doorbell buffer on it reads the shadow tail first and applies the SQ
-  // EventIdx policy after each command (echo: EventIdx = consumed tail,
-  // device_barrier(), re-read the shadow tail). Returns commands consumed.
+  // doorbell buffer on it reads the shadow tail first and after each command
+  // makes the accesses of config.dbbuf_order.sq (by default the SQ EventIdx
+  // policy's store, e.g. echo: EventIdx = consumed tail; device_barrier();
+  // the shadow tail re-read). Returns commands consumed.
   // A shadow value >= the queue size or behind the fetch head (as for the
   // MMIO doorbell) is not trusted: ignored, with an
   // Invalid Doorbell Write Value event. The buffer covers every queue in
@@ -270,8 +276,10 @@ class Controller {
   uint16_t admin_dbbuf_config(const nvme::SubmissionEntry& cmd);
   uint16_t write_page_to_host(const nvme::SubmissionEntry& cmd, uint32_t len);
   // I/O (controller_io.cpp)
+  bool fetch_command(uint16_t sqid, unsigned& consumed, bool& enqueued);
   uint16_t execute_io(const nvme::SubmissionEntry& cmd, uint16_t sqid, uint32_t slot,
                       bool& submitted);
+  bool write_cqe(Cq& cq);
   // doorbell buffer (controller_dbbuf.cpp)
   bool dbbuf_covers(uint16_t qid) const;
   void shadow_read_sq_tail(uint16_t sqid);
