@@ -415,7 +415,7 @@ TEST_CASE("interleaving: the device stores the EventIdx, then barriers, then loa
 
 // The firmware's order with the shadow re-read deleted: the mutation
 // tests/platform/test_verify_mutation.cpp shows `nvmesim verify` catching.
-TEST_CASE("interleaving: the shadow re-read after the SQ EventIdx store sees a tail published meanwhile; "
+TEST_CASE("interleaving: the shadow re-read after the SQ EventIdx store sees a tail published meanwhile, "
           "without it the wake-up is lost",
           "[dbbuf][interleaving]") {
   for (const bool reread : {true, false}) {
