@@ -31,6 +31,7 @@ Controller::Controller(const ControllerConfig& config, ControllerEnv& env)
   if (config_.mqes == 0) config_.mqes = 1;
   if (config_.max_io_queues == 0) config_.max_io_queues = 1;
   if (config_.msix_vectors == 0) config_.msix_vectors = 1;
+  config_.dbbuf_order = sanitized_order(config_.dbbuf_order);
   cap_ = cap::make(config_.mqes, /*cqr=*/true, config_.cap_timeout, config_.dstrd,
                    config_.mpsmin, config_.mpsmax, config_.wrr_urgent);
   sqs_.resize(size_t(config_.max_io_queues) + 1);

@@ -14,46 +14,22 @@ unsigned Controller::process_sq(uint16_t sqid, unsigned budget) {
   const bool admin = sqid == 0;
   Sq& sq = sqs_[sqid];  // sqs_ never reallocates; an SQ is only deleted from the admin SQ
   if (admin) in_admin_burst_ = true;
-  if (dbbuf_covers(sqid)) shadow_read_sq_tail(sqid);
   bool enqueued = false;
   unsigned consumed = 0;
-  while (consumed < budget && sq.head != sq.tail && sq.in_use < sq.size && !fatal()) {
-    SubmissionEntry cmd;  // little-endian host assumed, as the SQE layout
-    if (!env_.dma_read(DmaPurpose::SqeFetch, sq.base + uint64_t(sq.head) * SQE_SIZE, &cmd, SQE_SIZE)) {
-      set_fatal();  // the queue itself is unreadable
-      break;
-    }
-    counters_.commands_fetched++;
-    env_.on_command_fetched();
-    sq.head = Ring{sq.size}.advance(sq.head);
-    consumed++;
-    const uint32_t slot = alloc_slot(sqid, cmd.cid);
-    if (slot == NO_SLOT) {  // cannot happen: the pool covers every SQ's size
-      set_fatal();
-      break;
-    }
-    if (admin) {
-      counters_.admin_commands++;
-      uint32_t dw0 = 0;
-      bool held = false;
-      const uint16_t st = execute_admin(cmd, slot, dw0, held);
-      if (!held) {
-        enqueue_completion(slot, st, dw0);
-        enqueued = true;
-      }
-    } else {
-      counters_.io_commands++;
-      bool submitted = false;
-      const uint16_t st = execute_io(cmd, sqid, slot, submitted);
-      if (!submitted) {
-        enqueue_completion(slot, st, 0);
-        enqueued = true;
-      }
-    }
-    if (dbbuf_covers(sqid)) {
-      apply_sq_eventidx(sqid);
-      env_.device_barrier();
-      shadow_read_sq_tail(sqid);
+  // The steps `nvmesim verify` explores: the shadow tail, then per command
+  // the fetch and config_.dbbuf_order.sq (EventIdx, barrier, shadow re-read).
+  for (auto pass = DbbufDevicePass::sq_pass(dbbuf_covers(sqid), config_.dbbuf_order); !pass.done();
+       pass.advance(dbbuf_covers(sqid))) {
+    switch (pass.step()) {
+      case DbbufDeviceStep::LoadShadow: shadow_read_sq_tail(sqid); break;
+      case DbbufDeviceStep::StoreEventIdx: apply_sq_eventidx(sqid); break;
+      case DbbufDeviceStep::Barrier: env_.device_barrier(); break;
+      case DbbufDeviceStep::FetchSqe:
+        if (!(consumed < budget && sq.head != sq.tail && sq.in_use < sq.size && !fatal() &&
+              fetch_command(sqid, consumed, enqueued)))
+          pass.finish();
+        break;
+      default: pass.finish(); break;  // no posting step in an SQ pass
     }
   }
   if (admin) in_admin_burst_ = false;
@@ -61,6 +37,41 @@ unsigned Controller::process_sq(uint16_t sqid, unsigned budget) {
   // posted here; the backend's wait for post_completions().
   if (admin ? cq_has_pending(0) : enqueued) post_completions(sq.cqid);
   return consumed;
+}
+
+// Fetches SQ `sqid`'s head entry (counted in `consumed`) and executes it.
+// False when that set CSTS.CFS (the queue memory unreadable): the pass ends.
+bool Controller::fetch_command(uint16_t sqid, unsigned& consumed, bool& enqueued) {
+  Sq& sq = sqs_[sqid];
+  SubmissionEntry cmd;  // little-endian host assumed, as the SQE layout
+  if (!env_.dma_read(DmaPurpose::SqeFetch, sq.base + uint64_t(sq.head) * SQE_SIZE, &cmd, SQE_SIZE)) {
+    set_fatal();
+    return false;
+  }
+  counters_.commands_fetched++;
+  env_.on_command_fetched();
+  sq.head = Ring{sq.size}.advance(sq.head);
+  consumed++;
+  const uint32_t slot = alloc_slot(sqid, cmd.cid);
+  if (slot == NO_SLOT) {  // cannot happen: the pool covers every SQ's size
+    set_fatal();
+    return false;
+  }
+  uint16_t st = 0;
+  uint32_t dw0 = 0;
+  bool handed_on = false;  // held (an AER) or with the backend: no completion yet
+  if (sqid == 0) {
+    counters_.admin_commands++;
+    st = execute_admin(cmd, slot, dw0, handed_on);
+  } else {
+    counters_.io_commands++;
+    st = execute_io(cmd, sqid, slot, handed_on);
+  }
+  if (!handed_on) {
+    enqueue_completion(slot, st, dw0);
+    enqueued = true;
+  }
+  return true;
 }
 
 uint16_t Controller::execute_io(const SubmissionEntry& cmd, uint16_t sqid, uint32_t slot,
@@ -119,45 +130,60 @@ unsigned Controller::post_completions(uint16_t cqid) {
   Cq& cq = cqs_[cqid];
   if (cq.posting) return 0;  // re-entered (an async event while posting): the outer loop posts
   cq.posting = true;
-  const Ring ring{cq.size};
   unsigned posted = 0;
-  while (cq.pending > 0) {
-    if (dbbuf_covers(cqid)) {
-      apply_cq_eventidx(cqid);
-      env_.device_barrier();
-      shadow_read_cq_head(cqid);
+  // The steps `nvmesim verify` explores: per CQE config_.dbbuf_order.cq
+  // (EventIdx, barrier, shadow head re-read), then the room check and the CQE.
+  for (auto pass = DbbufDevicePass::cq_post(config_.dbbuf_order); !pass.done(); pass.advance(dbbuf_covers(cqid))) {
+    switch (pass.step()) {
+      case DbbufDeviceStep::CqePending:
+        if (cq.pending == 0) pass.finish();
+        break;
+      case DbbufDeviceStep::StoreEventIdx: apply_cq_eventidx(cqid); break;
+      case DbbufDeviceStep::Barrier: env_.device_barrier(); break;
+      case DbbufDeviceStep::LoadShadow: shadow_read_cq_head(cqid); break;
+      case DbbufDeviceStep::WriteCqe:
+        if (write_cqe(cq)) posted++;
+        else pass.finish();
+        break;
+      default: pass.finish(); break;  // no fetch in posting
     }
-    if (ring.full(cq.head, cq.tail)) {
-      if (!cq.stalled) counters_.cq_full_waits++;
-      cq.stalled = true;
-      break;
-    }
-    const uint32_t i = cq.pend_first;
-    const Slot& s = slots_[i];
-    CompletionEntry e{};
-    e.dw0 = s.dw0;
-    e.sq_head = uint16_t(sqs_[s.sqid].head);
-    e.sq_id = s.sqid;
-    e.cid = s.cid;
-    e.status = cqe_status_word(s.status, cq.phase);
-    env_.on_completion_posting();
-    if (!env_.dma_write(DmaPurpose::CqeWrite, cq.base + uint64_t(cq.tail) * CQE_SIZE, &e, CQE_SIZE)) {
-      set_fatal();
-      break;
-    }
-    cq.tail = ring.advance(cq.tail);
-    if (cq.tail == 0) cq.phase = !cq.phase;
-    cq.pend_first = s.next;
-    if (cq.pend_first == NO_SLOT) cq.pend_last = NO_SLOT;
-    cq.pending--;
-    cq.stalled = false;
-    release_slot(i);
-    counters_.completions_posted++;
-    posted++;
   }
   cq.posting = false;
   if (posted > 0 && cq.ien) raise_interrupt(cq.vector);
   return posted;
+}
+
+// Writes the CQE of the oldest pending completion and frees its slot. False
+// when the CQ is full (counted once per wait) or its memory unwritable.
+bool Controller::write_cqe(Cq& cq) {
+  const Ring ring{cq.size};
+  if (ring.full(cq.head, cq.tail)) {
+    if (!cq.stalled) counters_.cq_full_waits++;
+    cq.stalled = true;
+    return false;
+  }
+  const uint32_t i = cq.pend_first;
+  const Slot& s = slots_[i];
+  CompletionEntry e{};
+  e.dw0 = s.dw0;
+  e.sq_head = uint16_t(sqs_[s.sqid].head);
+  e.sq_id = s.sqid;
+  e.cid = s.cid;
+  e.status = cqe_status_word(s.status, cq.phase);
+  env_.on_completion_posting();
+  if (!env_.dma_write(DmaPurpose::CqeWrite, cq.base + uint64_t(cq.tail) * CQE_SIZE, &e, CQE_SIZE)) {
+    set_fatal();
+    return false;
+  }
+  cq.tail = ring.advance(cq.tail);
+  if (cq.tail == 0) cq.phase = !cq.phase;
+  cq.pend_first = s.next;
+  if (cq.pend_first == NO_SLOT) cq.pend_last = NO_SLOT;
+  cq.pending--;
+  cq.stalled = false;
+  release_slot(i);
+  counters_.completions_posted++;
+  return true;
 }
 
 }  // namespace nvmesim::fw

@@ -21,6 +21,7 @@ ModelConfig canonical(const ModelConfig& in) {
     c.sq_eventidx = c.cq_eventidx = fw::EventIdxPolicy::Echo;
     c.mmio_doorbell_value = fw::MmioDoorbellValue::Use;
     c.device_order = DeviceOrder::StoreBarrierLoad;
+    c.order_override = nullptr;
   } else if (in.qid == 0) {
     c.mmio_doorbell_value = fw::MmioDoorbellValue::Use;  // the admin queue always takes the value
   }
@@ -35,11 +36,12 @@ ModelConfig canonical(const ModelConfig& in) {
 
 std::string model_key(const ModelConfig& in) {
   const ModelConfig c = canonical(in);
-  char b[128];
-  std::snprintf(b, sizeof b, "%u/%u/%u/%u/%d/%d/%d/%d/%d/%d/%d/%d/%d/%d/%p", c.qsize, c.cq_entries, c.commands,
+  char b[160];
+  std::snprintf(b, sizeof b, "%u/%u/%u/%u/%d/%d/%d/%d/%d/%d/%d/%d/%d/%d/%p/%p", c.qsize, c.cq_entries, c.commands,
                 c.qid, int(c.dbbuf), int(c.sq_eventidx), int(c.cq_eventidx), int(c.mmio_doorbell_value),
                 int(c.full_barrier), int(c.need_event), int(c.admin_shadow), int(c.memory), int(c.device_order),
-                int(c.reset), reinterpret_cast<void*>(c.need_event_override));
+                int(c.reset), reinterpret_cast<void*>(c.need_event_override),
+                static_cast<const void*>(c.order_override));
   return b;
 }
 

@@ -12,29 +12,43 @@ using fw::DbbufPublish;
 using Pub = DbbufPublish::Step;
 
 enum GuestPc : uint8_t { kGuestIdle, kGuestPublish, kGuestMmio, kGuestIrq };
-enum DevicePc : uint8_t {
-  kDevIdle,
-  kDevSqLoop,       // fetch the next command, if any
-  kDevSqEventIdx,   // after a command: the SQ EventIdx store
-  kDevSqReread,     // after a command: the shadow SQ tail load
-  kDevPost,         // next CQE, if any
-  kDevCqEventIdx,   // before the CQE: the CQ EventIdx store
-  kDevCqReread,     // before the CQE: the shadow CQ head load
-  kDevCqWrite,      // room check, then the CQE
-  kDevMsix,
-};
+
+// The device's program counter: idle, inside an SQ pass or a CQ posting run
+// (the position of its fw::DbbufDevicePass cursor), or about to send the
+// posting run's MSI-X.
+using Pass = fw::DbbufDevicePass;
+using DevStep = fw::DbbufDeviceStep;
+constexpr uint8_t kDevIdle = 0;
+constexpr uint8_t kDevSqPass = 1;                              // + cursor position
+constexpr uint8_t kDevCqPost = kDevSqPass + Pass::kPositions;  // + cursor position
+constexpr uint8_t kDevMsix = kDevCqPost + Pass::kPositions;
+static_assert(kDevMsix < 16, "the device's program counter fits a nibble (packed_state.cpp)");
 
 struct Ctx {
   const ModelConfig& c;
   bool device_covers, driver_shadow;
   uint32_t n, m;
+  fw::DbbufDeviceOrder order;
   explicit Ctx(const ModelConfig& cfg)
       : c(cfg),
         device_covers(fw::device_dbbuf_covers(cfg.dbbuf != fw::DbbufMode::Off, cfg.dbbuf, cfg.qid)),
         driver_shadow(fw::driver_uses_shadow(cfg.dbbuf != fw::DbbufMode::Off, cfg.admin_shadow, cfg.qid)),
         n(cfg.qsize),
-        m(cfg.cq_size()) {}
+        m(cfg.cq_size()),
+        order(device_access_order(cfg)) {}
 };
+
+bool in_pass(const State& s) { return s.device_pc >= kDevSqPass && s.device_pc < kDevMsix; }
+Pass pass_of(const State& s, const Ctx& x) {
+  const bool sq = s.device_pc < kDevCqPost;
+  return Pass::at(sq, x.order, uint8_t(s.device_pc - (sq ? kDevSqPass : kDevCqPost)));
+}
+// Where the device is once the cursor moved: a finished SQ pass leaves it
+// idle, a finished posting run sends its MSI-X if it wrote a CQE.
+void set_pass(State& s, const Pass& p) {
+  if (!p.done()) s.device_pc = uint8_t((p.sq() ? kDevSqPass : kDevCqPost) + p.position());
+  else s.device_pc = !p.sq() && s.posted ? kDevMsix : kDevIdle;
+}
 
 void copy_state(State& dst, const State& src) { std::memcpy(&dst, &src, sizeof(State)); }
 
@@ -61,51 +75,41 @@ void push_store(State& s, uint8_t loc, uint16_t value) {
   s.store_buffer[s.store_count++] = BufferedStore{loc, s.wmb_epoch, value};
 }
 
-// Folds the device's internal moves (loop ends, skipped accesses) so every
-// state sits where the next visible access is.
+// Folds the device's internal moves (a pass's decisions, a policy that
+// writes nothing, a barrier with nothing to wait for) so every state sits
+// where the next visible access is.
 void settle_device(State& s, const Ctx& x) {
-  for (;;) {
-    switch (s.device_pc) {
-      case kDevSqLoop:
-        if (s.dev_sq_head == s.dev_sq_tail || s.held >= x.n) {
-          s.device_pc = kDevIdle;
-          continue;
-        }
-        return;
-      case kDevSqEventIdx: {
-        bool parked = s.sq_parked;
-        if (!fw::eventidx_update(x.c.sq_eventidx, s.dev_sq_tail, x.n, parked).write) {
-          s.device_pc = x.c.device_order == DeviceOrder::LoadStore ? kDevSqLoop : kDevSqReread;
-          continue;
-        }
-        return;
+  while (in_pass(s)) {
+    Pass p = pass_of(s, x);
+    switch (p.step()) {
+      case DevStep::FetchSqe:
+        if (s.dev_sq_head != s.dev_sq_tail && s.held < x.n) return;
+        p.finish();
+        break;
+      case DevStep::StoreEventIdx: {
+        bool parked = p.sq() ? s.sq_parked : s.cq_parked;
+        const fw::EventIdxWrite w = p.sq() ? fw::eventidx_update(x.c.sq_eventidx, s.dev_sq_tail, x.n, parked)
+                                           : fw::eventidx_update(x.c.cq_eventidx, s.dev_cq_head, x.m, parked);
+        if (w.write) return;
+        p.advance(x.device_covers);
+        break;
       }
-      case kDevPost:
-        if (s.held == 0) {
-          s.device_pc = s.posted ? kDevMsix : kDevIdle;
-          continue;
-        }
-        s.device_pc = !x.device_covers                              ? kDevCqWrite
-                      : x.c.device_order == DeviceOrder::LoadStore ? kDevCqReread
-                                                                    : kDevCqEventIdx;
-        continue;
-      case kDevCqEventIdx: {
-        bool parked = s.cq_parked;
-        if (!fw::eventidx_update(x.c.cq_eventidx, s.dev_cq_head, x.m, parked).write) {
-          s.device_pc = x.c.device_order == DeviceOrder::LoadStore ? kDevCqWrite : kDevCqReread;
-          continue;
-        }
-        return;
-      }
-      case kDevCqWrite:
-        if (fw::Ring{x.m}.full(s.dev_cq_head, s.dev_cq_tail)) {
-          s.stalled = 1;
-          s.device_pc = s.posted ? kDevMsix : kDevIdle;
-          continue;
-        }
-        return;
-      default: return;
+      case DevStep::Barrier:
+        if (s.dev_store_pending) return;  // waits for the store to drain
+        p.advance(x.device_covers);
+        break;
+      case DevStep::CqePending:
+        if (s.held == 0) p.finish();
+        else p.advance(x.device_covers);
+        break;
+      case DevStep::WriteCqe:
+        if (!fw::Ring{x.m}.full(s.dev_cq_head, s.dev_cq_tail)) return;
+        s.stalled = 1;
+        p.finish();
+        break;
+      default: return;  // LoadShadow: an access
     }
+    set_pass(s, p);
   }
 }
 
@@ -402,164 +406,176 @@ bool eventidx_claim_ok(uint32_t value, uint32_t from, uint32_t to, uint32_t size
   return r.distance((from + size - 1) % size, value) <= 1 + r.distance(from, to);
 }
 
+// The shadow load the device's cursor is at: the value is taken when the
+// firmware's check accepts it (what shadow_read_sq_tail / _cq_head do).
+std::string device_load_shadow(State& t, const Ctx& x, bool sq, bool text) {
+  std::string what;
+  if (sq) {
+    const uint16_t v = t.shadow_sq;
+    if (fw::sq_tail_acceptable(x.n, t.dev_sq_head, t.dev_sq_tail, v)) t.dev_sq_tail = uint8_t(v);
+    if (text)
+      what = "load shadow SQ tail = " + std::to_string(v) + " (device tail " + std::to_string(t.dev_sq_tail) + ")";
+  } else {
+    const uint16_t v = t.shadow_cq;
+    if (fw::cq_head_acceptable(x.m, t.dev_cq_head, t.dev_cq_tail, v)) t.dev_cq_head = uint8_t(v);
+    if (text)
+      what = "load shadow CQ head = " + std::to_string(v) + " (device head " + std::to_string(t.dev_cq_head) + ")";
+  }
+  return what;
+}
+
 void device_steps(const State& s, const Ctx& x, Builder& b) {
   const ModelConfig& c = x.c;
   const bool dev_store_free = !s.dev_store_pending;
-  switch (s.device_pc) {
-    case kDevIdle:
-      if (s.sq_kick) {
-        Successor& n = b.add(StepKind::DevStartBurst, true);
-        State& t = n.state;
-        t.sq_kick = 0;
-        std::string what;
-        if (b.text()) what = "device: SQ burst starts";
-        if (x.device_covers) {
-          const uint16_t v = s.shadow_sq;
-          if (fw::sq_tail_acceptable(x.n, s.dev_sq_head, s.dev_sq_tail, v)) t.dev_sq_tail = uint8_t(v);
-          if (b.text())
-            what +=
-                ", load shadow SQ tail = " + std::to_string(v) + " (device tail " + std::to_string(t.dev_sq_tail) + ")";
-        }
-        t.device_pc = kDevSqLoop;
-        settle_device(t, x);
-        b.say(n, [&] { return what; });
-      }
-      if (s.held > 0 && (!s.stalled || s.cq_kick)) {
-        Successor& n = b.add(StepKind::DevStartPosting, false);
-        n.state.cq_kick = 0;
-        n.state.device_pc = kDevPost;
-        settle_device(n.state, x);
-        b.say(n, [&] { return "device: posting starts (" + std::to_string(s.held) + " completions waiting)"; });
-      }
-      break;
-    case kDevSqLoop: {
-      const uint8_t h = s.dev_sq_head;
-      Successor& n = b.add(StepKind::DevFetch, true, h);
+  if (s.device_pc == kDevIdle) {
+    if (s.sq_kick) {
+      // The pass starts with its first access, the shadow tail (covered).
+      Successor& n = b.add(StepKind::DevStartBurst, true);
       State& t = n.state;
-      const uint8_t seq = s.sqe[h];
-      if (seq != s.fetch_seq) {
-        std::string why = seq == 0 ? "the device fetched SQ slot " + std::to_string(h) + ", never written"
-                          : seq < s.fetch_seq
-                              ? "the device fetched command #" + std::to_string(seq) + " again (SQ slot " +
-                                    std::to_string(h) + ", a stale entry)"
-                              : "the device fetched command #" + std::to_string(seq) + " and skipped #" +
-                                    std::to_string(s.fetch_seq);
-        b.violate(n, Property::EntryTwiceOrSkipped, why);
-      }
-      t.fetch_seq++;
-      t.dev_sq_head = uint8_t(fw::Ring{x.n}.advance(h));
-      t.held++;
-      t.stalled = 0;  // a new completion: the model posts again
-      t.device_pc = !x.device_covers                                ? kDevSqLoop
-                    : c.device_order == DeviceOrder::LoadStore ? kDevSqReread
-                                                                    : kDevSqEventIdx;
-      settle_device(t, x);
-      b.say(n, [&] {
-        return "device: fetch SQ slot " + std::to_string(h) + " (command #" + std::to_string(seq) + "), head " +
-               std::to_string(t.dev_sq_head);
-      });
-      if (s.dev_sq_head != s.dev_sq_tail) {  // the device's choice: stop here, come back later
-        Successor& m = b.add(StepKind::DevStopBurst, true);
-        m.state.sq_kick = 1;
-        m.state.device_pc = kDevIdle;
-        b.say(m, [&] { return "device: burst ends with work left (rescheduled)"; });
-      }
-      break;
-    }
-    case kDevSqEventIdx:
-    case kDevCqEventIdx: {
-      if (!dev_store_free) break;
-      const bool sq = s.device_pc == kDevSqEventIdx;
-      Successor& n = b.add(StepKind::DevWriteEventIdx, sq);
-      State& t = n.state;
-      bool parked = sq ? s.sq_parked : s.cq_parked;
-      const fw::EventIdxWrite w = sq ? fw::eventidx_update(c.sq_eventidx, s.dev_sq_tail, x.n, parked)
-                                     : fw::eventidx_update(c.cq_eventidx, s.dev_cq_head, x.m, parked);
-      (sq ? t.sq_parked : t.cq_parked) = parked;
-      const bool ok = sq ? eventidx_claim_ok(w.value, s.dev_sq_head, s.sq_tail, x.n)
-                         : eventidx_claim_ok(w.value, s.dev_cq_head, s.cq_head, x.m);
-      if (!ok)
-        b.violate(n, Property::EventIdxAhead,
-                  q(sq) + " EventIdx " + std::to_string(w.value) + " claims more than the " +
-                      (sq ? "driver submitted" : "driver consumed"));
-      if (c.device_order == DeviceOrder::StoreLoad) {
-        t.dev_store_pending = 1;
-        t.dev_store_location = sq ? 1 : 2;
-        t.dev_store_value = uint16_t(w.value);
-      } else if (sq) {
-        t.eventidx_sq = uint16_t(w.value);
-      } else {
-        t.eventidx_cq = uint16_t(w.value);
-      }
-      t.device_pc = sq ? (c.device_order == DeviceOrder::LoadStore ? kDevSqLoop : kDevSqReread)
-                       : (c.device_order == DeviceOrder::LoadStore ? kDevCqWrite : kDevCqReread);
-      settle_device(t, x);
-      b.say(n, [&] {
-        return "device: store " + q(sq) + " EventIdx = " + std::to_string(w.value) +
-               (c.device_order == DeviceOrder::StoreLoad ? " (device write buffer)" : "");
-      });
-      break;
-    }
-    case kDevSqReread:
-    case kDevCqReread: {
-      const bool sq = s.device_pc == kDevSqReread;
-      Successor& n = b.add(StepKind::DevReadShadow, sq);
-      State& t = n.state;
+      t.sq_kick = 0;
       std::string what;
-      if (b.text() && c.device_order == DeviceOrder::StoreBarrierLoad) what = "device_barrier(), ";
-      if (sq) {
-        const uint16_t v = s.shadow_sq;
-        if (fw::sq_tail_acceptable(x.n, s.dev_sq_head, s.dev_sq_tail, v)) t.dev_sq_tail = uint8_t(v);
-        if (b.text())
-          what += "load shadow SQ tail = " + std::to_string(v) + " (device tail " + std::to_string(t.dev_sq_tail) + ")";
-        t.device_pc = c.device_order == DeviceOrder::LoadStore ? kDevSqEventIdx : kDevSqLoop;
-      } else {
-        const uint16_t v = s.shadow_cq;
-        if (fw::cq_head_acceptable(x.m, s.dev_cq_head, s.dev_cq_tail, v)) t.dev_cq_head = uint8_t(v);
-        if (b.text())
-          what += "load shadow CQ head = " + std::to_string(v) + " (device head " + std::to_string(t.dev_cq_head) + ")";
-        t.device_pc = c.device_order == DeviceOrder::LoadStore ? kDevCqEventIdx : kDevCqWrite;
+      if (b.text()) what = "device: SQ burst starts";
+      Pass p = Pass::sq_pass(x.device_covers, x.order);
+      if (p.step() == DevStep::LoadShadow) {
+        const std::string load = device_load_shadow(t, x, true, b.text());
+        if (b.text()) what += ", " + load;
+        p.advance(x.device_covers);
       }
+      set_pass(t, p);
       settle_device(t, x);
-      b.say(n, [&] { return "device: " + what; });
-      break;
+      b.say(n, [&] { return what; });
     }
-    case kDevCqWrite: {
-      if (!dev_store_free) break;
-      const uint8_t tail = s.dev_cq_tail;
-      Successor& n = b.add(StepKind::DevWriteCqe, false, tail);
-      State& t = n.state;
-      const uint8_t seq = uint8_t(s.fetch_seq - s.held);
-      if (s.cq_unconsumed + 1u >= x.m)
-        b.violate(n, Property::QueueOverflow,
-                  "CQ overflow: CQE for command #" + std::to_string(seq) + " written with " +
-                      std::to_string(s.cq_unconsumed) + " of " + std::to_string(x.m) + " entries unconsumed");
-      t.cqe_seq[tail] = seq;
-      t.cqe_sqhd[tail] = s.dev_sq_head;
-      t.cqe_phase[tail] = s.dev_phase;
-      t.dev_cq_tail = uint8_t(fw::Ring{x.m}.advance(tail));
-      if (t.dev_cq_tail == 0) t.dev_phase ^= 1;
-      t.held--;
-      t.cq_unconsumed++;
-      t.posted = 1;
-      t.device_pc = kDevPost;
-      settle_device(t, x);
-      b.say(n, [&] {
-        return "device: write CQE " + std::to_string(tail) + " (command #" + std::to_string(seq) + ", phase " +
-               std::to_string(s.dev_phase) + ", SQ head " + std::to_string(s.dev_sq_head) + ")";
-      });
-      break;
+    if (s.held > 0 && (!s.stalled || s.cq_kick)) {
+      Successor& n = b.add(StepKind::DevStartPosting, false);
+      n.state.cq_kick = 0;
+      set_pass(n.state, Pass::cq_post(x.order));
+      settle_device(n.state, x);
+      b.say(n, [&] { return "device: posting starts (" + std::to_string(s.held) + " completions waiting)"; });
     }
-    case kDevMsix: {
-      if (!dev_store_free) break;
+  } else if (s.device_pc == kDevMsix) {
+    if (dev_store_free) {
       Successor& n = b.add(StepKind::DevMsix, false);
       n.state.irq_pending = 1;
       n.state.posted = 0;
       n.state.device_pc = kDevIdle;
       b.say(n, [&] { return "device: MSI-X"; });
-      break;
     }
-    default: break;
+  } else {
+    const Pass p = pass_of(s, x);
+    const bool sq = p.sq();
+    switch (p.step()) {
+      case DevStep::FetchSqe: {
+        const uint8_t h = s.dev_sq_head;
+        Successor& n = b.add(StepKind::DevFetch, true, h);
+        State& t = n.state;
+        const uint8_t seq = s.sqe[h];
+        if (seq != s.fetch_seq) {
+          std::string why = seq == 0 ? "the device fetched SQ slot " + std::to_string(h) + ", never written"
+                            : seq < s.fetch_seq
+                                ? "the device fetched command #" + std::to_string(seq) + " again (SQ slot " +
+                                      std::to_string(h) + ", a stale entry)"
+                                : "the device fetched command #" + std::to_string(seq) + " and skipped #" +
+                                      std::to_string(s.fetch_seq);
+          b.violate(n, Property::EntryTwiceOrSkipped, why);
+        }
+        t.fetch_seq++;
+        t.dev_sq_head = uint8_t(fw::Ring{x.n}.advance(h));
+        t.held++;
+        t.stalled = 0;  // a new completion: the model posts again
+        Pass next = p;
+        next.advance(x.device_covers);
+        set_pass(t, next);
+        settle_device(t, x);
+        b.say(n, [&] {
+          return "device: fetch SQ slot " + std::to_string(h) + " (command #" + std::to_string(seq) + "), head " +
+                 std::to_string(t.dev_sq_head);
+        });
+        // The device's choice: stop here, come back later (settled: work is left).
+        Successor& m = b.add(StepKind::DevStopBurst, true);
+        m.state.sq_kick = 1;
+        m.state.device_pc = kDevIdle;
+        b.say(m, [&] { return "device: burst ends with work left (rescheduled)"; });
+        break;
+      }
+      case DevStep::StoreEventIdx: {
+        if (!dev_store_free) break;
+        Successor& n = b.add(StepKind::DevWriteEventIdx, sq);
+        State& t = n.state;
+        bool parked = sq ? s.sq_parked : s.cq_parked;
+        const fw::EventIdxWrite w = sq ? fw::eventidx_update(c.sq_eventidx, s.dev_sq_tail, x.n, parked)
+                                       : fw::eventidx_update(c.cq_eventidx, s.dev_cq_head, x.m, parked);
+        (sq ? t.sq_parked : t.cq_parked) = parked;
+        const bool ok = sq ? eventidx_claim_ok(w.value, s.dev_sq_head, s.sq_tail, x.n)
+                           : eventidx_claim_ok(w.value, s.dev_cq_head, s.cq_head, x.m);
+        if (!ok)
+          b.violate(n, Property::EventIdxAhead,
+                    q(sq) + " EventIdx " + std::to_string(w.value) + " claims more than the " +
+                        (sq ? "driver submitted" : "driver consumed"));
+        // A barrier right after the store makes it visible before anything
+        // else the device does, so it is written at once; without one it
+        // waits in the device's one-entry write buffer and a load may pass it.
+        const bool buffered = p.next_step(x.device_covers) != DevStep::Barrier;
+        if (buffered) {
+          t.dev_store_pending = 1;
+          t.dev_store_location = sq ? 1 : 2;
+          t.dev_store_value = uint16_t(w.value);
+        } else if (sq) {
+          t.eventidx_sq = uint16_t(w.value);
+        } else {
+          t.eventidx_cq = uint16_t(w.value);
+        }
+        Pass next = p;
+        next.advance(x.device_covers);
+        set_pass(t, next);
+        settle_device(t, x);
+        b.say(n, [&] {
+          return "device: store " + q(sq) + " EventIdx = " + std::to_string(w.value) +
+                 (buffered ? " (device write buffer)" : "");
+        });
+        break;
+      }
+      case DevStep::LoadShadow: {
+        Successor& n = b.add(StepKind::DevReadShadow, sq);
+        State& t = n.state;
+        std::string what = b.text() && p.follows_barrier() ? "device_barrier(), " : "";
+        what += device_load_shadow(t, x, sq, b.text());
+        Pass next = p;
+        next.advance(x.device_covers);
+        set_pass(t, next);
+        settle_device(t, x);
+        b.say(n, [&] { return "device: " + what; });
+        break;
+      }
+      case DevStep::WriteCqe: {
+        if (!dev_store_free) break;
+        const uint8_t tail = s.dev_cq_tail;
+        Successor& n = b.add(StepKind::DevWriteCqe, false, tail);
+        State& t = n.state;
+        const uint8_t seq = uint8_t(s.fetch_seq - s.held);
+        if (s.cq_unconsumed + 1u >= x.m)
+          b.violate(n, Property::QueueOverflow,
+                    "CQ overflow: CQE for command #" + std::to_string(seq) + " written with " +
+                        std::to_string(s.cq_unconsumed) + " of " + std::to_string(x.m) + " entries unconsumed");
+        t.cqe_seq[tail] = seq;
+        t.cqe_sqhd[tail] = s.dev_sq_head;
+        t.cqe_phase[tail] = s.dev_phase;
+        t.dev_cq_tail = uint8_t(fw::Ring{x.m}.advance(tail));
+        if (t.dev_cq_tail == 0) t.dev_phase ^= 1;
+        t.held--;
+        t.cq_unconsumed++;
+        t.posted = 1;
+        Pass next = p;
+        next.advance(x.device_covers);
+        set_pass(t, next);
+        settle_device(t, x);
+        b.say(n, [&] {
+          return "device: write CQE " + std::to_string(tail) + " (command #" + std::to_string(seq) + ", phase " +
+                 std::to_string(s.dev_phase) + ", SQ head " + std::to_string(s.dev_sq_head) + ")";
+        });
+        break;
+      }
+      default: break;  // a barrier waiting for the write buffer to drain
+    }
   }
   if (s.dev_store_pending) {
     Successor& n = b.add(StepKind::DevDrain, s.dev_store_location == 1);
@@ -568,6 +584,8 @@ void device_steps(const State& s, const Ctx& x, Builder& b) {
     else t.eventidx_cq = s.dev_store_value;
     t.dev_store_pending = t.dev_store_location = 0;
     t.dev_store_value = 0;
+    // A barrier that waited for this store is passed.
+    settle_device(t, x);
     b.say(n, [&] {
       return "memory: the device's store of " + q(s.dev_store_location == 1) +
              " EventIdx = " + std::to_string(s.dev_store_value) + " becomes visible";
@@ -605,6 +623,18 @@ const char* to_string(Property p) {
   return "?";
 }
 
+fw::DbbufDeviceOrder device_access_order(const ModelConfig& c) {
+  using fw::DbbufAccessOrder;
+  if (c.order_override) return fw::sanitized_order(*c.order_override);
+  fw::DbbufDeviceOrder o;  // the firmware's: EventIdx store, device_barrier(), shadow load
+  if (c.device_order == DeviceOrder::StoreLoad) {
+    o.sq = o.cq = DbbufAccessOrder{{DevStep::StoreEventIdx, DevStep::LoadShadow}, 2};
+  } else if (c.device_order == DeviceOrder::LoadStore) {
+    o.sq = o.cq = DbbufAccessOrder{{DevStep::LoadShadow, DevStep::StoreEventIdx, DevStep::Barrier}, 3};
+  }
+  return o;
+}
+
 State make_initial(const ModelConfig&) {
   State s;
   std::memset(static_cast<void*>(&s), 0, sizeof s);
@@ -633,6 +663,11 @@ void successors(const State& s, const ModelConfig& c, std::vector<Successor>& ou
 }
 
 bool device_busy(const State& s) { return s.device_pc != kDevIdle; }
+bool device_pass(const State& s, const ModelConfig& c, fw::DbbufDevicePass& out) {
+  if (!in_pass(s)) return false;
+  out = pass_of(s, Ctx(c));
+  return true;
+}
 bool driver_in_interrupt(const State& s) {
   return s.guest_pc == kGuestIrq || (s.guest_pc != kGuestIdle && !s.publishing_sq);
 }

@@ -1,8 +1,10 @@
 // `nvmesim verify`'s model: one SQ/CQ pair as the guest driver and the
 // device see it, where each step is one memory access the other side can
-// observe (or one store leaving a store buffer). The EventIdx decisions are
-// the firmware's own: the driver's publish runs fw::DbbufPublish one access
-// at a time, the device's EventIdx writes come from fw::eventidx_update, its
+// observe (or one store leaving a store buffer). The sequences are the
+// firmware's own: the driver's publish runs fw::DbbufPublish one access at a
+// time, the device's SQ pass and CQ posting run fw::DbbufDevicePass (the
+// cursor Controller::process_sq and post_completions walk) one access at a
+// time; the device's EventIdx writes come from fw::eventidx_update, its
 // doorbell checks from fw::sq_tail_acceptable / fw::cq_head_acceptable and
 // its coverage from fw::device_dbbuf_covers (docs/verify.md).
 #pragma once
@@ -12,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "nvmesim/firmware/nvme/dbbuf_device_steps.h"
 #include "nvmesim/firmware/nvme/dbbuf_policy.h"
 #include "nvmesim/firmware/guest/dbbuf_publish.h"
 #include "nvmesim/firmware/nvme/eventidx.h"
@@ -28,11 +31,12 @@ enum class MemoryModel : uint8_t {
   Arm,  // stores also pass each other unless a write barrier (dma_wmb) sits between
 };
 // The device's order of the EventIdx store and the shadow re-read after each
-// command and before each CQE.
+// command and before each CQE (device_access_order: the fw::DbbufDeviceOrder
+// the device's passes walk).
 enum class DeviceOrder : uint8_t {
   StoreBarrierLoad,  // the firmware's (QEMU's): EventIdx store, device_barrier(), shadow load
   StoreLoad,         // no barrier: the shadow load may pass the EventIdx store
-  LoadStore,         // shadow load first, then the EventIdx store
+  LoadStore,         // shadow load first, then the EventIdx store (and a barrier)
 };
 // A controller reset (CC.EN 1 -> 0) once in mid-run, the driver bringing the
 // queues and the doorbell buffer up again.
@@ -64,6 +68,9 @@ struct ModelConfig {
   // Test seam: when set, replaces the driver's need_event decision (a
   // deliberately broken rule must be caught).
   bool (*need_event_override)(uint16_t eventidx, uint16_t new_idx, uint16_t old_idx) = nullptr;
+  // Test seam: when set, the device walks this order instead of
+  // device_order's (a mutation of the controller's order must be caught).
+  const fw::DbbufDeviceOrder* order_override = nullptr;
 
   uint32_t cq_size() const { return cq_entries ? cq_entries : qsize; }
 };
@@ -118,6 +125,9 @@ static_assert(std::has_unique_object_representations_v<fw::DbbufPublish>,
 inline fw::DbbufPublish cleared_publish() { return fw::DbbufPublish(0, false, fw::NeedEventForm::Linux); }
 
 State make_initial(const ModelConfig& c);
+// The order the device's passes walk: order_override, else device_order's
+// (StoreBarrierLoad: the firmware's default, ControllerConfig::dbbuf_order).
+fw::DbbufDeviceOrder device_access_order(const ModelConfig& c);
 
 enum class StepKind : uint8_t {
   Submit, StoreShadow, LoadEventIdx, MmioDoorbell, TakeInterrupt, LoadCqe, Reset, Drain,
@@ -152,6 +162,9 @@ std::string describe_stall(const State& s, const ModelConfig& c);
 // For waveforms: the device is inside a burst or posting; the driver is in
 // its interrupt handler.
 bool device_busy(const State& s);
+// The device's cursor in `s`, inside an SQ pass or a posting run (false:
+// idle, or about to send the posting run's MSI-X).
+bool device_pass(const State& s, const ModelConfig& c, fw::DbbufDevicePass& out);
 bool driver_in_interrupt(const State& s);
 
 }  // namespace nvmesim::platform::verify

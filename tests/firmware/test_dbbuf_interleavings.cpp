@@ -5,9 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <functional>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nvmesim/firmware/nvme/controller.h"
@@ -38,6 +40,9 @@ class Sim : public DriverEnv, public ControllerEnv {
   // At load_eventidx(): the load takes its value, then the device runs one
   // pass over the SQs it was told about, then buffered stores drain.
   bool device_runs_in_load_window = false;
+  // Runs (once) when the controller hands a command to the backend: inside
+  // its SQ pass, after the fetch and before the pass's EventIdx store.
+  std::function<void()> on_backend_submit;
 
   // ---- records
   std::vector<std::string> device_log;  // ordered device DMA/barrier calls (when logging)
@@ -137,6 +142,7 @@ class Sim : public DriverEnv, public ControllerEnv {
     backend_cids.push_back(req.cid);
     backend_tags.push_back(req.tag);
     if (log_device) device_log.push_back("backend cid " + std::to_string(req.cid));
+    if (on_backend_submit) std::exchange(on_backend_submit, nullptr)();
   }
 
   // Names for the device log (set by the test once the driver has carved).
@@ -405,6 +411,49 @@ TEST_CASE("interleaving: the device stores the EventIdx, then barriers, then loa
                             "store cqe 0 = 16 bytes",
                             "store eventidx cq1 = 0", "barrier", "load shadow cq1 = 0",
                             "store cqe 1 = 16 bytes", "msix 1"});
+}
+
+// The firmware's order with the shadow re-read deleted: the mutation
+// tests/platform/test_verify_mutation.cpp shows `nvmesim verify` catching.
+TEST_CASE("interleaving: the shadow re-read after the SQ EventIdx store sees a tail published meanwhile, "
+          "without it the wake-up is lost",
+          "[dbbuf][interleaving]") {
+  for (const bool reread : {true, false}) {
+    INFO((reread ? "the firmware's order" : "the re-read deleted"));
+    ControllerConfig cc;
+    if (!reread) cc.dbbuf_order.sq = DbbufAccessOrder{{DbbufDeviceStep::StoreEventIdx, DbbufDeviceStep::Barrier}, 2};
+    Sim s(cc);
+    Driver d(driver_config(), s);
+    REQUIRE(d.bring_up().ok);
+    REQUIRE(d.dbbuf_active());
+    REQUIRE(d.submit(kQ, read_block(0)) == 0);
+    REQUIRE(d.ring_sq(kQ).mmio);  // EventIdx 0 in [0, 1)
+    // While the device executes command 0, before its EventIdx store, the
+    // driver submits command 1 and publishes tail 2: EventIdx 0 is not in
+    // [1, 2), so no doorbell (the device will see the tail, it assumes).
+    DoorbellUpdate second;
+    s.on_backend_submit = [&] {
+      REQUIRE(d.submit(kQ, read_block(1)) == 1);
+      second = d.ring_sq(kQ);
+    };
+    s.device_sq_pass();
+    CHECK(second.suppressed);
+    CHECK_FALSE(second.mmio);
+    CHECK(s.r32(s.shadow_sq(d)) == 2);
+    if (reread) {
+      CHECK(s.backend_cids == std::vector<uint16_t>{0, 1});  // the re-read found tail 2
+      CHECK(s.ctrl.sq_state(kQ).head == 2);
+      CHECK(s.r32(s.ei_sq(d)) == 2);
+    } else {
+      CHECK(s.backend_cids == std::vector<uint16_t>{0});
+      CHECK(s.r32(s.ei_sq(d)) == 1);  // stored after the driver's load: too late
+      CHECK(s.ctrl.sq_state(kQ).tail == 1);
+      CHECK_FALSE(s.ctrl.sq_has_work(kQ));
+      s.run_device();  // nothing wakes the device: command 1 waits for ever
+      CHECK(s.backend_cids == std::vector<uint16_t>{0});
+      CHECK(d.outstanding(kQ) == 2);
+    }
+  }
 }
 
 // ---------------------------------------------------------------- config checks

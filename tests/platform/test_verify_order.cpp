@@ -1,12 +1,12 @@
-// The checker keeps a copy of the order in which the controller's
-// process_sq / post_completions and write_doorbell, and the driver's
-// publish, touch the shadow doorbells and EventIdx entries (model.cpp
-// device_steps, guest_steps, mmio_effect): those routines run a whole burst
-// in one call, so the search cannot drive them step by step. Here the real
-// fw::Controller and fw::Driver run the same scenario over one guest memory
-// through a recording environment, and their accesses must equal the ones
-// the model's steps stand for, for every EventIdx policy, MMIO value
-// handling, CQ size and driver barrier.
+// The checker walks the controller's own order of shadow and EventIdx
+// accesses (fw::DbbufDevicePass) and the driver's (fw::DbbufPublish), but
+// keeps a copy of what the steps do around them (model.cpp device_steps,
+// guest_steps, mmio_effect): the controller's process_sq / post_completions
+// and write_doorbell run a whole burst in one call, with DMA, slots and the
+// backend. Here the real fw::Controller and fw::Driver run the same scenario
+// over one guest memory through a recording environment, and their accesses
+// must equal the ones the model's steps stand for, for every EventIdx
+// policy, MMIO value handling, CQ size and driver barrier.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -20,6 +20,7 @@
 
 using namespace nvmesim;
 using namespace nvmesim::platform::verify;
+using DevStep = nvmesim::fw::DbbufDeviceStep;
 
 namespace {
 
@@ -186,19 +187,58 @@ class ModelRun {
         break;
       case StepKind::MmioDoorbell: driver.push_back("mmio " + q(sq) + " = " + std::to_string(n.step.arg)); break;
       case StepKind::DevStartBurst:
-        if (device_covers()) device.push_back("load shadow sq = " + std::to_string(s.shadow_sq));
-        break;
-      case StepKind::DevFetch: device.push_back("load sqe " + std::to_string(n.step.arg)); break;
+      case StepKind::DevStartPosting:
+      case StepKind::DevFetch:
       case StepKind::DevWriteEventIdx:
-        device.push_back("store eventidx " + q(sq) + " = " + std::to_string(sq ? t.eventidx_sq : t.eventidx_cq));
-        break;
       case StepKind::DevReadShadow:
-        device.push_back("barrier");
-        device.push_back("load shadow " + q(sq) + " = " + std::to_string(sq ? s.shadow_sq : s.shadow_cq));
-        break;
-      case StepKind::DevWriteCqe: device.push_back("store cqe " + std::to_string(n.step.arg)); break;
+      case StepKind::DevWriteCqe: device_walk(n); break;
       case StepKind::DevMsix: device.push_back("msix"); break;
       default: break;
+    }
+  }
+  // A device step: the access it makes, then the moves the model folds into
+  // it (a store the policy skips, a barrier) up to where the device stops,
+  // walked on the same cursor the model and the controller walk.
+  void device_walk(const Successor& n) {
+    const State& s = s_;
+    const State& t = n.state;
+    const fw::DbbufDeviceOrder order = device_access_order(c_);
+    fw::DbbufDevicePass p = n.step.kind == StepKind::DevStartPosting
+                                ? fw::DbbufDevicePass::cq_post(order)
+                                : fw::DbbufDevicePass::sq_pass(device_covers(), order);
+    if (n.step.kind != StepKind::DevStartBurst && n.step.kind != StepKind::DevStartPosting)
+      REQUIRE(device_pass(s, c_, p));
+    if (n.step.kind == StepKind::DevStartBurst && p.step() != DevStep::LoadShadow) return;  // no access
+    fw::DbbufDevicePass at_end = p;
+    const bool stops_inside = device_pass(t, c_, at_end);
+    for (bool first = true;; first = false) {
+      if (!first && stops_inside && at_end.sq() == p.sq() && at_end.position() == p.position()) return;
+      switch (p.step()) {
+        case DevStep::LoadShadow:
+          REQUIRE(first);
+          device.push_back("load shadow " + q(p.sq()) + " = " + std::to_string(p.sq() ? s.shadow_sq : s.shadow_cq));
+          break;
+        case DevStep::FetchSqe:
+          if (!first) return;  // the pass ended here
+          device.push_back("load sqe " + std::to_string(n.step.arg));
+          break;
+        case DevStep::StoreEventIdx:
+          if (first) {
+            const uint16_t v = t.dev_store_pending ? t.dev_store_value : p.sq() ? t.eventidx_sq : t.eventidx_cq;
+            device.push_back("store eventidx " + q(p.sq()) + " = " + std::to_string(v));
+          }  // else the policy writes nothing
+          break;
+        case DevStep::Barrier: device.push_back("barrier"); break;
+        case DevStep::CqePending:
+          if (t.held == 0) return;  // posting ended
+          break;
+        case DevStep::WriteCqe:
+          if (!first) return;  // the CQ is full
+          device.push_back("store cqe " + std::to_string(n.step.arg));
+          break;
+        default: return;
+      }
+      p.advance(device_covers());
     }
   }
   void publish_start(bool sq, const State& t) {
@@ -230,7 +270,8 @@ struct Case {
 // waiting in a CQ that is not full. `one_per_burst`: the device ends each
 // burst after one command and reschedules itself (process_sq's budget 1;
 // the model's choice to stop a burst with work left).
-void run_case(const Case& k, std::initializer_list<unsigned> batches, bool late_interrupt, bool one_per_burst) {
+void run_case(const Case& k, std::initializer_list<unsigned> batches, bool late_interrupt, bool one_per_burst,
+              const fw::DbbufDeviceOrder& order = fw::DbbufDeviceOrder{}) {
   constexpr uint32_t kEntries = 4;
   ModelConfig mc;
   mc.qsize = kEntries;
@@ -242,6 +283,7 @@ void run_case(const Case& k, std::initializer_list<unsigned> batches, bool late_
   mc.cq_eventidx = k.cq;
   mc.mmio_doorbell_value = k.mmio;
   mc.full_barrier = k.barrier;
+  mc.order_override = &order;
   ModelRun model(mc);
 
   fw::ControllerConfig cc;
@@ -249,6 +291,7 @@ void run_case(const Case& k, std::initializer_list<unsigned> batches, bool late_
   cc.sq_eventidx = k.sq;
   cc.cq_eventidx = k.cq;
   cc.mmio_doorbell_value = k.mmio;
+  cc.dbbuf_order = order;
   Rig rig(cc);
   fw::DriverConfig dc;
   dc.io_queues = 1;
@@ -310,7 +353,7 @@ void run_case(const Case& k, std::initializer_list<unsigned> batches, bool late_
     // completes everything.
     if (!one_per_burst) {
       if (model.take(StepKind::DevStartBurst))
-        model.run({StepKind::DevFetch, StepKind::DevWriteEventIdx, StepKind::DevReadShadow});
+        model.run({StepKind::DevDrain, StepKind::DevFetch, StepKind::DevWriteEventIdx, StepKind::DevReadShadow});
       if (rig.sq_kick) {
         rig.sq_kick = false;
         rig.ctrl.process_sq(kQ, 64);
@@ -318,7 +361,8 @@ void run_case(const Case& k, std::initializer_list<unsigned> batches, bool late_
     } else {
       while (model.take(StepKind::DevStartBurst)) {
         if (!model.take(StepKind::DevFetch)) continue;  // nothing the device knows of
-        model.run({StepKind::DevWriteEventIdx, StepKind::DevReadShadow});
+        model.run({StepKind::DevDrain, StepKind::DevWriteEventIdx, StepKind::DevReadShadow});
+        model.take(StepKind::DevDrain);
         model.take(StepKind::DevStopBurst);
       }
       while (rig.sq_kick) {
@@ -340,7 +384,8 @@ void run_case(const Case& k, std::initializer_list<unsigned> batches, bool late_
       const bool model_posts = model.take(StepKind::DevStartPosting);
       REQUIRE(model_posts == (post || rig.cq_kick));
       if (!model_posts) break;
-      model.run({StepKind::DevWriteEventIdx, StepKind::DevReadShadow, StepKind::DevWriteCqe, StepKind::DevMsix});
+      model.run({StepKind::DevDrain, StepKind::DevWriteEventIdx, StepKind::DevReadShadow, StepKind::DevWriteCqe,
+                 StepKind::DevMsix});
       rig.cq_kick = false;
       const size_t msix_before = rig.device.size();
       rig.ctrl.post_completions(kQ);
@@ -386,4 +431,30 @@ TEST_CASE("verify: the model's order of shadow and EventIdx accesses is the firm
               ++cases;
             }
   CHECK(cases == 256);
+}
+
+TEST_CASE("verify: the model's accesses are the controller's for other device orders too", "[verify]") {
+  // verify's --device-order choices and the re-reads deleted, each run by
+  // the controller (ControllerConfig::dbbuf_order) and the model alike.
+  using fw::DbbufAccessOrder;
+  const DbbufAccessOrder store_load{{DevStep::StoreEventIdx, DevStep::LoadShadow}, 2};
+  const DbbufAccessOrder load_store{{DevStep::LoadShadow, DevStep::StoreEventIdx, DevStep::Barrier}, 3};
+  const DbbufAccessOrder no_reread{{DevStep::StoreEventIdx, DevStep::Barrier}, 2};
+  const DbbufAccessOrder firmware = fw::kEventIdxBarrierReread;
+  const fw::DbbufDeviceOrder orders[] = {{store_load, store_load}, {load_store, load_store}, {no_reread, firmware},
+                                         {firmware, no_reread}};
+  using fw::EventIdxPolicy;
+  unsigned cases = 0;
+  for (const fw::DbbufDeviceOrder& order : orders)
+    for (EventIdxPolicy sq : {EventIdxPolicy::Echo, EventIdxPolicy::Park, EventIdxPolicy::Never})
+      for (EventIdxPolicy cq : {EventIdxPolicy::Echo, EventIdxPolicy::Lag, EventIdxPolicy::Never})
+        for (uint32_t cq_entries : {4u, 2u}) {
+          const Case k{fw::DbbufMode::Spec, sq, cq, fw::MmioDoorbellValue::Use, true, cq_entries};
+          INFO("order " << cases / 18 << ", sq " << to_string(sq) << ", cq " << to_string(cq) << ", CQ " << cq_entries);
+          run_case(k, {3, 2, 3}, false, false, order);
+          run_case(k, {1, 2, 2, 1}, true, false, order);
+          run_case(k, {3, 2, 3}, false, true, order);
+          ++cases;
+        }
+  CHECK(cases == 72);
 }

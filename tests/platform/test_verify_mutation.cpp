@@ -1,0 +1,97 @@
+// verify walks the controller's own device steps (fw::DbbufDevicePass over
+// ControllerConfig::dbbuf_order): a mutation of that order is a mutation of
+// what verify explores. Deleting the shadow re-read after the SQ EventIdx
+// store (the lost wake-up tests/firmware/test_dbbuf_interleavings.cpp shows
+// on the real controller) must come back as a counterexample; the firmware's
+// order, spelled out, must give the default's exact result.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+
+#include "nvmesim/firmware/nvme/controller.h"
+#include "nvmesim/platform/verify/report.h"
+#include "nvmesim/platform/verify/search.h"
+
+using namespace nvmesim;
+using namespace nvmesim::platform::verify;
+using DevStep = fw::DbbufDeviceStep;
+
+namespace {
+
+// The bounded space of test_verify.cpp (qsize 3, 4 I/Os) and its figures.
+constexpr uint64_t STATES_DEFAULT_SMALL = 4141;
+// The shortest trace to the lost wake-up without the SQ re-read; a change
+// in the model's steps changes it (read the new trace before updating).
+constexpr size_t STEPS_NO_SQ_REREAD = 30;
+constexpr size_t STEPS_NO_CQ_REREAD = 61;
+
+ModelConfig small() {
+  ModelConfig c;
+  c.qsize = 3;
+  c.commands = 4;
+  return c;
+}
+
+bool mentions(const SearchResult& r, const std::string& text) {
+  for (const Step& s : r.steps)
+    if (s.text.find(text) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("verify mutation: the controller's default order is the one verify explores", "[verify]") {
+  // The controller's default, handed to verify as a mutation of nothing.
+  const fw::DbbufDeviceOrder controller_order = fw::ControllerConfig{}.dbbuf_order;
+  ModelConfig c = small();
+  c.order_override = &controller_order;
+  const SearchResult r = search(c, 20000000);
+  CHECK(r.property == Property::None);
+  CHECK(r.states == STATES_DEFAULT_SMALL);
+}
+
+TEST_CASE("verify mutation: the SQ shadow re-read deleted from the controller's order loses a wake-up",
+          "[verify]") {
+  fw::DbbufDeviceOrder mutated = fw::ControllerConfig{}.dbbuf_order;
+  mutated.sq = fw::DbbufAccessOrder{{DevStep::StoreEventIdx, DevStep::Barrier}, 2};  // no LoadShadow
+  ModelConfig c = small();
+  c.order_override = &mutated;
+  const SearchResult r = search(c, 20000000);
+  REQUIRE(r.property == Property::LostWakeup);
+  CHECK(r.steps.size() == STEPS_NO_SQ_REREAD);
+  CHECK(r.path.size() == r.steps.size() + 1);
+  // The driver loaded the SQ EventIdx before the device stored it, so its
+  // doorbell was suppressed, and the device never looked at the shadow again.
+  CHECK(mentions(r, "-> suppressed"));
+  CHECK(mentions(r, "device: store SQ EventIdx = 1"));
+  CHECK_FALSE(mentions(r, "device_barrier(), load shadow SQ tail"));
+  CHECK(r.why.find("the device is idle") != std::string::npos);
+
+  // What `nvmesim verify` prints for it.
+  Checked run;
+  run.config = c;
+  run.result = r;
+  std::ostringstream out;
+  ReportOptions o;
+  o.show_time = false;
+  write_text(out, {run}, o, 0);
+  const std::string text = out.str();
+  CHECK(text.rfind("violation: lost wake-up after " + std::to_string(STEPS_NO_SQ_REREAD) + " steps", 0) == 0);
+  CHECK(text.find("driver: store command #1 in SQ slot 0") != std::string::npos);
+  INFO(text);
+  CHECK(text.find("stalled with") != std::string::npos);
+}
+
+TEST_CASE("verify mutation: the CQ shadow re-read deleted leaves the device with a stale head and a full CQ",
+          "[verify]") {
+  fw::DbbufDeviceOrder mutated = fw::ControllerConfig{}.dbbuf_order;
+  mutated.cq = fw::DbbufAccessOrder{{DevStep::StoreEventIdx, DevStep::Barrier}, 2};
+  ModelConfig c = small();
+  c.order_override = &mutated;
+  const SearchResult r = search(c, 20000000);
+  REQUIRE(r.property == Property::LostWakeup);
+  CHECK(r.steps.size() == STEPS_NO_CQ_REREAD);
+  CHECK(r.why.find("CQ full") != std::string::npos);
+  CHECK_FALSE(mentions(r, "load shadow CQ head"));
+}
