@@ -64,13 +64,6 @@ void Vcpu::sync_local() {
   qk_.sync();
 }
 
-// A sync can be skipped when nothing else can run before the vCPU's
-// present (models/sim/lookahead.h) and no store of its own is still buffered
-// (its drain must reach the kernel, or a full barrier commit it).
-bool Vcpu::must_sync(const sc_time& offset) const {
-  return store_head_ < store_buffer_.size() || activity_due_within(offset);
-}
-
 void Vcpu::set_runnable(bool runnable) {
   if (params_.cpus) params_.cpus->set_runnable(cpu_id_, runnable);
 }

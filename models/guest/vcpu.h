@@ -22,6 +22,7 @@
 #include "nvmesim/models/guest/vcpu_params.h"
 #include "nvmesim/models/guest/vcpu_stats.h"
 #include "nvmesim/models/hv/hypervisor.h"
+#include "nvmesim/models/sim/lookahead.h"
 #include "nvmesim/models/sim/quantum_keeper.h"
 
 namespace nvmesim::models {
@@ -120,7 +121,12 @@ class Vcpu : public sc_core::sc_module,
  private:
   void run();  // SC_THREAD: bring-up (vCPU 0), the jobs it waits for, its job
   sc_core::sc_time now() const { return qk_.current_time(); }
-  bool must_sync(const sc_core::sc_time& offset) const;
+  // A sync can be skipped when nothing else can run before the vCPU's
+  // present (models/sim/lookahead.h) and no store of its own is still
+  // buffered (its drain must reach the kernel, or a full barrier commit it).
+  bool must_sync(const sc_core::sc_time& offset) const {
+    return store_head_ < store_buffer_.size() || activity_due_within(offset);
+  }
   void set_runnable(bool runnable);
   // ---- Interrupts and halts.
   bool io_interrupt_due() const { return irq_pending_ && irq_time_ <= now(); }
