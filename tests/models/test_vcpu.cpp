@@ -2,7 +2,9 @@
 // -> NvmeControllerModel -> MSI -> Hypervisor -> Vcpu), built by
 // platform::System from a Config. Every expected time is derived from the
 // parameters set here and the PcieLink functions; a recording tracer gives
-// exact (picosecond) event times.
+// exact (picosecond) event times. The CPU's own rules (halt polling) and the
+// fio job's pacing in time (rate, thinktime) close the file; the job's rules
+// alone are in test_fio_job_rules.cpp.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -12,6 +14,7 @@
 
 #include <systemc>
 
+#include "nvmesim/models/guest/vcpu.h"
 #include "nvmesim/models/nvme/nvme_controller.h"
 #include "nvmesim/models/pcie/pcie_link.h"
 #include "nvmesim/models/hv/vm_exit.h"
@@ -344,4 +347,86 @@ TEST_CASE("vcpu: the vendor doorbell buffer runs on PCI vendor 0x1AE0 with opcod
   CHECK(r.dbbuf_active);
   CHECK(r.dbbuf_opcode == 0xC0);
   CHECK(r.count("ios") == 10);
+}
+
+// ---- The CPU: KVM's halt-polling window (firmware/hv/halt_poll.h), halt by halt.
+TEST_CASE("vcpu: halt polling grows its window after a halt it missed and keeps it while it catches the interrupt",
+          "[vcpu][halt_poll]") {
+  // nvme.cmd_cost 13 us: each halt waits about 16 us for its interrupt (the
+  // first test's 4.0 us from the SQ doorbell's exit to the MSI-X, plus
+  // 12 us), between halt_poll_ns_grow_start (10 us) and twice it.
+  const Config c =
+      make_config(base_settings(), {{"hv.halt_poll", "200us"}, {"nvme.cmd_cost", "13us"}, {"number_ios", "4"}});
+  System system(c);
+  const RunResults r = system.run();
+  REQUIRE(r.ios == 4);
+  const models::Vcpu& v = *system.vcpus()[0];
+  // Halt 1: window 0, the thread schedules out; the window opens at 10 us.
+  // Halt 2: polls 10 us, misses, schedules out; the window doubles to 20 us.
+  // Halts 3 and 4: caught within 20 us; the window stays.
+  CHECK(uint64_t(v.results().halt_sleeps) == 2);
+  CHECK(uint64_t(v.results().halt_poll_hits) == 2);
+  CHECK(v.halt_poll_window() == ns(20000));
+}
+
+TEST_CASE("vcpu: halts longer than hv.halt_poll never open the window", "[vcpu][halt_poll]") {
+  // Each halt (about 16 us, as above) outlasts the 15 us maximum: KVM
+  // neither grows a closed window nor polls.
+  const Config c =
+      make_config(base_settings(), {{"hv.halt_poll", "15us"}, {"nvme.cmd_cost", "13us"}, {"number_ios", "4"}});
+  System system(c);
+  const RunResults r = system.run();
+  REQUIRE(r.ios == 4);
+  const models::Vcpu& v = *system.vcpus()[0];
+  CHECK(uint64_t(v.results().halt_sleeps) == 4);
+  CHECK(uint64_t(v.results().halt_poll_hits) == 0);
+  CHECK(v.halt_poll_window() == ns(0));
+}
+
+// ---- The job on the CPU (models/guest/fio_job.h): fio's pacing in time.
+TEST_CASE("vcpu: rate_iops starts I/O n within fio's microsecond after n / rate", "[vcpu][fio_job]") {
+  RecordingTracer tracer;
+  const Config c = make_config(base_settings(), {{"rate_iops", "10000"}, {"number_ios", "5"}});
+  traces::set_active(&tracer);
+  System system(c);
+  const RunResults r = system.run();
+  traces::set_active(nullptr);
+  REQUIRE(r.ios == 5);
+  REQUIRE(tracer.ios.size() == 5);
+  const uint64_t start = system.vcpus()[0]->results().start.value();
+  // I/O n is due n * 100 us after the job's start; the job sleeps the whole
+  // microseconds its clock (utime_since_now, truncated) says are left, so
+  // it starts less than 1 us after that.
+  for (unsigned n = 0; n < 5; ++n) {
+    const uint64_t due = start + n * 100000000ull;  // ps
+    CHECK(tracer.ios[n].start >= due);
+    CHECK(tracer.ios[n].start < due + 1000000);
+  }
+}
+
+TEST_CASE("vcpu: thinktime reaps the I/Os in flight, spins thinktime_spin and halts the rest", "[vcpu][fio_job]") {
+  const Settings think = {{"number_ios", "4"}, {"thinktime", "50us"}, {"thinktime_spin", "20us"},
+                          {"thinktime_blocks", "2"}};
+  RecordingTracer tracer;
+  const Config c = make_config(base_settings(), think);
+  traces::set_active(&tracer);
+  System system(c);
+  const RunResults r = system.run();
+  traces::set_active(nullptr);
+  REQUIRE(r.ios == 4);
+  REQUIRE(tracer.ios.size() == 4);
+  // fio reaps an I/O when its interrupt handler has returned (the CQ
+  // doorbell's exit, the EOI) and prepares the next one then; after the
+  // 2nd and the 4th I/O issued it thinks first: 50 us.
+  const models::PcieLink l = emulated_link();
+  const sc_time reaped = ns(2200) + l.mmio_time(true, 4) + ns(800);
+  CHECK(ps(tracer.ios[1].start - tracer.ios[0].end) == reaped);
+  CHECK(ps(tracer.ios[2].start - tracer.ios[1].end) == reaped + ns(50000));
+  CHECK(ps(tracer.ios[3].start - tracer.ios[2].end) == reaped);
+  CHECK(system.vcpus()[0]->results().done - ps(tracer.ios[3].end) == reaped + ns(50000));
+  // The spins are guest work (beside each I/O's submit_cost, irq_entry and
+  // complete_cost), the rest of each think idle (beside the halts for the
+  // interrupts).
+  CHECK(r.vcpus[0].guest_ns == Approx(4 * (1500 + 500 + 1000) + 2 * 20000.0).margin(1e-6));
+  CHECK(r.vcpus[0].idle_ns >= 2 * 30000.0);
 }

@@ -1,5 +1,5 @@
-// The guest's job as fio's libaio loop runs it and its interrupts as the
-// hardware delivers them (models/guest/vcpu.cpp), through the binary.
+// The guest's job as fio's libaio loop runs it (models/guest/fio_job.cpp) and its
+// interrupts as the hardware delivers them (vcpu.cpp), through the binary.
 #include <catch2/catch.hpp>
 
 #include <string>

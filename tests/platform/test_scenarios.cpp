@@ -105,7 +105,7 @@ TEST_CASE("scenario: real-nvme extension and fixed-notifier and virtio-blk ratio
 
 // Once out of band (1.08 against 3.45): the job submitted every free slot at
 // once and took interrupts only when halted. With fio's reap-one, submit-one
-// loop and interrupts taken as they arrive (models/guest/vcpu.cpp), the same guest
+// loop (models/guest/fio_job.cpp) and interrupts taken as they arrive (vcpu.cpp), the same guest
 // costs serve both of Ming Lin's runs.
 // Figure 2 is virtio-blk's 174 MB/s (not an independent check: it set the
 // guest's cost per request).

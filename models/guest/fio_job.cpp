@@ -1,0 +1,233 @@
+// The fio job's loop and its submission side: fio's do_io, the batches
+// handed to the guest's driver, and the rate and thinktime that pace them.
+// Its completion side is in models/guest/fio_job_reap.cpp.
+#include "nvmesim/models/guest/fio_job.h"
+
+#include <algorithm>
+
+#include "nvmesim/models/guest/guest.h"
+#include "nvmesim/models/guest/vcpu.h"
+#include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/models/sim/run_control.h"
+#include "nvmesim/traces/tracer.h"
+
+using namespace sc_core;
+
+namespace nvmesim::models {
+
+namespace {
+// Tags one queue can have in flight (the NVMe driver's, or a virtqueue's
+// descriptors): the size of the per-tag vectors.
+uint32_t tag_count(const Guest& guest) {
+  uint32_t tags = guest.driver().config().max_outstanding_per_queue + 1;
+  if (const auto* vc = guest.virtio_config()) tags = std::max<uint32_t>(tags, vc->queue_size);
+  return tags;
+}
+}  // namespace
+
+FioJob::FioJob(Vcpu& cpu, const VcpuParams& params, VcpuStats& stats, Guest& guest)
+    : cpu_(cpu), params_(params), stats_(stats), guest_(guest), workload_(params.job),
+      thinktime_(params.thinktime, params.thinktime_spin, params.thinktime_blocks),
+      verify_(params.verify, params.job.bs, params.job.size, tag_count(guest)) {
+  const uint32_t tags = tag_count(guest);
+  start_time_.resize(tags);
+  issue_time_.resize(tags);
+  is_write_.resize(tags);
+  offset_.resize(tags);
+  bytes_.resize(tags);
+  batch_tags_.reserve(tags);
+  aio_ring_.resize(std::max<uint32_t>(tags, params.iodepth) + 1);  // at most iodepth wait unreaped
+  reaped_.resize(tags);
+  used_.reserve(tags);
+  rate_.setup(params.rate, params.rate_iops, params.job);
+}
+
+// fio's do_io loop (backend.c): queue I/O while below iodepth (each I/O
+// waiting for the rate first, a thinktime after it); with the queue full,
+// reap (wait_for_completions) until at most iodepth_low are left; with
+// nothing left to issue, reap what is in flight.
+void FioJob::run() {
+  cpu_.sync_local();
+  stats_.start = kernel_now();
+  stats_.end = stats_.start;
+  const uint32_t low = params_.iodepth_low && params_.iodepth_low < params_.iodepth ? params_.iodepth_low
+                                                                                     : params_.iodepth;
+  for (;;) {
+    while (can_issue()) {
+      rate_wait(true);
+      if (!can_issue()) break;  // the runtime ended while it slept
+      submit_batch();
+      think();
+    }
+    if (inflight_ == 0) break;
+    const bool full = inflight_ >= params_.iodepth;
+    do reap();
+    while (full && inflight_ > low);
+  }
+  cpu_.sync_local();
+}
+
+bool FioJob::can_issue(uint32_t pending) const {
+  if (inflight_ + pending >= params_.iodepth) return false;  // fio's queue is full until it reaps
+  if (params_.number_ios && stats_.issued + pending >= params_.number_ios) return false;
+  if (params_.runtime != SC_ZERO_TIME && cpu_.current_time() >= stats_.start + params_.runtime) return false;
+  if (run_control::stop_requested()) return false;  // a signal: drain, as fio (models/sim/run_control.h)
+  return true;
+}
+
+void FioJob::submit_batch() {
+  fw::VirtioBlkDriver* vb = guest_.virtio();
+  if (vb && virtqueue_shared()) {
+    submit_batch_shared(*vb);
+    return;
+  }
+  unsigned n = 0;
+  batch_tags_.clear();
+  while (n < params_.batch_submit && can_issue() && (n == 0 || !rate_wait(false))) {
+    const NextIo io = workload_.next();
+    const sc_time started = cpu_.current_time();
+    if (!issue(io, started)) break;  // SQ full: publish what we have
+    ++n;
+    cpu_.guest_work(params_.submit_cost);
+  }
+  // One SQ doorbell update per batch; virtio-blk kicks once per batch
+  // (virtio_queue_rq: kick_prepare on the batch's last request).
+  if (n) {
+    trace_update(true, vb ? vb->kick(virtqueue(), &cpu_) : guest_.driver().ring_sq(params_.qid));
+    submitted(n);
+  }
+}
+
+// io_submit returned (the doorbell's exit, if any, included): fio's
+// issue_time for the batch (engines/libaio.c fio_libaio_queued) and its
+// depth marks (ioengines.c td_io_commit, io_u_mark_submit).
+void FioJob::submitted(unsigned n) {
+  const sc_time t = cpu_.current_time();
+  for (const uint16_t tag : batch_tags_) issue_time_[tag] = t;
+  batch_tags_.clear();
+  stats_.depths.mark_submit(n, inflight_);
+}
+
+// A virtqueue shared with other jobs' vCPUs: virtio_queue_rq (or
+// virtio_queue_rqs for a batch) adds the requests and decides the kick under
+// one hold of the queue's lock, after the block layer's work on each, so no
+// other vCPU's request slips between this batch's adds and its kick decision.
+void FioJob::submit_batch_shared(fw::VirtioBlkDriver& vb) {
+  shared_batch_.clear();
+  while (shared_batch_.size() < params_.batch_submit && can_issue(uint32_t(shared_batch_.size()))) {
+    const NextIo io = workload_.next();
+    shared_batch_.push_back({io, cpu_.current_time()});
+    cpu_.guest_work(params_.submit_cost);
+  }
+  // Before the lock: nothing may run between its adds and its kick decision.
+  if (guest_.watching_avail()) cpu_.sync_local();
+  unsigned n = 0;
+  batch_tags_.clear();
+  for (const PendingIo& p : shared_batch_) {
+    if (!issue(p.io, p.started)) break;  // ring full: publish what we have
+    ++n;
+  }
+  if (n) {
+    trace_update(true, vb.kick(virtqueue(), &cpu_));
+    submitted(n);
+  }
+}
+
+bool FioJob::virtqueue_shared() const {
+  const fw::VirtioBlkDriver* vb = guest_.virtio();
+  return vb && vb->last_bring_up().queues && vb->last_bring_up().queues < guest_.vcpu_count();
+}
+
+uint16_t FioJob::virtqueue() const {
+  const fw::VirtioBlkDriver* vb = guest_.virtio();
+  const uint16_t queues = vb && vb->last_bring_up().queues ? vb->last_bring_up().queues : 1;
+  return fw::VirtioBlkDriver::queue_of_cpu(params_.qid - 1u, queues);
+}
+
+// Builds one I/O on the job's queue (the NVMe SQ entry or the virtio chain).
+bool FioJob::issue(const NextIo& io, const sc_time& started) {
+  const uint32_t lba = guest_.bringup().lba_bytes;
+  fw::IoSpec spec;
+  spec.opcode = io.write ? nvme::io::WRITE : nvme::io::READ;
+  spec.slba = io.offset / lba;
+  spec.nlb = io.bytes / lba;
+  fw::VirtioBlkDriver* vb = guest_.virtio();
+  // A device that busy-polls the avail ring (virtio.busy_poll) reads it at
+  // any time: the avail->idx store must land at the vCPU's own time, not
+  // ahead of the device in its quantum. (A shared queue synced before its lock.)
+  if (vb && guest_.watching_avail() && !virtqueue_shared()) cpu_.sync_local();
+  const int32_t tag = vb ? vb->submit(virtqueue(), spec, &cpu_) : guest_.driver().submit(params_.qid, spec);
+  if (tag < 0) return false;
+  if (vb) guest_.avail_published(virtqueue(), cpu_.current_time() - kernel_now());  // virtqueue_add stored avail->idx
+  rate_.issued(io.write ? 1 : 0, io.bytes);
+  start_time_[tag] = started;
+  issue_time_[tag] = started;  // until its io_submit returns (submitted)
+  batch_tags_.push_back(uint16_t(tag));
+  is_write_[tag] = io.write;
+  offset_[tag] = io.offset;
+  bytes_[tag] = uint32_t(io.bytes);
+  if (auto* t = traces::active()) t->io_start(params_.qid, uint32_t(tag), io.write, started.value());
+  if (verify_.enabled()) verify_.prepare(uint32_t(tag), io.write, io.offset, data_buffer(uint32_t(tag), io.bytes), io.bytes);
+  ++outstanding_;
+  ++inflight_;
+  ++stats_.issued;
+  return true;
+}
+
+// The I/O's data buffer in guest memory, as the CPU sees it.
+uint8_t* FioJob::data_buffer(uint32_t tag, uint32_t bytes) {
+  const fw::VirtioBlkDriver* vb = guest_.virtio();
+  const uint64_t gpa = vb ? vb->data_buffer(virtqueue(), tag) : guest_.driver().data_buffer(params_.qid, tag);
+  return cpu_.guest_memory(gpa, bytes);
+}
+
+// fio's rate_ddir (io_u.c): the next I/O's direction is due when its
+// rate_next_io_time has passed; else, in a mixed job, the other direction
+// if it is due; else the job quiesces and sleeps until the earlier of them
+// (the sleep computed before the quiesce, as fio does), at most to the
+// runtime's end.
+bool FioJob::rate_wait(bool sleep) {
+  if (!rate_.limited()) return false;
+  const uint64_t now_us = (cpu_.current_time() - stats_.start).value() / 1000000;  // utime_since_now(&td->epoch)
+  const unsigned d = workload_.next_is_write() ? 1 : 0;
+  const uint32_t other_share = d ? params_.job.rwmixread : 100 - params_.job.rwmixread;
+  const FioRate::Pace pace = rate_.pace(now_us, d, params_.job.rw == RwMode::RandRw && other_share);
+  if (!pace.wait) {
+    if (sleep && pace.dir != d) workload_.force_write(pace.dir == 1);
+    return false;
+  }
+  if (!sleep) return true;
+  workload_.force_write(pace.dir == 1);
+  quiesce();
+  sc_time nap = sc_time(double(pace.wait_us), SC_US);
+  if (params_.runtime != SC_ZERO_TIME) {
+    const sc_time end = stats_.start + params_.runtime;
+    const sc_time now = cpu_.current_time();
+    nap = now >= end ? SC_ZERO_TIME : std::min(nap, end - now);
+  }
+  cpu_.halt_for(nap);
+  return false;
+}
+
+// fio's handle_thinktime (backend.c): complete the I/Os in flight, spin,
+// sleep the rest.
+void FioJob::think() {
+  const uint64_t issued = stats_.issued;
+  if (!thinktime_.due(issued)) return;
+  quiesce();
+  if (thinktime_.spin() != SC_ZERO_TIME) cpu_.guest_work(thinktime_.spin());
+  cpu_.halt_for(thinktime_.sleep());
+  thinktime_.taken(issued);
+}
+
+void FioJob::trace_update(bool sq, const fw::DoorbellUpdate& u) {
+  auto* t = traces::active();
+  if (!t || !u.updated) return;
+  const uint64_t at = cpu_.current_time().value();
+  t->doorbell_update(params_.qid, sq, at, u.new_value, u.mmio, u.via_shadow, u.eventidx);
+  t->queue_value(params_.qid, sq ? traces::QueueSignal::DriverSqTail : traces::QueueSignal::DriverCqHead,
+                 at, u.new_value);
+  t->queue_value(params_.qid, traces::QueueSignal::Outstanding, at, outstanding_);
+}
+
+}  // namespace nvmesim::models

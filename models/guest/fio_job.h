@@ -1,0 +1,120 @@
+// One fio job (libaio) running on a vCPU: fio's do_io loop keeps `iodepth`
+// I/Os unreaped, submitting them in batches of iodepth_batch_submit through
+// the guest's driver (one SQ doorbell update or virtqueue kick per batch),
+// and once its queue is full reaps iodepth_batch_complete_min..max of them
+// from its aio ring (io_getevents), paced by fio's rate and thinktime and
+// checked by verify=pattern. The driver's completion pass for the job's
+// queue (nvme_irq's, virtblk_done's) hands finished I/Os to the aio ring;
+// the CPU (models/guest/vcpu.h) runs it from its interrupt, or the job from
+// its poll. The job's time is the CPU's: it runs guest work, syncs and
+// halts through it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "nvmesim/firmware/guest/driver.h"
+#include "nvmesim/firmware/guest/virtio_blk_driver.h"
+#include "nvmesim/models/guest/fio_pacing.h"
+#include "nvmesim/models/guest/fio_verify.h"
+#include "nvmesim/models/guest/vcpu_params.h"
+#include "nvmesim/models/guest/vcpu_stats.h"
+#include "nvmesim/models/guest/workload.h"
+
+namespace nvmesim::models {
+
+class Guest;
+class Vcpu;
+
+class FioJob {
+ public:
+  // fio's per-I/O logs (write_lat_log, ...): one sample at each I/O's reap.
+  struct IoSample {
+    uint64_t elapsed_ps;  // from its job's start, at the reap
+    uint64_t slat_ns, clat_ns, lat_ns;  // fio's
+    bool write;
+    uint32_t bytes;
+    uint64_t offset;
+  };
+
+  // The job of `cpu` (whose params and statistics group it uses).
+  FioJob(Vcpu& cpu, const VcpuParams& params, VcpuStats& stats, Guest& guest);
+
+  // fio's do_io loop (backend.c), from the job's start to its last reap.
+  void run();
+  // The driver's completion pass over the job's queue (nvme_irq ->
+  // nvme_poll_cq, or vring_interrupt -> virtblk_done): each finished I/O
+  // into its job's aio ring.
+  void process_completions();
+  // The I/O ended at `end` (now, or when another vCPU's interrupt handler
+  // completed it): latency, statistics, into the aio ring.
+  void record_completion(const fw::Completion& c, const sc_core::sc_time& end);
+
+  void on_io(std::function<void(const IoSample&)> sink) { io_sink_ = std::move(sink); }
+  uint32_t outstanding() const { return outstanding_; }
+  // The virtqueue this job submits on (blk_mq_map_queues: vCPU % queues).
+  uint16_t virtqueue() const;
+
+ private:
+  bool can_issue(uint32_t pending = 0) const;  // pending: I/Os of this batch not yet issued
+  void submit_batch();
+  void submit_batch_shared(fw::VirtioBlkDriver& vb);
+  void submitted(unsigned n);  // the batch's io_submit returned
+  bool virtqueue_shared() const;  // virtio.queues < numjobs: other jobs use this job's queue
+  bool issue(const NextIo& io, const sc_core::sc_time& started);
+  uint8_t* data_buffer(uint32_t tag, uint32_t bytes);
+  void finish_io(const fw::Completion& c);
+  void reap();
+  void reap_events(uint32_t n);  // fio's reap of n I/Os from the aio ring, now
+  void quiesce();  // fio's io_u_quiesce: reap until nothing is in flight
+  // fio's rate_ddir: true when the next I/O must wait for the rate; with
+  // `sleep`, quiesces and sleeps for it first (and returns false).
+  bool rate_wait(bool sleep);
+  void think();  // fio's handle_thinktime
+  void trace_update(bool sq, const fw::DoorbellUpdate& u);
+
+  Vcpu& cpu_;
+  const VcpuParams& params_;
+  VcpuStats& stats_;
+  Guest& guest_;
+  Workload workload_;
+  FioRate rate_;
+  FioThinktime thinktime_;
+  FioVerify verify_;
+
+  // Per tag: what fio and the statistics need of the I/O on it.
+  std::vector<sc_core::sc_time> start_time_;  // fio prepared it (io_u->start_time)
+  std::vector<sc_core::sc_time> issue_time_;  // its io_submit returned (io_u->issue_time)
+  std::vector<uint8_t> is_write_;
+  std::vector<uint64_t> offset_;              // byte offset (fio's log_offset)
+  std::vector<uint32_t> bytes_;
+  std::vector<uint16_t> batch_tags_;          // tags of the batch being submitted
+  // The job's aio ring: I/Os the driver completed, in completion order,
+  // until fio reaps them (a tag may be reused by then, so each entry keeps
+  // what fio's figures need).
+  struct AioEvent {
+    sc_core::sc_time started, issued;
+    uint64_t offset;
+    uint32_t bytes;
+    bool write;
+  };
+  std::vector<AioEvent> aio_ring_;  // capacity: every tag; head/count index it
+  size_t aio_head_ = 0, aio_count_ = 0;
+  std::vector<fw::Completion> reaped_;  // one NVMe completion pass's CQEs
+  std::vector<fw::VirtioBlkDriver::UsedRequest> used_;  // one virtio interrupt's used requests
+  struct PendingIo {
+    NextIo io;
+    sc_core::sc_time started;
+  };
+  std::vector<PendingIo> shared_batch_;  // submit_batch_shared's batch (kept: no allocation once grown)
+  uint32_t outstanding_ = 0;  // submitted to the driver, not yet completed by it
+  // fio's view: I/Os submitted and not yet reaped (what iodepth bounds), and
+  // those completed by the driver, waiting in the aio ring for fio's reap.
+  uint32_t inflight_ = 0, ready_ = 0;
+  std::function<void(const IoSample&)> io_sink_;
+};
+
+}  // namespace nvmesim::models

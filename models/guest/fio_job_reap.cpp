@@ -1,0 +1,120 @@
+// The fio job's completion side: the driver's completion pass for the job's
+// queue, each finished I/O into the job's aio ring (with verify's check), and
+// fio's reap of the ring, which stamps clat and lat.
+#include <algorithm>
+
+#include "nvmesim/models/guest/fio_job.h"
+#include "nvmesim/models/guest/guest.h"
+#include "nvmesim/models/guest/vcpu.h"
+#include "nvmesim/traces/tracer.h"
+
+using namespace sc_core;
+
+namespace nvmesim::models {
+
+void FioJob::process_completions() {
+  if (fw::VirtioBlkDriver* vb = guest_.virtio()) {
+    // vring_interrupt -> virtblk_done: every used entry, callbacks suppressed
+    // through used_event meanwhile; no completion doorbell. On a shared
+    // queue, the other jobs' I/Os complete here and wake their jobs.
+    vb->interrupt(virtqueue(), used_, &cpu_);
+    for (const fw::VirtioBlkDriver::UsedRequest& c : used_) {
+      Vcpu* owner = static_cast<Vcpu*>(c.submitter);
+      if (!owner || owner == &cpu_) {
+        finish_io(c);
+      } else {
+        cpu_.guest_work(params_.complete_cost);
+        owner->complete_remote(c, cpu_.current_time());
+      }
+    }
+  } else {
+    // Consume every completion whose phase matches, finishing each I/O, then
+    // publish the CQ head once (nvme_irq -> nvme_poll_cq -> nvme_ring_cq_doorbell).
+    const unsigned n =
+        guest_.driver().consume_completions(params_.qid, reaped_.data(), unsigned(reaped_.size()));
+    for (unsigned i = 0; i < n; ++i) finish_io(reaped_[i]);
+    trace_update(false, guest_.driver().update_cq_head(params_.qid));
+  }
+}
+
+void FioJob::finish_io(const fw::Completion& c) {
+  cpu_.guest_work(params_.complete_cost);
+  record_completion(c, cpu_.current_time());
+}
+
+void FioJob::record_completion(const fw::Completion& c, const sc_time& end) {
+  const bool write = is_write_[c.tag] != 0;
+  const uint64_t driver_ns = (end - start_time_[c.tag]).value() / 1000;
+  stats_.driver_lat[write ? 1 : 0].add(driver_ns);
+  if (auto* t = traces::active()) t->io(params_.qid, c.tag, write, start_time_[c.tag].value(), end.value());
+  --outstanding_;
+  // Into the job's aio ring, for fio's next reap.
+  AioEvent& e = aio_ring_[(aio_head_ + aio_count_++) % aio_ring_.size()];
+  e = AioEvent{start_time_[c.tag], issue_time_[c.tag], offset_[c.tag], bytes_[c.tag], write};
+  ++ready_;
+  ++stats_.ios;
+  if (c.status && stats_.errors++ == 0) stats_.first_error_status = c.status;
+  if (verify_.enabled() && !c.status && verify_.completed(c.tag, write)) {  // a read of a written block
+    ++stats_.verified_reads;
+    if (!verify_.matches(c.tag, data_buffer(c.tag, verify_.block_bytes()))) ++stats_.verify_errors;
+  }
+  const uint64_t bytes = bytes_[c.tag];
+  if (write) {
+    ++stats_.write_ios;
+    stats_.write_bytes += bytes;
+  } else {
+    ++stats_.read_ios;
+    stats_.read_bytes += bytes;
+  }
+  stats_.end = end;
+}
+
+// fio's io_getevents(min, max) (fio io_u.c io_u_queued_complete): waits
+// until iodepth_batch_complete_min I/Os are in the aio ring (the vCPU halts
+// if none is coming sooner), then takes at most iodepth_batch_complete_max.
+void FioJob::reap() {
+  const uint32_t want = std::min(params_.batch_complete_min, inflight_);
+  while (ready_ < want) {
+    if (params_.poll_completions) {
+      cpu_.guest_work(params_.poll_interval);
+      cpu_.sync_local();
+      const bool found = guest_.driver().completion_ready(params_.qid);
+      cpu_.polled(found);
+      if (found) process_completions();
+      continue;
+    }
+    cpu_.wait_for_io();
+  }
+  const uint32_t n = std::min(ready_, params_.batch_complete_max);
+  ready_ -= n;
+  inflight_ -= n;
+  reap_events(n);
+}
+
+// io_getevents returned n events: fio stamps them once (io_u.c
+// ios_completed, icd->time) and computes clat from issue_time, lat from
+// start_time (io_u.c account_io_completion).
+void FioJob::reap_events(uint32_t n) {
+  if (!n) return;
+  const sc_time t = cpu_.current_time();
+  stats_.depths.mark_complete(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const AioEvent& e = aio_ring_[aio_head_];
+    aio_head_ = (aio_head_ + 1) % aio_ring_.size();
+    --aio_count_;
+    const uint64_t slat = (e.issued - e.started).value() / 1000;
+    const uint64_t clat = (t - e.issued).value() / 1000;
+    const uint64_t lat = (t - e.started).value() / 1000;
+    const unsigned d = e.write ? 1 : 0;
+    stats_.slat[d].add(slat);
+    stats_.clat[d].add(clat);
+    stats_.lat[d].add(lat);
+    if (io_sink_) io_sink_({(t - stats_.start).value(), slat, clat, lat, e.write, e.bytes, e.offset});
+  }
+}
+
+void FioJob::quiesce() {
+  while (inflight_) reap();
+}
+
+}  // namespace nvmesim::models

@@ -1,0 +1,108 @@
+// What a vCPU is given by the configuration: its fio job's options
+// (WorkloadParams, fio's flat names), what the guest's driver costs it
+// (GuestCpuCosts, guest.*), and where it sits in the system (VcpuParams).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <systemc>
+
+#include "nvmesim/models/guest/fio_options.h"
+#include "nvmesim/models/guest/workload.h"
+#include "nvmesim/models/sim/param_defaults.h"
+
+namespace nvmesim::models {
+
+class HostCpus;
+
+// One fio job's options, fio's flat names (see models/sim/param_visit.h). A
+// vCPU's Params are these plus its own (VcpuParams derives from it).
+struct WorkloadParams {
+  JobSpec job;
+  uint32_t iodepth{};
+  uint32_t numjobs{};             // vCPUs (and I/O queue pairs) running the job
+  sc_core::sc_time runtime;       // 0: until number_ios
+  uint64_t number_ios{};          // 0: until runtime
+  uint32_t batch_submit{};        // fio iodepth_batch_submit: I/Os per SQ doorbell update
+  uint32_t batch_complete_min{};  // fio iodepth_batch_complete_min: I/Os a reap waits for
+  uint32_t batch_complete_max{};  // fio iodepth_batch_complete_max: most I/Os one reap takes
+  bool verify{};                  // fio verify=pattern: writes carry a per-block pattern, reads check it
+  uint32_t iodepth_low{};         // fio iodepth_low: a full queue is reaped down to this (0 = iodepth)
+  std::string rate, rate_iops;    // fio rate / rate_iops: "read[,write]" per second (models/guest/fio_options.h)
+  sc_core::sc_time thinktime;     // fio thinktime: stall after every thinktime_blocks I/Os issued
+  sc_core::sc_time thinktime_spin;  // ... of which the first part spins (guest work), the rest sleeps
+  uint32_t thinktime_blocks{};    // fio thinktime_blocks
+
+  WorkloadParams() { set_param_defaults(*this); }  // the visit lines' defaults
+
+  static constexpr const char* param_prefix = "";
+  static constexpr EnumEntry<bool> verify_modes[] = {{false, "off"}, {true, "pattern"}};
+  template <class V>
+  void visit(V& v) {
+    using namespace param_units;
+    v.choice(job.rw, "rw", "randread", rw_modes, "", "I/O pattern, as fio's rw");
+    v.size(job.bs, "bs", "4k", 512, 1 * MiB,
+           "block size of each I/O (at most nvme.mdts allows; not split)");
+    v.integer(iodepth, "iodepth", "32", "I/Os", 1, 4095, "I/Os kept in flight per job");
+    v.integer(numjobs, "numjobs", "1", "jobs", 1, 64, "jobs, one per vCPU and I/O queue pair");
+    v.time(runtime, "runtime", "0s", 0, 3600 * S, "measured interval (0 = until number_ios)");
+    v.integer(number_ios, "number_ios", "200000", "I/Os", 0, 1e10,
+              "I/Os each job completes, as fio (0 = until runtime); k, m, g multiply by 1024 as in fio",
+              ParamOptions{true, false, ""});
+    v.size(job.size, "size", "1g", 4 * KiB, 1 * TiB, "region of the namespace the jobs address");
+    v.integer(job.rwmixread, "rwmixread", "50", "%", 0, 100, "percentage of reads for rw=randrw");
+    v.integer(job.seed, "seed", "1", "", 0, 9223372036854775807.0, "random seed (same seed, same run)");
+    v.integer(batch_submit, "iodepth_batch_submit", "1", "I/Os", 1, 4095,
+              "I/Os submitted together, one SQ doorbell update per batch (fio's)");
+    v.integer(batch_complete_min, "iodepth_batch_complete_min", "1", "I/Os", 1, 4095,
+              "I/Os a job waits for before it reaps (fio's; its queue full, it reaps then)");
+    v.integer(batch_complete_max, "iodepth_batch_complete_max", "0", "I/Os", 0, 4095,
+              "most I/Os one reap takes (fio's; 0 = iodepth_batch_complete_min)");
+    v.choice(verify, "verify", "off", verify_modes, "",
+             "pattern: writes carry a per-block pattern that reads of written blocks check");
+    v.integer(iodepth_low, "iodepth_low", "0", "I/Os", 0, 4095,
+              "a full queue is reaped until this many I/Os are left (fio's; 0 = iodepth)");
+    v.text(job.bssplit_text, "bssplit", "", fio_opt::check_bssplit,
+           "block sizes by weight, fio's bs/perc:bs/perc[,write's] (empty: bs)");
+    v.text(job.bsrange_text, "bsrange", "", fio_opt::check_bsrange,
+           "block sizes min-max[,write's], uniform over multiples of min as fio (empty: bs)");
+    v.text(job.distribution_text, "random_distribution", "random", fio_opt::check_distribution,
+           "random offsets: random, zipf[:theta], pareto[:h], normal[:dev%] (fio's, lib/zipf.c)");
+    v.text(rate, "rate", "", fio_opt::check_rate,
+           "bytes per second per job, read[,write] (fio's rate; empty: no limit)");
+    v.text(rate_iops, "rate_iops", "", fio_opt::check_rate_iops,
+           "I/Os per second per job, read[,write] (fio's rate_iops; empty: no limit)");
+    v.time(thinktime, "thinktime", "0s", 0, 3600 * S,
+           "stall after thinktime_blocks I/Os, in-flight ones completed first (fio's)");
+    v.time(thinktime_spin, "thinktime_spin", "0s", 0, 3600 * S,
+           "part of thinktime spent busy (guest work) instead of sleeping (fio's)");
+    v.integer(thinktime_blocks, "thinktime_blocks", "1", "I/Os", 1, 1e9,
+              "I/Os issued between thinktimes (fio's)");
+  }
+  // The largest I/O the job issues (buffers, MDTS).
+  uint64_t max_bs() const { return std::max(job.max_bs(0), job.max_bs(1)); }
+};
+
+// What the guest's driver costs a vCPU: guest.submit_cost and the others
+// GuestParams (models/guest/guest.h) visits.
+struct GuestCpuCosts {
+  sc_core::sc_time submit_cost;       // guest CPU per command submitted
+  sc_core::sc_time complete_cost;     // guest CPU per completion
+  sc_core::sc_time irq_entry;         // guest interrupt entry
+  sc_core::sc_time poll_interval;     // polled completions: time between checks
+  sc_core::sc_time store_visibility;  // store-buffer drain time
+};
+
+// One vCPU's settings: its job's options and the driver's costs (both from
+// the configuration), and where it sits.
+struct VcpuParams : WorkloadParams, GuestCpuCosts {
+  unsigned index = 0;
+  uint16_t qid = 1;                 // its I/O queue pair
+  bool poll_completions = false;
+  uint32_t io_vector = 0;           // MSI data of its I/O CQ
+  uint32_t admin_vector = 0;        // MSI data of the admin CQ
+  HostCpus* cpus = nullptr;         // shared host cores (null: a core of its own)
+};
+
+}  // namespace nvmesim::models
