@@ -39,6 +39,9 @@ struct ControllerConfig {
   // (dbbuf_device_steps.h): QEMU's by default; tests and `nvmesim verify`
   // mutate it to show what each access is for.
   DbbufDeviceOrder dbbuf_order;
+  // Test seam: the code of the shadow loads and EventIdx stores
+  // (dbbuf_device_steps.h); nullptr: the firmware's, fw::kDbbufStepCode.
+  const DbbufStepCode* dbbuf_step_code = nullptr;
   uint64_t guest_memory_bytes = 0;  // doorbell-buffer and data-buffer range checks (0: none)
   // CAP.AMS bit 17: Weighted Round Robin with Urgent Priority Class offered
   // (CC.AMS 001b accepted). Off by default, as QEMU's controller, which
@@ -281,6 +284,8 @@ class Controller {
                       bool& submitted);
   bool write_cqe(Cq& cq);
   // doorbell buffer (controller_dbbuf.cpp)
+  class DbbufAccess;  // the step code's memory: the buffer's entries through env_
+  const DbbufStepCode& step_code() const;
   bool dbbuf_covers(uint16_t qid) const;
   void shadow_read_sq_tail(uint16_t sqid);
   void shadow_read_cq_head(uint16_t cqid);

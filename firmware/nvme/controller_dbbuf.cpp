@@ -47,42 +47,107 @@ void Controller::write_eventidx(uint32_t offset, uint32_t value) {
   if (env_.dma_write(DmaPurpose::EventIdxWrite, dbbuf_eventidx_ + offset, b, 4)) counters_.eventidx_writes++;
 }
 
-void Controller::shadow_read_sq_tail(uint16_t sqid) {
-  Sq& sq = sqs_[sqid];
-  uint8_t b[4];
-  counters_.shadow_reads++;
-  if (!env_.dma_read(DmaPurpose::ShadowRead, dbbuf_shadow_ + dbbuf_sq_offset(sqid, config_.dstrd), b, 4)) return;
-  const uint32_t v = get_le32(b);
-  if (!sq_tail_valid(sq, v)) {  // not trusted: keep the tail we know
-    invalid_doorbell(async_event::INFO_INVALID_DOORBELL_VALUE);
+namespace {
+
+// The step code (dbbuf_device_steps.h): pure but for `memory`.
+void load_shadow_sq_tail(DbbufQueue& sq, DbbufDeviceMemory& memory) {
+  uint32_t v = 0;
+  if (!memory.load_shadow(v)) return;
+  if (!sq_tail_acceptable(sq.size, sq.head, sq.tail, v)) {  // not trusted: keep the tail we know
+    memory.invalid_shadow_value();
     return;
   }
   sq.tail = v;
 }
 
-void Controller::shadow_read_cq_head(uint16_t cqid) {
-  Cq& cq = cqs_[cqid];
-  uint8_t b[4];
-  counters_.shadow_reads++;
-  if (!env_.dma_read(DmaPurpose::ShadowRead, dbbuf_shadow_ + dbbuf_cq_offset(cqid, config_.dstrd), b, 4)) return;
-  const uint32_t v = get_le32(b);
-  if (!cq_head_valid(cq, v)) {
-    invalid_doorbell(async_event::INFO_INVALID_DOORBELL_VALUE);
+void load_shadow_cq_head(DbbufQueue& cq, DbbufDeviceMemory& memory) {
+  uint32_t v = 0;
+  if (!memory.load_shadow(v)) return;
+  if (!cq_head_acceptable(cq.size, cq.head, cq.tail, v)) {
+    memory.invalid_shadow_value();
     return;
   }
   cq.head = v;
 }
 
+void store_sq_eventidx(EventIdxPolicy policy, DbbufQueue& sq, DbbufDeviceMemory& memory) {
+  const EventIdxWrite w = eventidx_update(policy, sq.tail, sq.size, sq.eventidx_parked);
+  if (w.write) memory.store_eventidx(w.value);
+}
+
+void store_cq_eventidx(EventIdxPolicy policy, DbbufQueue& cq, DbbufDeviceMemory& memory) {
+  const EventIdxWrite w = eventidx_update(policy, cq.head, cq.size, cq.eventidx_parked);
+  if (w.write) memory.store_eventidx(w.value);
+}
+
+// What a step left in the queue's copy becomes the queue's.
+template <class Queue>
+void take(Queue& queue, const DbbufQueue& q) {
+  queue.head = q.head;
+  queue.tail = q.tail;
+  queue.eventidx_parked = q.eventidx_parked;
+}
+
+}  // namespace
+
+const DbbufStepCode kDbbufStepCode{load_shadow_sq_tail, load_shadow_cq_head, store_sq_eventidx, store_cq_eventidx};
+
+// One queue's entries of the doorbell buffer through the controller's DMA.
+class Controller::DbbufAccess final : public DbbufDeviceMemory {
+ public:
+  DbbufAccess(Controller& c, uint32_t offset) : c_(c), offset_(offset) {}
+  bool load_shadow(uint32_t& value) override {
+    uint8_t b[4];
+    if (!c_.env_.dma_read(DmaPurpose::ShadowRead, c_.dbbuf_shadow_ + offset_, b, 4)) return false;
+    value = get_le32(b);
+    return true;
+  }
+  void store_eventidx(uint32_t value) override { c_.write_eventidx(offset_, value); }
+  void invalid_shadow_value() override { c_.invalid_doorbell(async_event::INFO_INVALID_DOORBELL_VALUE); }
+
+ private:
+  Controller& c_;
+  uint32_t offset_;
+};
+
+const DbbufStepCode& Controller::step_code() const {
+  return config_.dbbuf_step_code ? *config_.dbbuf_step_code : kDbbufStepCode;
+}
+
+// Each step runs on a copy of the queue's doorbell state, which is then the
+// queue's (the step code is shared with verify, which keeps its own state).
+void Controller::shadow_read_sq_tail(uint16_t sqid) {
+  Sq& sq = sqs_[sqid];
+  counters_.shadow_reads++;
+  DbbufAccess memory(*this, dbbuf_sq_offset(sqid, config_.dstrd));
+  DbbufQueue q{sq.size, sq.head, sq.tail, sq.eventidx_parked};
+  step_code().load_shadow_sq_tail(q, memory);
+  take(sq, q);
+}
+
+void Controller::shadow_read_cq_head(uint16_t cqid) {
+  Cq& cq = cqs_[cqid];
+  counters_.shadow_reads++;
+  DbbufAccess memory(*this, dbbuf_cq_offset(cqid, config_.dstrd));
+  DbbufQueue q{cq.size, cq.head, cq.tail, cq.eventidx_parked};
+  step_code().load_shadow_cq_head(q, memory);
+  take(cq, q);
+}
+
 void Controller::apply_sq_eventidx(uint16_t sqid) {
   Sq& sq = sqs_[sqid];
-  const EventIdxWrite w = eventidx_update(config_.sq_eventidx, sq.tail, sq.size, sq.eventidx_parked);
-  if (w.write) write_eventidx(dbbuf_sq_offset(sqid, config_.dstrd), w.value);
+  DbbufAccess memory(*this, dbbuf_sq_offset(sqid, config_.dstrd));
+  DbbufQueue q{sq.size, sq.head, sq.tail, sq.eventidx_parked};
+  step_code().store_sq_eventidx(config_.sq_eventidx, q, memory);
+  take(sq, q);
 }
 
 void Controller::apply_cq_eventidx(uint16_t cqid) {
   Cq& cq = cqs_[cqid];
-  const EventIdxWrite w = eventidx_update(config_.cq_eventidx, cq.head, cq.size, cq.eventidx_parked);
-  if (w.write) write_eventidx(dbbuf_cq_offset(cqid, config_.dstrd), w.value);
+  DbbufAccess memory(*this, dbbuf_cq_offset(cqid, config_.dstrd));
+  DbbufQueue q{cq.size, cq.head, cq.tail, cq.eventidx_parked};
+  step_code().store_cq_eventidx(config_.cq_eventidx, q, memory);
+  take(cq, q);
 }
 
 bool Controller::refresh_cq_head_from_shadow(uint16_t cqid) {

@@ -6,10 +6,14 @@
 // a DbbufDevicePass from start to end in one call, making each step's
 // access through its ControllerEnv; `nvmesim verify` walks the same object
 // one access at a time against its own memory model, interleaved with the
-// driver's fw::DbbufPublish, so both execute the same order.
+// driver's fw::DbbufPublish, so both execute the same order. What a
+// LoadShadow or StoreEventIdx step does is fw::DbbufStepCode (below): the
+// controller and verify call the same functions, each with its own memory.
 #pragma once
 
 #include <cstdint>
+
+#include "nvmesim/firmware/nvme/dbbuf_policy.h"
 
 namespace nvmesim::fw {
 
@@ -140,5 +144,49 @@ class DbbufDevicePass {
   bool sq_;
   uint8_t pos_;
 };
+
+// One queue's doorbell state as a doorbell-buffer step reads and changes it
+// (the controller's Sq or Cq; verify's State).
+struct DbbufQueue {
+  uint32_t size;
+  uint32_t head;  // SQ: the fetch head; CQ: the head the device knows
+  uint32_t tail;  // SQ: the tail the device knows; CQ: the next entry the device posts
+  bool eventidx_parked;
+};
+
+// The device's accesses to one queue's doorbell-buffer entries: the
+// controller's DMA (ControllerEnv) or verify's memory model.
+class DbbufDeviceMemory {
+ public:
+  // The queue's shadow entry; false: the read failed (nothing read).
+  virtual bool load_shadow(uint32_t& value) = 0;
+  // The queue's EventIdx entry.
+  virtual void store_eventidx(uint32_t value) = 0;
+  // The shadow held a value the check refused (Invalid Doorbell Write Value).
+  virtual void invalid_shadow_value() = 0;
+
+ protected:
+  ~DbbufDeviceMemory() = default;
+};
+
+// The code of the LoadShadow and StoreEventIdx steps (controller_dbbuf.cpp):
+// the controller's shadow_read_sq_tail / shadow_read_cq_head /
+// apply_sq_eventidx / apply_cq_eventidx call these on their queue, and
+// `nvmesim verify` calls the same ones on its states, so a change in what a
+// step does is a change in what verify explores. A table so that tests can
+// hand both a mutant (ControllerConfig::dbbuf_step_code,
+// verify::ModelConfig::step_code_override).
+struct DbbufStepCode {
+  // The shadow tail / head, checked (sq_tail_acceptable /
+  // cq_head_acceptable), then taken as the device's.
+  void (*load_shadow_sq_tail)(DbbufQueue& sq, DbbufDeviceMemory& memory);
+  void (*load_shadow_cq_head)(DbbufQueue& cq, DbbufDeviceMemory& memory);
+  // The EventIdx entry the policy asks for (eventidx_update of the SQ's
+  // known tail / the CQ's known head), if any.
+  void (*store_sq_eventidx)(EventIdxPolicy policy, DbbufQueue& sq, DbbufDeviceMemory& memory);
+  void (*store_cq_eventidx)(EventIdxPolicy policy, DbbufQueue& cq, DbbufDeviceMemory& memory);
+};
+// The firmware's.
+extern const DbbufStepCode kDbbufStepCode;
 
 }  // namespace nvmesim::fw

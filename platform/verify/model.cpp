@@ -29,14 +29,64 @@ struct Ctx {
   bool device_covers, driver_shadow;
   uint32_t n, m;
   fw::DbbufDeviceOrder order;
+  const fw::DbbufStepCode& code;
   explicit Ctx(const ModelConfig& cfg)
       : c(cfg),
         device_covers(fw::device_dbbuf_covers(cfg.dbbuf != fw::DbbufMode::Off, cfg.dbbuf, cfg.qid)),
         driver_shadow(fw::driver_uses_shadow(cfg.dbbuf != fw::DbbufMode::Off, cfg.admin_shadow, cfg.qid)),
         n(cfg.qsize),
         m(cfg.cq_size()),
-        order(device_access_order(cfg)) {}
+        order(device_access_order(cfg)),
+        code(cfg.step_code_override ? *cfg.step_code_override : fw::kDbbufStepCode) {}
 };
+
+// The step code's memory (fw::DbbufDeviceMemory) in the model: the device's
+// shadow load sees memory (where the guest's drained stores are); its
+// EventIdx store is recorded, and the model places it (in memory at once, or
+// in the device's write buffer when no barrier follows).
+class StepMemory final : public fw::DbbufDeviceMemory {
+ public:
+  explicit StepMemory(uint16_t shadow = 0) : shadow_(shadow) {}
+  bool load_shadow(uint32_t& value) override {
+    loaded = true;
+    value = shadow_;
+    return true;
+  }
+  void store_eventidx(uint32_t value) override {
+    stored = true;
+    this->value = value;
+  }
+  void invalid_shadow_value() override {}  // the asynchronous event is not modelled
+  bool loaded = false, stored = false;
+  uint32_t value = 0;
+
+ private:
+  uint16_t shadow_;
+};
+
+// The device's doorbell state of one queue, as the step code takes it.
+fw::DbbufQueue queue_of(const State& s, const Ctx& x, bool sq) {
+  return sq ? fw::DbbufQueue{x.n, s.dev_sq_head, s.dev_sq_tail, s.sq_parked != 0}
+            : fw::DbbufQueue{x.m, s.dev_cq_head, s.dev_cq_tail, s.cq_parked != 0};
+}
+void set_queue(State& s, bool sq, const fw::DbbufQueue& q) {
+  if (sq) {
+    s.dev_sq_head = uint8_t(q.head);
+    s.dev_sq_tail = uint8_t(q.tail);
+    s.sq_parked = q.eventidx_parked;
+  } else {
+    s.dev_cq_head = uint8_t(q.head);
+    s.dev_cq_tail = uint8_t(q.tail);
+    s.cq_parked = q.eventidx_parked;
+  }
+}
+// The controller's StoreEventIdx code on `s`'s queue: `q` is the queue after
+// it, `memory` says whether it stored and what.
+void run_store_eventidx(const State& s, const Ctx& x, bool sq, fw::DbbufQueue& q, StepMemory& memory) {
+  q = queue_of(s, x, sq);
+  if (sq) x.code.store_sq_eventidx(x.c.sq_eventidx, q, memory);
+  else x.code.store_cq_eventidx(x.c.cq_eventidx, q, memory);
+}
 
 bool in_pass(const State& s) { return s.device_pc >= kDevSqPass && s.device_pc < kDevMsix; }
 Pass pass_of(const State& s, const Ctx& x) {
@@ -87,10 +137,11 @@ void settle_device(State& s, const Ctx& x) {
         p.finish();
         break;
       case DevStep::StoreEventIdx: {
-        bool parked = p.sq() ? s.sq_parked : s.cq_parked;
-        const fw::EventIdxWrite w = p.sq() ? fw::eventidx_update(x.c.sq_eventidx, s.dev_sq_tail, x.n, parked)
-                                           : fw::eventidx_update(x.c.cq_eventidx, s.dev_cq_head, x.m, parked);
-        if (w.write) return;
+        fw::DbbufQueue q;
+        StepMemory memory;
+        run_store_eventidx(s, x, p.sq(), q, memory);
+        if (memory.stored) return;  // an access the driver can see
+        set_queue(s, p.sq(), q);
         p.advance(x.device_covers);
         break;
       }
@@ -406,22 +457,21 @@ bool eventidx_claim_ok(uint32_t value, uint32_t from, uint32_t to, uint32_t size
   return r.distance((from + size - 1) % size, value) <= 1 + r.distance(from, to);
 }
 
-// The shadow load the device's cursor is at: the value is taken when the
-// firmware's check accepts it (what shadow_read_sq_tail / _cq_head do).
+// The shadow load the device's cursor is at: the controller's own step code
+// (shadow_read_sq_tail / _cq_head) on the model's queue and memory.
 std::string device_load_shadow(State& t, const Ctx& x, bool sq, bool text) {
-  std::string what;
-  if (sq) {
-    const uint16_t v = t.shadow_sq;
-    if (fw::sq_tail_acceptable(x.n, t.dev_sq_head, t.dev_sq_tail, v)) t.dev_sq_tail = uint8_t(v);
-    if (text)
-      what = "load shadow SQ tail = " + std::to_string(v) + " (device tail " + std::to_string(t.dev_sq_tail) + ")";
-  } else {
-    const uint16_t v = t.shadow_cq;
-    if (fw::cq_head_acceptable(x.m, t.dev_cq_head, t.dev_cq_tail, v)) t.dev_cq_head = uint8_t(v);
-    if (text)
-      what = "load shadow CQ head = " + std::to_string(v) + " (device head " + std::to_string(t.dev_cq_head) + ")";
-  }
-  return what;
+  const uint16_t v = sq ? t.shadow_sq : t.shadow_cq;
+  StepMemory memory(v);
+  fw::DbbufQueue q = queue_of(t, x, sq);
+  if (sq) x.code.load_shadow_sq_tail(q, memory);
+  else x.code.load_shadow_cq_head(q, memory);
+  set_queue(t, sq, q);
+  if (!text) return {};
+  const std::string known = sq ? "device tail " + std::to_string(t.dev_sq_tail)
+                               : "device head " + std::to_string(t.dev_cq_head);
+  const std::string entry = sq ? "shadow SQ tail" : "shadow CQ head";
+  return memory.loaded ? "load " + entry + " = " + std::to_string(v) + " (" + known + ")"
+                       : "no load of the " + entry + " (" + known + ")";
 }
 
 void device_steps(const State& s, const Ctx& x, Builder& b) {
@@ -501,10 +551,11 @@ void device_steps(const State& s, const Ctx& x, Builder& b) {
         if (!dev_store_free) break;
         Successor& n = b.add(StepKind::DevWriteEventIdx, sq);
         State& t = n.state;
-        bool parked = sq ? s.sq_parked : s.cq_parked;
-        const fw::EventIdxWrite w = sq ? fw::eventidx_update(c.sq_eventidx, s.dev_sq_tail, x.n, parked)
-                                       : fw::eventidx_update(c.cq_eventidx, s.dev_cq_head, x.m, parked);
-        (sq ? t.sq_parked : t.cq_parked) = parked;
+        fw::DbbufQueue queue;
+        StepMemory memory;
+        run_store_eventidx(s, x, sq, queue, memory);  // stores: settle_device folded the steps that do not
+        set_queue(t, sq, queue);
+        const fw::EventIdxWrite w{true, memory.value};
         const bool ok = sq ? eventidx_claim_ok(w.value, s.dev_sq_head, s.sq_tail, x.n)
                            : eventidx_claim_ok(w.value, s.dev_cq_head, s.cq_head, x.m);
         if (!ok)

@@ -4,9 +4,11 @@
 // firmware's own: the driver's publish runs fw::DbbufPublish one access at a
 // time, the device's SQ pass and CQ posting run fw::DbbufDevicePass (the
 // cursor Controller::process_sq and post_completions walk) one access at a
-// time; the device's EventIdx writes come from fw::eventidx_update, its
-// doorbell checks from fw::sq_tail_acceptable / fw::cq_head_acceptable and
-// its coverage from fw::device_dbbuf_covers (docs/verify.md).
+// time; its shadow loads and EventIdx stores execute the controller's own
+// step code (fw::DbbufStepCode, what Controller::shadow_read_sq_tail and
+// apply_sq_eventidx call) on the model's state, its MMIO doorbell checks
+// come from fw::sq_tail_acceptable / fw::cq_head_acceptable and its coverage
+// from fw::device_dbbuf_covers (docs/verify.md).
 #pragma once
 
 #include <cstdint>
@@ -71,6 +73,10 @@ struct ModelConfig {
   // Test seam: when set, the device walks this order instead of
   // device_order's (a mutation of the controller's order must be caught).
   const fw::DbbufDeviceOrder* order_override = nullptr;
+  // Test seam: when set, the device's shadow loads and EventIdx stores run
+  // this code instead of the controller's fw::kDbbufStepCode (a mutation of
+  // what a step does must be caught).
+  const fw::DbbufStepCode* step_code_override = nullptr;
 
   uint32_t cq_size() const { return cq_entries ? cq_entries : qsize; }
 };

@@ -19,9 +19,19 @@ std::string seconds_text(double s) {
   return b;
 }
 
+std::string interrupted_text(const ReportOptions& o) { return "INTERRUPTED by " + o.interrupted_by; }
+
+// A search a signal ended stored `states` but expanded only some: no
+// violation among the expanded ones' steps, no verdict on the rest.
 std::string outcome(const Checked& r, const ReportOptions& o) {
   std::ostringstream s;
-  if (r.result.property == Property::None) {
+  if (!r.searched) {
+    s << "not searched (" << interrupted_text(o) << ")";
+  } else if (r.result.interrupted) {
+    s << interrupted_text(o) << " after " << r.result.states << " states (" << r.result.expanded
+      << " of them expanded): no violation among them; the search is incomplete";
+    if (o.show_time) s << " (" << seconds_text(r.seconds) << ")";
+  } else if (r.result.property == Property::None) {
     s << (r.result.truncated ? "no violation in the first " : "no violation in ") << r.result.states
       << " states";
     if (r.result.truncated) s << " (" << o.truncated_note << ")";
@@ -54,7 +64,7 @@ void write_text(std::ostream& out, const std::vector<Checked>& runs, const Repor
     return;
   }
   uint64_t states = 0;
-  unsigned violations = 0;
+  unsigned violations = 0, complete = 0;
   bool truncated = false;
   for (const Checked& r : runs) {
     out << r.label << ": " << outcome(r, o) << '\n';
@@ -64,8 +74,14 @@ void write_text(std::ostream& out, const std::vector<Checked>& runs, const Repor
     }
     states += r.result.states;
     truncated = truncated || r.result.truncated;
+    complete += r.searched && !r.result.interrupted;
   }
-  if (violations == 0) {
+  if (complete < runs.size()) {  // a signal: what was searched, and no verdict on the rest
+    out << interrupted_text(o) << ": " << complete << " of " << runs.size() << " combinations searched, "
+        << violations << " violate, " << states << " states";
+    if (o.show_time) out << " (" << seconds_text(seconds) << ")";
+    out << "; the search is incomplete\n";
+  } else if (violations == 0) {
     out << (truncated ? "no violation in the first " : "no violation in ") << states << " states";
     if (o.show_time) out << " (" << seconds_text(seconds) << ")";
     out << ", " << runs.size() << " combinations\n";
@@ -86,8 +102,12 @@ void write_json(std::ostream& out, const std::vector<Checked>& runs, const Repor
     nlohmann::ordered_json settings = nlohmann::ordered_json::object();
     for (const auto& kv : r.settings) settings[kv.first] = kv.second;
     j["settings"] = settings;
-    j["result"] = r.result.property == Property::None ? "ok" : "violation";
+    j["result"] = !r.searched                            ? "not searched"
+                  : r.result.property != Property::None ? "violation"
+                  : r.result.interrupted                ? "interrupted"
+                                                        : "ok";
     j["states"] = r.result.states;
+    if (r.result.interrupted) j["expanded"] = r.result.expanded;
     j["transitions"] = r.result.transitions;
     j["truncated"] = r.result.truncated;
     if (o.show_time) j["seconds"] = r.seconds;
@@ -109,6 +129,10 @@ void write_json(std::ostream& out, const std::vector<Checked>& runs, const Repor
   doc["combinations"] = list;
   doc["states"] = states;
   doc["violations"] = violations;
+  if (!o.interrupted_by.empty()) {  // the search is incomplete: no verdict on what it did not reach
+    doc["interrupted"] = o.interrupted_by;
+    doc["complete"] = false;
+  }
   if (o.show_time) doc["seconds"] = seconds;
   out << doc.dump(2) << '\n';
 }

@@ -21,6 +21,7 @@ struct Checked {
   ModelConfig config;
   SearchResult result;
   double seconds = 0;
+  bool searched = true;  // false: a signal ended the command before its search began
 };
 
 struct ReportOptions {
@@ -28,6 +29,7 @@ struct ReportOptions {
   bool show_time = true;
   std::string vcd_path;  // written by the caller
   std::string truncated_note = "stopped at --max-states";  // why a search stopped
+  std::string interrupted_by;  // "SIGINT", "SIGTERM", "SIGHUP": a signal ended the command ("" none)
 };
 
 void write_text(std::ostream& out, const std::vector<Checked>& runs, const ReportOptions& o, double seconds);

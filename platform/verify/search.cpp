@@ -110,7 +110,7 @@ void rebuild(const ModelConfig& c, const StatePacker& packer, const StateStore& 
 
 }  // namespace
 
-SearchResult search(const ModelConfig& config, uint64_t max_states) {
+SearchResult search(const ModelConfig& config, uint64_t max_states, bool (*stop_requested)()) {
   SearchResult r;
   const StatePacker packer(config);
   StateStore states;
@@ -123,6 +123,11 @@ SearchResult search(const ModelConfig& config, uint64_t max_states) {
   std::vector<PackedState> packed;
   std::vector<uint32_t> tags;
   for (uint32_t at = 0; at < states.size(); ++at) {
+    if (stop_requested && at % kStopCheckStates == 0 && at != 0 && stop_requested()) {
+      r.interrupted = true;
+      r.expanded = at;
+      break;
+    }
     const State current = packer.unpack(states[at]);
     successors(current, config, next, false);
     r.transitions += next.size();

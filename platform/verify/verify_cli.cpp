@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/cli/options.h"
 #include "nvmesim/platform/config/input_file.h"
 #include "nvmesim/platform/config/params.h"
@@ -198,7 +199,9 @@ void print_help(std::ostream& out, const po::options_description& desc) {
          "or the shortest counterexample as numbered steps. The simulator's parameters\n"
          "take the same names and values, with their defaults; each takes a comma list\n"
          "or 'all', and every combination is checked. See docs/verify.md.\n"
-         "Exit status: 0 no violation, 1 a counterexample, 2 bad input.\n\n"
+         "Exit status: 0 no violation, 1 a counterexample, 2 bad input; 130, 143, 129\n"
+         "after SIGINT, SIGTERM, SIGHUP (the search stops, what it covered is printed,\n"
+         "marked INTERRUPTED).\n\n"
       << desc;
 }
 
@@ -294,6 +297,10 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
 
     const auto start = std::chrono::steady_clock::now();
     std::map<std::string, size_t> searched;  // model key -> index in runs
+    // SIGINT/SIGTERM/SIGHUP end the search within milliseconds; what was
+    // searched is reported, marked interrupted, and the exit status is 128 +
+    // the signal (platform/cli/interrupt.h).
+    bool (*const signalled)() = [] { return interrupt::received() != 0; };
     for (size_t i = 0; i < runs.size(); ++i) {
       const std::string key = verify::model_key(runs[i].config);
       auto it = searched.find(key);
@@ -302,8 +309,12 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
         runs[i].seconds = 0;
         continue;
       }
+      if (signalled()) {
+        runs[i].searched = false;
+        continue;
+      }
       const auto t0 = std::chrono::steady_clock::now();
-      runs[i].result = verify::search(runs[i].config, max_states);
+      runs[i].result = verify::search(runs[i].config, max_states, signalled);
       runs[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       searched[key] = i;
     }
@@ -313,6 +324,9 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
     ro.json = format == "json";
     ro.truncated_note = truncated_note;
     ro.show_time = time == "on";
+    bool incomplete = false;
+    for (const Checked& r : runs) incomplete = incomplete || !r.searched || r.result.interrupted;
+    if (incomplete) ro.interrupted_by = interrupt::signal_name(interrupt::received());
     int status = 0;
     const Checked* first_violation = nullptr;
     for (const Checked& r : runs)
@@ -355,7 +369,7 @@ int run_verify_command(int argc, const char* const* argv, std::ostream& out, std
     for (const char* option : {"vcd", "timeline"})
       if (vm.count(option) && !first_violation && !ro.json)
         out << "--" << option << ": no counterexample, nothing written\n";
-    return status;
+    return interrupt::received() ? interrupt::exit_code() : status;
   } catch (const UsageError& e) {
     err << kPrefix << e.message << '\n';
     return 2;

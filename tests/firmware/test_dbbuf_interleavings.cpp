@@ -413,15 +413,28 @@ TEST_CASE("interleaving: the device stores the EventIdx, then barriers, then loa
                             "store cqe 1 = 16 bytes", "msix 1"});
 }
 
-// The firmware's order with the shadow re-read deleted: the mutation
+// Controller::shadow_read_sq_tail's step code returning at once (the
+// shadow never read): the mutation tests/platform/test_verify_mutation.cpp
+// hands verify through the same seam.
+namespace {
+void sq_load_reads_nothing(DbbufQueue&, DbbufDeviceMemory&) {}
+}  // namespace
+
+// The firmware's order with the shadow re-read deleted, and the firmware's
+// order with a shadow load that reads nothing: the mutations
 // tests/platform/test_verify_mutation.cpp shows `nvmesim verify` catching.
 TEST_CASE("interleaving: the shadow re-read after the SQ EventIdx store sees a tail published meanwhile, "
           "without it the wake-up is lost",
           "[dbbuf][interleaving]") {
-  for (const bool reread : {true, false}) {
-    INFO((reread ? "the firmware's order" : "the re-read deleted"));
+  enum Variant { kFirmware, kNoReread, kLoadReadsNothing };
+  DbbufStepCode reads_nothing = kDbbufStepCode;
+  reads_nothing.load_shadow_sq_tail = sq_load_reads_nothing;
+  for (const Variant v : {kFirmware, kNoReread, kLoadReadsNothing}) {
+    INFO((v == kFirmware ? "the firmware's order" : v == kNoReread ? "the re-read deleted" : "the load reads nothing"));
+    const bool reread = v == kFirmware;
     ControllerConfig cc;
-    if (!reread) cc.dbbuf_order.sq = DbbufAccessOrder{{DbbufDeviceStep::StoreEventIdx, DbbufDeviceStep::Barrier}, 2};
+    if (v == kNoReread) cc.dbbuf_order.sq = DbbufAccessOrder{{DbbufDeviceStep::StoreEventIdx, DbbufDeviceStep::Barrier}, 2};
+    if (v == kLoadReadsNothing) cc.dbbuf_step_code = &reads_nothing;
     Sim s(cc);
     Driver d(driver_config(), s);
     REQUIRE(d.bring_up().ok);

@@ -189,6 +189,11 @@ TEST_CASE("interrupt: every long subcommand hears SIGINT, SIGTERM and SIGHUP, ex
       {"run", {kLong, "--single-run", "--output-format=json", "--output", "OUT/out.json"}, "\"interrupted\": \""},
       {"eventidx", {"eventidx", "--qsize", "2048", "--exhaustive"}, "result: INTERRUPTED"},
       {"timeline-html", {"timeline-html", big / "big.json", "OUT/page.html"}, "interrupted by "},
+      // Two searches of about 5 s each (uninterrupted: 10 s, 360 MB at most).
+      {"verify",
+       {"verify", "--qsize", "6", "--commands", "20", "--memory-model=all", "--max-states=3000000", "--vcd",
+        "OUT/v.vcd", "--timeline", "OUT/t.json"},
+       "memory-model=x86: INTERRUPTED by "},
   };
   struct Signal {
     int sig, exit_code;
@@ -216,5 +221,28 @@ TEST_CASE("interrupt: every long subcommand hears SIGINT, SIGTERM and SIGHUP, ex
       for (const auto& e : std::filesystem::directory_iterator(d.path))
         CHECK(e.path().filename().string().rfind('.', 0) != 0);
     }
-  CHECK(cases == 9);
+  CHECK(cases == 12);
+}
+
+TEST_CASE("interrupt: verify stops its search at once and states what it covered, JSON likewise", "[interrupt][verify]") {
+  ScratchDir d;
+  // One search of about 5 s uninterrupted (--qsize 6 --commands 20).
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = interrupt_run({"verify", "--qsize", "6", "--commands", "20", "--max-states=3000000",
+                                "--output-format=json", "--time=off"},
+                               SIGTERM, d, std::chrono::milliseconds(400));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 143);
+  CHECK(r.err.empty());
+  CHECK(wall < 3.0);  // 0.4 s, then the search's next check (every 4096 states) and the exit
+  CHECK_NOTHROW(nvmesim::platform::sweep::parse_json(r.out));
+  CHECK(r.out.find("\"result\": \"interrupted\"") != std::string::npos);
+  CHECK(r.out.find("\"interrupted\": \"SIGTERM\"") != std::string::npos);
+  CHECK(r.out.find("\"complete\": false") != std::string::npos);
+  const double states = json_number(r.out, "states"), expanded = json_number(r.out, "expanded");
+  CHECK(states > 0);
+  CHECK(expanded > 0);
+  CHECK(expanded <= states);
+  CHECK(states < 3000000);
 }
