@@ -107,6 +107,14 @@ void NvmeControllerModel::init(std::vector<HostThread*> threads) {
     attach_link_traffic(*traffic_, kMsixPurpose, kRegisterMmioPurpose);
     dma_.set_traffic(traffic_.get());
   }
+  // Its "nvme" group holds the firmware's counters as its own, then the
+  // backend's, the link's and the hardware engine's (hv.passthrough; QEMU's
+  // engine has its threads' groups instead), so a controller built alone
+  // reports everything a System's does.
+  counters_.merge(firmware_->counters());
+  counters_.add_group("backend", backend_->stats());
+  if (traffic_) counters_.add_group("pcie", *traffic_);
+  if (stats::Group* engine = engine_->stats()) counters_.add_group("engine", *engine);
   const unsigned queues = params_.firmware.max_io_queues + 1u;
   cq_marked_.assign(queues, 0);
   cq_notified_.assign(queues, 0);

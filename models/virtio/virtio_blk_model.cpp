@@ -101,6 +101,9 @@ VirtioBlkModel::VirtioBlkModel(sc_module_name name, const Params& params,
     attach_link_traffic(*traffic_, kMsixPurpose, kRegisterMmioPurpose);
     dma_.set_traffic(traffic_.get());
   }
+  // Its group, whole as a System reports it: the backend's and the link's too.
+  counters_.add_group("backend", backend_->stats());
+  if (traffic_) counters_.add_group("pcie", *traffic_);
   add_virtio_capabilities();
   bar0_target.register_b_transport(this, &VirtioBlkModel::bar0_b_transport);
 }

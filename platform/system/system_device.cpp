@@ -18,12 +18,7 @@ class NvmeDevice : public SystemDevice {
   PcieEndpoint& endpoint() override { return m_; }
   tlm::tlm_target_socket<>& bar0() override { return m_.bar0_target; }
   void link_stats(stats::Group& tree) override {
-    tree.add_group("nvme", m_.counters());
-    m_.counters().merge(m_.firmware().counters());
-    m_.counters().add_group("backend", m_.backend().stats());
-    if (auto* t = m_.link_traffic()) m_.counters().add_group("pcie", *t);
-    // The hardware engine's group (hv.passthrough), where QEMU's has its threads'.
-    if (stats::Group* engine = m_.engine().stats()) m_.counters().add_group("engine", *engine);
+    tree.add_group("nvme", m_.counters());  // with its firmware's, backend's, link's and engine's
   }
   bool ioeventfd_notify(uint32_t offset, const sc_core::sc_time& delay) override {
     return m_.ioeventfd_notify(offset, delay);
@@ -57,9 +52,7 @@ class VirtioDevice : public SystemDevice {
   PcieEndpoint& endpoint() override { return m_; }
   tlm::tlm_target_socket<>& bar0() override { return m_.bar0_target; }
   void link_stats(stats::Group& tree) override {
-    tree.add_group("virtio_blk", m_.counters());
-    m_.counters().add_group("backend", m_.backend().stats());
-    if (auto* t = m_.link_traffic()) m_.counters().add_group("pcie", *t);
+    tree.add_group("virtio_blk", m_.counters());  // with its firmware's, backend's and link's
   }
   bool ioeventfd_notify(uint32_t offset, const sc_core::sc_time& delay) override {
     return m_.ioeventfd_notify(offset, delay);
