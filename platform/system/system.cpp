@@ -129,7 +129,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
   hypervisor_ = std::make_unique<Hypervisor>("hv", hp, numjobs, host_cpus_.get());
   if (virtio) hypervisor_->set_doorbell_offset(fw::VirtioBlkDevice::NOTIFY_OFFSET);
   if (!virtio) set_passthrough_traps(p);
-  if (cp.notify == NotifyMode::Ioeventfd) {
+  if (cp.notifier.mode == NotifyMode::Ioeventfd) {
     hypervisor_->set_ioeventfd(
         [this](uint32_t offset, const sc_time& delay) { return device_->ioeventfd_notify(offset, delay); });
   }

@@ -177,7 +177,7 @@ TEST_CASE("visitors: load_params reads every field in its unit", "[params][visit
   CHECK(hv.threads.poll_max == sc_core::sc_time(1000, sc_core::SC_NS));
   CHECK(hv.exits.pio_doorbells);
   CHECK(hv.device_thread == platform::DeviceThread::Iothread);
-  CHECK(hv.notify == models::NotifyMode::Deferred);
+  CHECK(platform::load_params<models::NotifierParams>(c).mode == models::NotifyMode::Deferred);
 
   const auto link = platform::load_params<models::PcieLinkParams>(c);
   CHECK(link.lanes == 16);
@@ -232,7 +232,7 @@ TEST_CASE("enum tables: every entry round-trips, and each table is its parameter
   check_round_trip(models::backend_kinds, "nvme.backend");
   check_round_trip(models::notify_modes, "hv.notify");
   check_round_trip(models::pcie_modes, "pcie.mode");
-  check_round_trip(models::NvmeControllerModel::eventfd_faults, "hv.fault");
+  check_round_trip(models::eventfd_faults, "hv.fault");
   check_round_trip(platform::device_threads, "hv.device_thread");
   check_round_trip(platform::HvParams::doorbell_accesses, "hv.doorbell_access");
   check_round_trip(fw::dbbuf_modes, "nvme.dbbuf");
@@ -249,7 +249,7 @@ TEST_CASE("enum tables: every entry round-trips, and each table is its parameter
   CHECK(choices("rw") == table_names(models::rw_modes));
   CHECK(choices("nvme.backend") == table_names(models::backend_kinds));
   CHECK(choices("hv.notify") == table_names(models::notify_modes));
-  CHECK(choices("hv.fault") == table_names(models::NvmeControllerModel::eventfd_faults));
+  CHECK(choices("hv.fault") == table_names(models::eventfd_faults));
   CHECK(choices("nvme.dbbuf") == table_names(fw::dbbuf_modes));
   CHECK(choices("guest.dbbuf_fault") == table_names(fw::dbbuf_config_faults));
   CHECK(choices("guest.virtio_fault") == table_names(fw::virtio_ring_faults));
