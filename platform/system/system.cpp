@@ -293,7 +293,22 @@ void System::watchdog() {
   }
   watchdog_->last_ios = ios;
   if (progress_) progress_(ios);
-  activations::notify(watchdog_->tick, watchdog_->period);
+  activations::notify(watchdog_->tick, next_watchdog_tick(outstanding));
+}
+
+// Every sim.stall_timeout, except while no I/O is outstanding (a
+// thinktime, a rate's gap): no stall can be found then, and until the next
+// event nothing runs, so each tick before it would find the same state and
+// do nothing. The watchdog sleeps to the last tick of its period's grid at
+// or before that event: an idle simulated hour costs one activation, not
+// 3600 s / sim.stall_timeout, and every later tick (and a stall's detection
+// time) falls where it did.
+sc_time System::next_watchdog_tick(uint64_t outstanding) const {
+  const sc_time period = watchdog_->period;
+  if (outstanding || !sc_pending_activity_at_future_time()) return period;
+  const sc_time idle = sc_time_to_pending_activity();
+  const uint64_t periods = idle.value() / period.value();
+  return periods > 1 ? sc_time::from_value(period.value() * periods) : period;
 }
 
 }  // namespace nvmesim::platform

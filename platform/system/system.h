@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <systemc>
 #include <vector>
 
 #include "nvmesim/firmware/sim/statistics.h"
@@ -72,6 +73,7 @@ class System {
   void set_passthrough_traps(const SystemParams& p);
   void start_measurement();
   void watchdog();
+  sc_core::sc_time next_watchdog_tick(uint64_t outstanding) const;
  public:
   // Called at each watchdog tick (every sim.stall_timeout of simulated
   // time) with the I/Os completed so far: progress on a terminal.
