@@ -10,6 +10,8 @@
 #include <systemc>
 
 #include "nvmesim/firmware/sim/enum_table.h"
+#include "nvmesim/models/sim/param_defaults.h"
+#include "nvmesim/models/sim/param_visit.h"
 
 namespace nvmesim::models {
 
@@ -33,6 +35,10 @@ inline const char* to_string(NotifyMode mode) { return fw::enum_name(notify_mode
 // poll: the fd stays readable, so the thread never sleeps and re-runs the
 // handler every iteration).
 enum class EventfdFault : uint8_t { None, LostWakeups, Spin };
+// hv.fault's names.
+inline constexpr fw::EnumEntry<EventfdFault> eventfd_faults[] = {{EventfdFault::None, "none"},
+                                                                 {EventfdFault::LostWakeups, "eventfd_not_cleared"},
+                                                                 {EventfdFault::Spin, "eventfd_spin"}};
 
 // What a policy drives: the device's queues, its host threads and its
 // emulation (implemented by the device model).
@@ -89,11 +95,30 @@ class DoorbellNotifier {
   virtual void on_controller_reset() {}
 };
 
+// How a doorbell reaches an emulation engine's host threads: QEMU's
+// setting, hv.* though each device's engine (models/engine/
+// emulation_engine.h) owns its copy; `queues` is the device's to set.
 struct NotifierParams {
-  NotifyMode mode = NotifyMode::Deferred;
-  uint16_t queues = 1;                 // queue ids 0..queues-1
-  sc_core::sc_time timer_delay;        // Timer
-  EventfdFault eventfd_fault = EventfdFault::None;  // Ioeventfd
+  NotifyMode mode;
+  sc_core::sc_time timer_delay;  // Timer
+  EventfdFault eventfd_fault;    // Ioeventfd
+  uint16_t queues = 1;           // queue ids 0..queues-1
+
+  NotifierParams() { set_param_defaults(*this); }  // the visit lines' defaults
+
+  static constexpr const char* param_prefix = "hv";
+  template <class V>
+  void visit(V& v) {
+    using namespace param_units;
+    v.choice(mode, "notify", "deferred", notify_modes, "",
+             "how a doorbell reaches the device: in the exit, deferred to its thread, ioeventfd, "
+             "or QEMU 2.x's timer");
+    v.time(timer_delay, "timer_delay", "500ns", 0, 1 * MS,
+           "hv.notify=timer: delay of QEMU's SQ/CQ timers (QEMU 2.x's 500 ns)");
+    v.choice(eventfd_fault, "fault", "none", eventfd_faults, "",
+             "inject Ming Lin's uncleared ioeventfd: eventfd_not_cleared loses later wake-ups, "
+             "eventfd_spin keeps the fd readable so its thread spins (as QEMU's poll saw it)");
+  }
 };
 std::unique_ptr<DoorbellNotifier> make_doorbell_notifier(const NotifierParams& params,
                                                          NotifyTarget& target);

@@ -40,15 +40,9 @@ PcieEndpoint::Identity nvme_identity(const NvmeControllerModel::Params& params, 
 // the queues on their threads (the admin queue on the main loop),
 // nvme.cmd_cost and nvme.cqe_cost, nvme.sq_budget per SQ visit.
 EmulationEngine::Params emulation_params(const NvmeControllerModel::Params& params) {
-  using Fault = NvmeControllerModel::Params::EventfdFault;
   EmulationEngine::Params e;
-  NotifierParams& n = e.notifier;
-  n.mode = params.notify;
-  n.queues = uint16_t(params.firmware.max_io_queues + 1u);
-  n.timer_delay = params.timer_delay;
-  n.eventfd_fault = params.eventfd_fault == Fault::LostWakeups ? EventfdFault::LostWakeups
-                    : params.eventfd_fault == Fault::Spin      ? EventfdFault::Spin
-                                                               : EventfdFault::None;
+  e.notifier = params.notifier;
+  e.notifier.queues = uint16_t(params.firmware.max_io_queues + 1u);
   e.queue_context.assign(params.firmware.max_io_queues + 1u, 0);
   for (size_t q = 1; q < e.queue_context.size() && q < params.queue_thread.size(); ++q)
     e.queue_context[q] = params.queue_thread[q];
@@ -107,6 +101,14 @@ void NvmeControllerModel::init(std::vector<HostThread*> threads) {
     attach_link_traffic(*traffic_, kMsixPurpose, kRegisterMmioPurpose);
     dma_.set_traffic(traffic_.get());
   }
+  // Its "nvme" group holds the firmware's counters as its own, then the
+  // backend's, the link's and the hardware engine's (hv.passthrough; QEMU's
+  // engine has its threads' groups instead), so a controller built alone
+  // reports everything a System's does.
+  counters_.merge(firmware_->counters());
+  counters_.add_group("backend", backend_->stats());
+  if (traffic_) counters_.add_group("pcie", *traffic_);
+  if (stats::Group* engine = engine_->stats()) counters_.add_group("engine", *engine);
   const unsigned queues = params_.firmware.max_io_queues + 1u;
   cq_marked_.assign(queues, 0);
   cq_notified_.assign(queues, 0);

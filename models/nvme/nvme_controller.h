@@ -64,8 +64,9 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   static constexpr uint32_t kBar0MsixTableOffset = 0x2000;
   static constexpr uint32_t kBar0PbaOffset = 0x3000;
 
-  // The controller's parameters, nvme.* (see models/sim/param_visit.h); hv.notify,
-  // hv.timer_delay and hv.fault come from the hypervisor's (HvParams).
+  // The controller's parameters, nvme.* (see models/sim/param_visit.h);
+  // QEMU's engine's notification (hv.notify, hv.timer_delay, hv.fault) and
+  // the hardware engine's clock and cycles have their own visit tables.
   struct Params {
     fw::ControllerConfig firmware;
     StorageBackend::Params backend;
@@ -73,7 +74,6 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
     // resolve_auto() turns into the firmware's setting for nvme.dbbuf.
     std::optional<fw::EventIdxPolicy> cq_eventidx;
     std::optional<fw::MmioDoorbellValue> mmio_doorbell_value;
-    NotifyMode notify = NotifyMode::Deferred;
     sc_core::sc_time cmd_cost;        // host CPU per command fetched and executed
     sc_core::sc_time cqe_cost;        // host CPU per completion posted
     sc_core::sc_time enable_latency;  // CC.EN=1 to CSTS.RDY=1
@@ -83,13 +83,10 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
     CqePost cqe_post = CqePost::Pass;
     uint16_t pci_device_id = 0x5845;
     MsixPlacement msix_table{};
-    sc_core::sc_time timer_delay;     // NotifyMode::Timer: timer_mod(now + delay) per doorbell / completion
-    // Ming Lin's ioeventfd bug (qemu-devel, Google vendor-extension thread):
-    // a handler that never reads (clears) its eventfd, in two readings:
-    // LostWakeups (later signals wake nobody) or Spin (QEMU's level-triggered poll: the fd stays readable,
-    // so the thread never sleeps and re-runs the handler every iteration).
-    enum class EventfdFault : uint8_t { None, LostWakeups, Spin };
-    EventfdFault eventfd_fault = EventfdFault::None;
+    // QEMU's engine: how a doorbell reaches its threads (hv.notify,
+    // hv.timer_delay, hv.fault: NotifierParams' visit table; its `queues`
+    // the controller sets).
+    NotifierParams notifier;
     // Host thread of each queue id (0: the main loop, which always owns the
     // admin queue); empty: everything on thread 0.
     std::vector<uint8_t> queue_thread;
@@ -181,11 +178,6 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
       firmware.namespace_lbas = backend.capacity / firmware.lba_bytes;
     }
   };
-  // hv.fault's names.
-  static constexpr EnumEntry<Params::EventfdFault> eventfd_faults[] = {
-      {Params::EventfdFault::None, "none"},
-      {Params::EventfdFault::LostWakeups, "eventfd_not_cleared"},
-      {Params::EventfdFault::Spin, "eventfd_spin"}};
 
   tlm_utils::simple_target_socket<NvmeControllerModel> bar0_target;
   // msix_target, config_target and dma_initiator: PcieEndpoint's.

@@ -35,7 +35,7 @@ unsigned NvmeControllerModel::finish_pass(unsigned ctx, bool& progress) {
   // Backend completions of this context's queues.
   ContextWork& w = work_[ctx];
   const bool post_each = params_.cqe_post == CqePost::Each ||
-                         (params_.cqe_post == CqePost::EachWithIoeventfd && params_.notify == NotifyMode::Ioeventfd);
+                         (params_.cqe_post == CqePost::EachWithIoeventfd && engine_->accepts_ioeventfd());
   for (size_t i = 0; i < w.done_count; ++i) {
     firmware_->complete_io(w.done[i].tag, w.done[i].status);
     const uint16_t sqid = slot_sq_[fw::tag_slot(w.done[i].tag)];

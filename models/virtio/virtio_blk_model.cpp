@@ -35,9 +35,11 @@ PcieEndpoint::Identity virtio_identity(const PcieLinkParams& link) {
 // waits (the busy poll reads memory the guest writes meanwhile).
 EmulationEngine::Params emulation_params(const VirtioBlkModel::Params& p) {
   EmulationEngine::Params e;
-  e.notifier.mode = p.notify;
+  e.notifier = p.notifier;
   e.notifier.queues = p.firmware.num_queues;
-  e.notifier.timer_delay = p.timer_delay;
+  // hv.fault is Ming Lin's bug in QEMU's NVMe eventfd handler; virtio-blk's
+  // handler clears its eventfd.
+  e.notifier.eventfd_fault = EventfdFault::None;
   e.queue_context.assign(p.firmware.num_queues, 0);
   for (uint16_t q = 0; q < p.firmware.num_queues && q < p.queue_thread.size(); ++q)
     e.queue_context[q] = p.queue_thread[q];
@@ -101,6 +103,9 @@ VirtioBlkModel::VirtioBlkModel(sc_module_name name, const Params& params,
     attach_link_traffic(*traffic_, kMsixPurpose, kRegisterMmioPurpose);
     dma_.set_traffic(traffic_.get());
   }
+  // Its group, whole as a System reports it: the backend's and the link's too.
+  counters_.add_group("backend", backend_->stats());
+  if (traffic_) counters_.add_group("pcie", *traffic_);
   add_virtio_capabilities();
   bar0_target.register_b_transport(this, &VirtioBlkModel::bar0_b_transport);
 }

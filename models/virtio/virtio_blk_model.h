@@ -38,8 +38,7 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
   struct Params {
     fw::VirtioBlkDeviceConfig firmware;
     StorageBackend::Params backend;
-    NotifyMode notify = NotifyMode::Deferred;
-    sc_core::sc_time timer_delay;  // NotifyMode::Timer
+    NotifierParams notifier;       // QEMU's engine: hv.notify, hv.timer_delay (its `queues` the device sets)
     sc_core::sc_time req_cost;     // host CPU per request popped and started
     sc_core::sc_time done_cost;    // host CPU per request completed
     std::vector<uint8_t> queue_thread;  // host thread of each virtqueue (empty: all on 0)

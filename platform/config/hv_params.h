@@ -1,15 +1,15 @@
 // hv.* (and host.cores): the hypervisor around the device, in one visit
 // because --list-params interleaves what goes to several models: the
-// exits (Hypervisor::Params), the emulation threads (HostThread::Params),
-// how a doorbell reaches the device and the ioeventfd fault (the
-// controller's), and how System lays the threads out.
+// exits (Hypervisor::Params), the emulation threads (HostThread::Params)
+// and how System lays the threads out. How a doorbell reaches the device's
+// engine (hv.notify, hv.timer_delay, hv.fault) is the engine's own table
+// (models::NotifierParams in models/host/doorbell_notifier.h).
 #pragma once
 
 #include <systemc>
 
 #include "nvmesim/models/host/host_thread.h"
 #include "nvmesim/models/hv/hypervisor.h"
-#include "nvmesim/models/nvme/nvme_controller.h"
 #include "nvmesim/models/sim/param_visit.h"
 
 namespace nvmesim::platform {
@@ -20,14 +20,9 @@ inline constexpr fw::EnumEntry<DeviceThread> device_threads[] = {
     {DeviceThread::Vcpu, "vcpu"}, {DeviceThread::Mainloop, "mainloop"}, {DeviceThread::Iothread, "iothread"}};
 
 struct HvParams {
-  using EventfdFault = models::NvmeControllerModel::Params::EventfdFault;
-
   double cpu_ghz{};                  // converts `cyc` times (Config reads it; kept for the record)
   models::Hypervisor::Params exits;  // bql: set by System
   models::HostThread::Params threads;  // the iothreads' (the main loop does not poll)
-  models::NotifyMode notify{};       // as given; System runs it in the exit for hv.device_thread=vcpu
-  sc_core::sc_time timer_delay;
-  EventfdFault fault{};
   unsigned iothreads{};
   bool bql{};                        // QEMU's global lock: System makes one
   sc_core::sc_time bql_handoff;      // a waiter's wake-up after the unlock
@@ -47,19 +42,11 @@ struct HvParams {
     v.real(exits.exit_return_share, "exit_return_share", "0", "", 0, 1,
            "share of each trapped exit after its handler (back into the guest): the device sees the "
            "write, or the ioeventfd fires, that much before the vCPU resumes (0 = at the exit's end)");
-    v.choice(notify, "notify", "deferred", models::notify_modes, "",
-             "how a doorbell reaches the device: in the exit, deferred to its thread, ioeventfd, "
-             "or QEMU 2.x's timer");
-    v.time(timer_delay, "timer_delay", "500ns", 0, 1 * MS,
-           "hv.notify=timer: delay of QEMU's SQ/CQ timers (QEMU 2.x's 500 ns)");
     v.choice(exits.pio_doorbells, "doorbell_access", "mmio", doorbell_accesses, "",
              "what the guest writes a doorbell with: MMIO (NVMe) or port I/O (what-if)");
     v.time(exits.exit_pio, "exit_pio", "3800cyc", 0, 1 * MS, "port I/O exit (hv.doorbell_access=pio)");
     v.time(exits.exit_pio_ioeventfd, "exit_pio_ioeventfd", "1150cyc", 0, 1 * MS,
            "port I/O exit through an ioeventfd");
-    v.choice(fault, "fault", "none", models::NvmeControllerModel::eventfd_faults, "",
-             "inject Ming Lin's uncleared ioeventfd: eventfd_not_cleared loses later wake-ups, "
-             "eventfd_spin keeps the fd readable so its thread spins (as QEMU's poll saw it)");
     v.integer(iothreads, "iothreads", "1", "threads", 1, 64,
               "hv.device_thread=iothread: iothreads; I/O queues are spread round robin");
     // A time like every other (QEMU's poll-max-ns took ns: a bare number is

@@ -35,6 +35,7 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   p.nvme.engine = load_params<models::NvmeHwEngineParams>(c);  // hv.passthrough's hardware engine
   p.pcie = load_params<models::PcieLinkParams>(c);
   p.hv = load_params<HvParams>(c);
+  p.notifier = load_params<models::NotifierParams>(c);
 
   // The controller: its auto choices, and what the hypervisor decides for it.
   fw::ControllerConfig& fc = p.nvme.firmware;
@@ -46,11 +47,10 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   // In the vCPU's exit there is no thread to defer to (check_system_params
   // refuses the modes that need one).
   // Passed through, a doorbell write wakes the device's own engine.
-  p.nvme.notify = p.hv.exits.passthrough                   ? NotifyMode::Deferred
-                  : p.hv.device_thread == DeviceThread::Vcpu ? NotifyMode::Sync
-                                                             : p.hv.notify;
-  p.nvme.timer_delay = p.hv.timer_delay;
-  p.nvme.eventfd_fault = p.hv.fault;
+  p.nvme.notifier = p.notifier;
+  p.nvme.notifier.mode = p.hv.exits.passthrough                   ? NotifyMode::Deferred
+                         : p.hv.device_thread == DeviceThread::Vcpu ? NotifyMode::Sync
+                                                                    : p.notifier.mode;
 
   // The driver: one I/O queue pair per vCPU, tags and buffers for the
   // largest job, the controller's limits.
@@ -65,7 +65,7 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   dc.memory_bytes = p.mem.size - dc.memory_base;
 
   // device=virtio-blk: the same backend, costs and notification as the
-  // controller would have; a virtqueue per job unless virtio.queues says.
+  // controller would have (hv.notify: each device's engine its copy); a virtqueue per job unless virtio.queues says.
   p.device = load_params<DeviceParams>(c);
   p.virtio = load_params<models::VirtioBlkModel::Params>(c);
   fw::VirtioBlkDeviceConfig& vc = p.virtio.firmware;
@@ -73,8 +73,7 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   vc.capacity_sectors = p.nvme.backend.capacity / fw::virtio::BLK_SECTOR_BYTES;
   vc.seg_max = std::min<uint32_t>(vc.queue_size_max - 2u, 126u);
   p.virtio.backend = p.nvme.backend;
-  p.virtio.notify = p.nvme.notify;
-  p.virtio.timer_delay = p.nvme.timer_delay;
+  p.virtio.notifier = p.nvme.notifier;
   p.virtio.req_cost = p.nvme.cmd_cost;
   p.virtio.done_cost = p.nvme.cqe_cost;
   vc.vhost_notify = p.virtio.busy_poll != sc_core::SC_ZERO_TIME;
@@ -96,10 +95,10 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
 
 static void check_hv_params(const SystemParams& p, const Config& c) {
   if (p.hv.device_thread == DeviceThread::Vcpu &&
-      (p.hv.notify == NotifyMode::Ioeventfd || p.hv.notify == NotifyMode::Timer))
-    throw ConfigError("--hv.notify: " + std::string(models::to_string(p.hv.notify)) +
+      (p.notifier.mode == NotifyMode::Ioeventfd || p.notifier.mode == NotifyMode::Timer))
+    throw ConfigError("--hv.notify: " + std::string(models::to_string(p.notifier.mode)) +
                       " needs a host thread (hv.device_thread mainloop or iothread, not vcpu)");
-  if (p.hv.fault == HvParams::EventfdFault::Spin && c.time_ns("hv.dispatch_cost") <= 0)
+  if (p.notifier.eventfd_fault == models::EventfdFault::Spin && c.time_ns("hv.dispatch_cost") <= 0)
     throw ConfigError("--hv.fault: eventfd_spin needs hv.dispatch_cost > 0 (each spin of the loop costs a dispatch)");
   if (p.hv.threads.dispatch_stall_share > 0 && c.time_ns("hv.dispatch_stall_max") <= 0)
     throw ConfigError("--hv.dispatch_stall_share: " + c.text("hv.dispatch_stall_share") +
@@ -152,7 +151,7 @@ static void check_virtio_params(const SystemParams& p, const Config& c) {
     throw ConfigError("--guest.completion: poll is not modelled for device virtio-blk (allowed irq)");
   // vhost spins in its own worker thread, woken by a kick.
   if (p.virtio.busy_poll != sc_core::SC_ZERO_TIME &&
-      (p.virtio.notify == models::NotifyMode::Sync || p.virtio.notify == models::NotifyMode::Timer))
+      (p.virtio.notifier.mode == models::NotifyMode::Sync || p.virtio.notifier.mode == models::NotifyMode::Timer))
     throw ConfigError("--virtio.busy_poll: " + c.text("virtio.busy_poll") +
                       " needs a host thread woken by the kick (hv.device_thread mainloop or iothread, "
                       "hv.notify deferred or ioeventfd)");

@@ -25,11 +25,14 @@ struct SystemParams {
   SimParams sim;
   models::GuestMemoryParams mem;
   models::GuestParams guest;                 // driver fields from the workload and controller set too
-  models::NvmeControllerModel::Params nvme;  // auto choices resolved, hv.notify/timer_delay/fault in
+  // hv.notify, hv.timer_delay, hv.fault as given (the device's engine runs
+  // hv.notify as hv.device_thread and hv.passthrough allow: its copy).
+  models::NotifierParams notifier;
+  models::NvmeControllerModel::Params nvme;  // auto choices resolved
   models::PcieLinkParams pcie;
   HvParams hv;
   DeviceParams device;
-  models::VirtioBlkModel::Params virtio;     // device=virtio-blk: backend, costs, notify from nvme.* and hv.*
+  models::VirtioBlkModel::Params virtio;     // device=virtio-blk: backend and costs from nvme.*
   fw::VirtioBlkDriverConfig virtio_driver;   // the guest's virtio_blk for it
   uint32_t numjobs() const { return uint32_t(jobs.size()); }
 };

@@ -109,17 +109,18 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
   cp.queue_thread = queue_thread;
   std::vector<HostThread*> threads;
   for (auto& t : host_threads_) threads.push_back(t.get());
+  VirtioBlkModel* virtio_model = nullptr;  // for the busy poll's hook below
   if (virtio) {
     VirtioBlkModel::Params vp = p.virtio;
     vp.queue_thread.clear();  // virtqueue q belongs to I/O queue pair q + 1's thread
     for (size_t q = 0; q < vp.firmware.num_queues; ++q)
       vp.queue_thread.push_back(q + 1 < queue_thread.size() ? queue_thread[q + 1] : 0);
-    virtio_ = std::make_unique<VirtioBlkModel>("virtio_blk", vp, threads, *link_);
-    device_ = system_device(*virtio_);
+    auto model = std::make_unique<VirtioBlkModel>("virtio_blk", vp, threads, *link_);
+    virtio_model = model.get();
+    device_ = system_device(std::move(model));
   } else {
     // No threads (hv.passthrough): the controller's hardware engine.
-    controller_ = std::make_unique<NvmeControllerModel>("nvme", cp, threads, *link_);
-    device_ = system_device(*controller_);
+    device_ = system_device(std::make_unique<NvmeControllerModel>("nvme", cp, threads, *link_));
   }
 
   // Hypervisor.
@@ -128,7 +129,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
   hypervisor_ = std::make_unique<Hypervisor>("hv", hp, numjobs, host_cpus_.get());
   if (virtio) hypervisor_->set_doorbell_offset(fw::VirtioBlkDevice::NOTIFY_OFFSET);
   if (!virtio) set_passthrough_traps(p);
-  if (cp.notify == NotifyMode::Ioeventfd) {
+  if (cp.notifier.mode == NotifyMode::Ioeventfd) {
     hypervisor_->set_ioeventfd(
         [this](uint32_t offset, const sc_time& delay) { return device_->ioeventfd_notify(offset, delay); });
   }
@@ -141,7 +142,8 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
     guest_->set_msix_table_address(kBar0Base + NvmeControllerModel::kBar0MsixTableOffset);
   if (virtio) guest_->use_virtio_blk(p.virtio_driver);
   if (virtio && p.virtio.busy_poll != SC_ZERO_TIME)
-    guest_->watch_avail([this](uint16_t q, const sc_time& delay) { virtio_->avail_published(q, delay); });
+    guest_->watch_avail(
+        [virtio_model](uint16_t q, const sc_time& delay) { virtio_model->avail_published(q, delay); });
 
   for (uint32_t j = 0; j < numjobs; ++j) {
     Vcpu::Params vp;
@@ -187,6 +189,9 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
 }
 
 System::~System() = default;
+
+NvmeControllerModel& System::controller() { return *device_->nvme(); }
+VirtioBlkModel* System::virtio() { return device_->virtio_blk(); }
 
 size_t System::host_thread_count() const { return host_threads_.size() + device_->own_tracks(); }
 
@@ -288,7 +293,22 @@ void System::watchdog() {
   }
   watchdog_->last_ios = ios;
   if (progress_) progress_(ios);
-  activations::notify(watchdog_->tick, watchdog_->period);
+  activations::notify(watchdog_->tick, next_watchdog_tick(outstanding));
+}
+
+// Every sim.stall_timeout, except while no I/O is outstanding (a
+// thinktime, a rate's gap): no stall can be found then, and until the next
+// event nothing runs, so each tick before it would find the same state and
+// do nothing. The watchdog sleeps to the last tick of its period's grid at
+// or before that event: an idle simulated hour costs one activation, not
+// 3600 s / sim.stall_timeout, and every later tick (and a stall's detection
+// time) falls where it did.
+sc_time System::next_watchdog_tick(uint64_t outstanding) const {
+  const sc_time period = watchdog_->period;
+  if (outstanding || !sc_pending_activity_at_future_time()) return period;
+  const sc_time idle = sc_time_to_pending_activity();
+  const uint64_t periods = idle.value() / period.value();
+  return periods > 1 ? sc_time::from_value(period.value() * periods) : period;
 }
 
 }  // namespace nvmesim::platform
@@ -324,17 +344,7 @@ RunResults System::run() {
   r.stalled = stall_;
   r.stall_report = stall_report_;
   for (const auto& v : vcpus_) r.unfinished_ios += v->outstanding();
-  if (virtio_) {
-    // A broken device (virtio_error) ends the run the way a stall does, but
-    // nothing in the model stalled: the guest's requests wait on a device
-    // that must be reset.
-    const fw::VirtioBlkDevice& dev = virtio_->firmware();
-    r.virtio = true;
-    r.virtio_status = dev.status();
-    r.device_needs_reset = (dev.status() & fw::virtio::STATUS_DEVICE_NEEDS_RESET) != 0;
-    r.device_error = dev.error();
-    if (r.device_needs_reset) r.stalled = false;
-  }
+  device_->report_outcome(r);
   r.interrupted = interrupted;
 
   const sc_time start = guest_->measure_start();

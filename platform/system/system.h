@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <systemc>
 #include <vector>
 
 #include "nvmesim/firmware/sim/statistics.h"
@@ -51,9 +52,11 @@ class System {
   // the figures.
   RunResults run();
 
-  models::NvmeControllerModel& controller() { return *controller_; }  // device=nvme only
-  models::VirtioBlkModel* virtio() { return virtio_.get(); }          // device=virtio-blk
-  SystemDevice& device() { return *device_; }                         // either, as System uses it
+  // The device's model, for a caller that knows its kind (tests):
+  // controller() for device=nvme only, virtio() null unless device=virtio-blk.
+  models::NvmeControllerModel& controller();
+  models::VirtioBlkModel* virtio();
+  SystemDevice& device() { return *device_; }  // either, as System uses it
   models::Guest& guest() { return *guest_; }
   models::GuestMemory& memory() { return *memory_; }
   models::Hypervisor& hypervisor() { return *hypervisor_; }
@@ -70,6 +73,7 @@ class System {
   void set_passthrough_traps(const SystemParams& p);
   void start_measurement();
   void watchdog();
+  sc_core::sc_time next_watchdog_tick(uint64_t outstanding) const;
  public:
   // Called at each watchdog tick (every sim.stall_timeout of simulated
   // time) with the I/Os completed so far: progress on a terminal.
@@ -87,9 +91,7 @@ class System {
   std::unique_ptr<models::HostCpus> host_cpus_;
   std::unique_ptr<models::BigLock> bql_;
   std::vector<std::unique_ptr<models::HostThread>> host_threads_;  // [0]: main loop
-  std::unique_ptr<models::NvmeControllerModel> controller_;  // one of these two
-  std::unique_ptr<models::VirtioBlkModel> virtio_;
-  std::unique_ptr<SystemDevice> device_;  // the one built, as everything after construction uses it
+  std::unique_ptr<SystemDevice> device_;  // NVMe or virtio-blk: the kind is chosen once, in the constructor
   std::unique_ptr<models::Hypervisor> hypervisor_;
   std::unique_ptr<models::Guest> guest_;
   std::vector<std::unique_ptr<models::Vcpu>> vcpus_;

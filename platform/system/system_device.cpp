@@ -5,6 +5,7 @@
 #include "nvmesim/models/guest/vcpu.h"
 #include "nvmesim/models/nvme/nvme_controller.h"
 #include "nvmesim/models/virtio/virtio_blk_model.h"
+#include "nvmesim/platform/report/results.h"
 
 namespace nvmesim::platform {
 
@@ -14,16 +15,11 @@ using namespace models;
 
 class NvmeDevice : public SystemDevice {
  public:
-  explicit NvmeDevice(NvmeControllerModel& m) : m_(m) {}
+  explicit NvmeDevice(std::unique_ptr<NvmeControllerModel> m) : model_(std::move(m)), m_(*model_) {}
   PcieEndpoint& endpoint() override { return m_; }
   tlm::tlm_target_socket<>& bar0() override { return m_.bar0_target; }
   void link_stats(stats::Group& tree) override {
-    tree.add_group("nvme", m_.counters());
-    m_.counters().merge(m_.firmware().counters());
-    m_.counters().add_group("backend", m_.backend().stats());
-    if (auto* t = m_.link_traffic()) m_.counters().add_group("pcie", *t);
-    // The hardware engine's group (hv.passthrough), where QEMU's has its threads'.
-    if (stats::Group* engine = m_.engine().stats()) m_.counters().add_group("engine", *engine);
+    tree.add_group("nvme", m_.counters());  // with its firmware's, backend's, link's and engine's
   }
   bool ioeventfd_notify(uint32_t offset, const sc_core::sc_time& delay) override {
     return m_.ioeventfd_notify(offset, delay);
@@ -46,20 +42,21 @@ class NvmeDevice : public SystemDevice {
     return r.str();
   }
   size_t own_tracks() const override { return m_.engine().own_tracks(); }
+  void report_outcome(RunResults&) const override {}
+  NvmeControllerModel* nvme() override { return &m_; }
 
  private:
+  std::unique_ptr<NvmeControllerModel> model_;
   NvmeControllerModel& m_;
 };
 
 class VirtioDevice : public SystemDevice {
  public:
-  explicit VirtioDevice(VirtioBlkModel& m) : m_(m) {}
+  explicit VirtioDevice(std::unique_ptr<VirtioBlkModel> m) : model_(std::move(m)), m_(*model_) {}
   PcieEndpoint& endpoint() override { return m_; }
   tlm::tlm_target_socket<>& bar0() override { return m_.bar0_target; }
   void link_stats(stats::Group& tree) override {
-    tree.add_group("virtio_blk", m_.counters());
-    m_.counters().add_group("backend", m_.backend().stats());
-    if (auto* t = m_.link_traffic()) m_.counters().add_group("pcie", *t);
+    tree.add_group("virtio_blk", m_.counters());  // with its firmware's, backend's and link's
   }
   bool ioeventfd_notify(uint32_t offset, const sc_core::sc_time& delay) override {
     return m_.ioeventfd_notify(offset, delay);
@@ -75,17 +72,32 @@ class VirtioDevice : public SystemDevice {
     return r.str();
   }
   size_t own_tracks() const override { return 0; }
+  // A broken device (virtio_error) ends the run the way a stall does, but
+  // nothing in the model stalled: the guest's requests wait on a device
+  // that must be reset.
+  void report_outcome(RunResults& r) const override {
+    const fw::VirtioBlkDevice& dev = m_.firmware();
+    r.virtio = true;
+    r.virtio_status = dev.status();
+    r.device_needs_reset = (dev.status() & fw::virtio::STATUS_DEVICE_NEEDS_RESET) != 0;
+    r.device_error = dev.error();
+    if (r.device_needs_reset) r.stalled = false;
+  }
+  VirtioBlkModel* virtio_blk() override { return &m_; }
 
  private:
+  std::unique_ptr<VirtioBlkModel> model_;
   VirtioBlkModel& m_;
 };
 
 }  // namespace
 
-std::unique_ptr<SystemDevice> system_device(NvmeControllerModel& controller) {
-  return std::make_unique<NvmeDevice>(controller);
+std::unique_ptr<SystemDevice> system_device(std::unique_ptr<NvmeControllerModel> controller) {
+  return std::make_unique<NvmeDevice>(std::move(controller));
 }
 
-std::unique_ptr<SystemDevice> system_device(VirtioBlkModel& virtio) { return std::make_unique<VirtioDevice>(virtio); }
+std::unique_ptr<SystemDevice> system_device(std::unique_ptr<VirtioBlkModel> virtio) {
+  return std::make_unique<VirtioDevice>(std::move(virtio));
+}
 
 }  // namespace nvmesim::platform

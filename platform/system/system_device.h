@@ -24,6 +24,7 @@ class VirtioBlkModel;
 
 namespace nvmesim::platform {
 
+struct RunResults;
 using Vcpus = std::vector<std::unique_ptr<models::Vcpu>>;
 
 class SystemDevice {
@@ -45,9 +46,18 @@ class SystemDevice {
   virtual std::string describe_stall(const Vcpus& vcpus) const = 0;
   // Trace tracks of its own (a hardware engine's), after the host threads'.
   virtual size_t own_tracks() const = 0;
+  // What the device adds to a run's outcome (virtio-blk: its status, and a
+  // broken device's reset, which ends the run without a stall).
+  virtual void report_outcome(RunResults& r) const = 0;
+
+  // The model itself, for a caller that knows the kind (tests, a hook wired
+  // at construction); null for the other kind.
+  virtual models::NvmeControllerModel* nvme() { return nullptr; }
+  virtual models::VirtioBlkModel* virtio_blk() { return nullptr; }
 };
 
-std::unique_ptr<SystemDevice> system_device(models::NvmeControllerModel& controller);
-std::unique_ptr<SystemDevice> system_device(models::VirtioBlkModel& virtio);
+// The device owns its model.
+std::unique_ptr<SystemDevice> system_device(std::unique_ptr<models::NvmeControllerModel> controller);
+std::unique_ptr<SystemDevice> system_device(std::unique_ptr<models::VirtioBlkModel> virtio);
 
 }  // namespace nvmesim::platform

@@ -504,7 +504,7 @@ TEST_CASE("nvme model: null backend Read, emulated vs link DMA timing", "[nvme_m
 
 TEST_CASE("nvme model: sync notify processes inside the doorbell write", "[nvme_model]") {
   BenchParams p;
-  p.nvme.notify = NotifyMode::Sync;
+  p.nvme.notifier.mode = NotifyMode::Sync;
   Bench b(p);
   sc_time t_doorbell, doorbell_delay, t_return;
   int status_in_exit = -2;
@@ -606,7 +606,7 @@ TEST_CASE("nvme model: ram backend returns the bytes written", "[nvme_model]") {
 TEST_CASE("nvme model: ioeventfd notifications need the ioeventfd mode, the buffer, an I/O queue",
           "[nvme_model]") {
   BenchParams p;
-  p.nvme.notify = NotifyMode::Ioeventfd;
+  p.nvme.notifier.mode = NotifyMode::Ioeventfd;
   Bench b(p);
   bool before_dbbuf = true, admin_sq = true, beyond = true, reg_offset = true;
   bool io_sq = false;
@@ -662,7 +662,7 @@ TEST_CASE("nvme model: ioeventfd notifications need the ioeventfd mode, the buff
 
 TEST_CASE("nvme model: no ioeventfd outside the ioeventfd mode", "[nvme_model]") {
   BenchParams p;
-  p.nvme.notify = NotifyMode::Deferred;
+  p.nvme.notifier.mode = NotifyMode::Deferred;
   Bench b(p);
   bool io_sq = true, io_cq = true;
   uint16_t dbbuf_status = 0xFFFF;

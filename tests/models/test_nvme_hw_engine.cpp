@@ -252,6 +252,47 @@ TEST_CASE("nvme hw engine: with the doorbell buffer it reads the shadow tail", "
   CHECK(doorbells < 6);  // some submissions were seen through the shadow tail alone
 }
 
+// A controller built alone reports its whole "nvme" group itself (the
+// header's promise): the firmware's counters merged as its own, the
+// backend's and the hardware engine's as subgroups; no consumer merges.
+TEST_CASE("nvme controller alone: its nvme group holds the firmware's, backend's and engine's counters",
+          "[nvme_hw_engine][stats]") {
+  NvmeControllerModel::Params p;
+  Bench b(p);
+  unsigned doorbells = 0;
+  b.cpu.body = [&] {
+    b.bring_up(true);
+    for (int i = 0; i < 3; ++i) {
+      const uint16_t old = b.tail[1];
+      b.put(1, b.read(8 * i));
+      const uint32_t slot = fw::dbbuf_sq_offset(1, 0);
+      std::memcpy(b.mem.ptr(kShadow + slot, 4), &b.tail[1], 2);
+      uint32_t ev;
+      std::memcpy(&ev, b.mem.ptr(kEventIdx + slot, 4), 4);
+      if (fw::need_event_linux(uint16_t(ev), b.tail[1], old)) {
+        b.cpu.wr32(b.db(1, false), b.tail[1]);
+        ++doorbells;
+      }
+      sc_core::wait(sc_time(10, sc_core::SC_US));
+      CHECK(b.take(1) == 0);
+    }
+  };
+  sc_core::sc_start();
+  REQUIRE(b.cpu.done);
+  CHECK(doorbells >= 1);
+  stats::Group tree;
+  tree.add_group("nvme", b.nvme.counters());  // as a platform of one's own links it
+  const stats::GroupValues v = tree.values();
+  CHECK(v.at("nvme.io_commands") == 3);
+  CHECK(v.at("nvme.io_commands") == b.nvme.firmware().counters().io_commands);
+  CHECK(v.at("nvme.eventidx_writes") == b.nvme.firmware().counters().eventidx_writes);
+  CHECK(v.at("nvme.eventidx_writes") >= 3);  // one SQ EventIdx store per I/O at least
+  CHECK(v.at("nvme.backend.completed") == 3);
+  CHECK(v.at("nvme.engine.commands") >= 3);  // and the admin commands of bring-up
+  CHECK(v.at("nvme.dma_reads") > 0);
+  CHECK(v.group("nvme.pcie") == nullptr);  // pcie.mode=emulated: no link traffic group
+}
+
 namespace {
 
 // Three I/O SQs (qid 1..3) of 64 entries on one CQ of 256, each filled with

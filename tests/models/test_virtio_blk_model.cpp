@@ -102,7 +102,7 @@ struct Bench {
     p.firmware.capacity_sectors = (64u << 20) / 512;
     p.backend.kind = BackendKind::Null;
     p.backend.capacity = 64u << 20;
-    p.notify = NotifyMode::Deferred;
+    p.notifier.mode = NotifyMode::Deferred;
     p.req_cost = sc_time(700, SC_NS);
     return p;
   }

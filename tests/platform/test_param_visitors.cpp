@@ -58,7 +58,8 @@ TEST_CASE("visitors: the registry holds the 121 parameters with their specs", "[
   const ParamRegistry& reg = ParamRegistry::builtin();
   REQUIRE(reg.all().size() == 121);
   // The component blocks in order: fio's flat names first, then hv.* up to
-  // hv.device_thread and the passthrough settings, then the device choice and virtio.*.
+  // hv.device_thread and the passthrough settings, the engine's hv.notify,
+  // hv.timer_delay and hv.fault, then the device choice and virtio.*.
   CHECK(reg.all().front().name == "rw");
   CHECK(reg.all()[22].name == "sim.quantum");
   CHECK(reg.all()[26].name == "guest.submit_cost");
@@ -68,12 +69,16 @@ TEST_CASE("visitors: the registry holds the 121 parameters with their specs", "[
   CHECK(reg.all()[69].name == "nvme.sqe_burst");
   CHECK(reg.all()[70].name == "pcie.mode");
   CHECK(reg.all()[79].name == "hv.cpu_ghz");
-  CHECK(reg.all()[109].name == "host.cores");
-  CHECK(reg.all()[110].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all()[111].name == "hv.device_thread");
-  CHECK(reg.all()[112].name == "hv.passthrough");
-  CHECK(reg.all()[113].name == "hv.msix_bar_mmap");
-  CHECK(reg.all()[114].name == "hv.page_size");
+  CHECK(reg.all()[106].name == "host.cores");
+  CHECK(reg.all()[107].name == "host.wakeup_wait");  // added by its Params field and visit line only
+  CHECK(reg.all()[108].name == "hv.device_thread");
+  CHECK(reg.all()[109].name == "hv.passthrough");
+  CHECK(reg.all()[110].name == "hv.msix_bar_mmap");
+  CHECK(reg.all()[111].name == "hv.page_size");
+  // QEMU's engine's notification: its own table (models::NotifierParams).
+  CHECK(reg.all()[112].name == "hv.notify");
+  CHECK(reg.all()[113].name == "hv.timer_delay");
+  CHECK(reg.all()[114].name == "hv.fault");
   CHECK(reg.all()[115].name == "device");
   CHECK(reg.all()[119].name == "virtio.queues");
   CHECK(reg.all().back().name == "virtio.busy_poll");
@@ -177,7 +182,7 @@ TEST_CASE("visitors: load_params reads every field in its unit", "[params][visit
   CHECK(hv.threads.poll_max == sc_core::sc_time(1000, sc_core::SC_NS));
   CHECK(hv.exits.pio_doorbells);
   CHECK(hv.device_thread == platform::DeviceThread::Iothread);
-  CHECK(hv.notify == models::NotifyMode::Deferred);
+  CHECK(platform::load_params<models::NotifierParams>(c).mode == models::NotifyMode::Deferred);
 
   const auto link = platform::load_params<models::PcieLinkParams>(c);
   CHECK(link.lanes == 16);
@@ -232,7 +237,7 @@ TEST_CASE("enum tables: every entry round-trips, and each table is its parameter
   check_round_trip(models::backend_kinds, "nvme.backend");
   check_round_trip(models::notify_modes, "hv.notify");
   check_round_trip(models::pcie_modes, "pcie.mode");
-  check_round_trip(models::NvmeControllerModel::eventfd_faults, "hv.fault");
+  check_round_trip(models::eventfd_faults, "hv.fault");
   check_round_trip(platform::device_threads, "hv.device_thread");
   check_round_trip(platform::HvParams::doorbell_accesses, "hv.doorbell_access");
   check_round_trip(fw::dbbuf_modes, "nvme.dbbuf");
@@ -249,7 +254,7 @@ TEST_CASE("enum tables: every entry round-trips, and each table is its parameter
   CHECK(choices("rw") == table_names(models::rw_modes));
   CHECK(choices("nvme.backend") == table_names(models::backend_kinds));
   CHECK(choices("hv.notify") == table_names(models::notify_modes));
-  CHECK(choices("hv.fault") == table_names(models::NvmeControllerModel::eventfd_faults));
+  CHECK(choices("hv.fault") == table_names(models::eventfd_faults));
   CHECK(choices("nvme.dbbuf") == table_names(fw::dbbuf_modes));
   CHECK(choices("guest.dbbuf_fault") == table_names(fw::dbbuf_config_faults));
   CHECK(choices("guest.virtio_fault") == table_names(fw::virtio_ring_faults));
