@@ -1,3 +1,4 @@
+#include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/validate/published.h"
 
 #include <cmath>
@@ -141,14 +142,18 @@ void check_published_setup(const PublishedSetup& setup, const std::vector<Publis
         throw ConfigError(where(s) + ": column preset: " + e.what());
       }
     const std::vector<Calibration> calibrations = source_calibrations(setup, s);
-    for (const PublishedRow& r : s.rows) published_row_config(source_presets(setup, s), setup, calibrations, r);
+    for (const PublishedRow& r : s.rows) try {
+        published_row_config(source_presets(setup, s), setup, calibrations, r);
+      } catch (const ConfigError& e) {
+        throw ConfigError("source " + s.id + ", line " + std::to_string(r.line) + " (" + r.description() + "): " + e.what());
+      }
   }
 }
 
 PublishedResult validate_published(const PublishedSetup& setup, const std::vector<PublishedSource>& sources) {
   check_published_setup(setup, sources);
   PublishedResult result;
-  for (const PublishedSource& s : sources) {
+  for (const PublishedSource& s : sources) try {
     PublishedSourceResult out;
     out.source = &s;
     out.presets = source_presets(setup, s);
@@ -192,6 +197,9 @@ PublishedResult validate_published(const PublishedSetup& setup, const std::vecto
     result.points += out.points;
     result.in_band += out.in_band;
     result.sources.push_back(std::move(out));
+  } catch (const ValidateInterrupted&) {
+    result.interrupted = interrupt::received();  // the source under way is not judged
+    break;
   }
   return result;
 }
