@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "nvmesim/platform/config/input_file.h"
+#include "nvmesim/platform/config/user_text.h"
 
 namespace nvmesim::platform::sweep {
 
@@ -265,9 +266,18 @@ bool read_manifest(const std::string& dir, Manifest& m) {
     const Json* values = a.find("values");
     if (!name || name->kind != Json::String || !values || values->kind != Json::Array || !all_strings(*values))
       throw UsageError(where + "an axis needs a name and values (strings)");
+    // An axis as --grid gives it: a known parameter; a seed axis holds
+    // decimal integers (point_seed reads them as numbers).
+    if (!ParamRegistry::builtin().find(name->text))
+      throw UsageError(where + "axis " + quoted(name->text) + " is not a parameter (see --list-params)");
     Axis axis;
     axis.name = name->text;
-    for (const Json& v : values->items) axis.values.push_back(v.text);
+    for (const Json& v : values->items) {
+      if (axis.name == "seed" && (v.text.empty() || v.text.size() > 18 ||
+                                  v.text.find_first_not_of("0123456789") != std::string::npos))
+        throw UsageError(where + "seed value " + quoted(v.text) + " is not a decimal integer below 10^18");
+      axis.values.push_back(v.text);
+    }
     m.axes.push_back(axis);
   }
   return true;
