@@ -184,6 +184,11 @@ void check_fixed(const std::vector<std::string>& fixed) {
     throw UsageError(quoted(fixed.front()) + " is not an option of a run (see nvmesim sweep --help)");
 }
 
+// A signal before any point ran: nothing to keep, exit 128 + the signal.
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Every point's values with the fixed options must make a valid run, checked
 // before the first point runs, without simulating: the fixed options'
 // configuration with the point's values set, then the cross-field checks
@@ -194,6 +199,7 @@ void check_points(const std::vector<std::string>& fixed, const std::vector<Point
   for (const std::string& f : fixed) argv.push_back(f.c_str());
   const CliResult base = parse_command_line(int(argv.size()), argv.data());
   for (const Point& p : points) {
+    if (interrupt::received()) throw Interrupted("while checking the points, before any ran");
     std::string error;
     if (base.options.fio) {
       const std::vector<std::string> args = point_argv("nvmesim", fixed, p);
@@ -397,8 +403,11 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     write_manifest(a.out, m);
 
     if (!a.emit.empty()) {
-      for (const std::string& what : a.emit)
-        err << "sweep: wrote " << emit(what, a.out, exe, a.fixed, points) << " (" << points.size() << " points)\n";
+      for (const std::string& what : a.emit) {
+        const std::string wrote = emit(what, a.out, exe, a.fixed, points);
+        if (interrupt::received()) throw Interrupted("while writing the --emit list (none written)");
+        err << "sweep: wrote " << wrote << " (" << points.size() << " points)\n";
+      }
       return 0;
     }
 
@@ -449,6 +458,9 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
   } catch (const UsageError& e) {
     err << "nvmesim sweep: error: " << e.what() << "\n";
     return 2;
+  } catch (const Interrupted& e) {
+    err << "sweep: interrupted by " << interrupt::signal_name(interrupt::received()) << " " << e.what() << "\n";
+    return interrupt::exit_code();
   } catch (const std::exception& e) {
     err << "nvmesim sweep: error: " << e.what() << "\n";
     return 1;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/sweep/sweep_output.h"
 #include "nvmesim/platform/sweep/sweep_runner.h"
 
@@ -48,13 +49,18 @@ namespace {
 
 // One point's command per line, streamed into a temporary file renamed
 // over `path` once complete (as write_file_atomic does for a string).
-void write_point_list(const std::string& path, const std::string& exe, const std::vector<std::string>& fixed,
+bool write_point_list(const std::string& path, const std::string& exe, const std::vector<std::string>& fixed,
                       const std::string& dir, const std::vector<Point>& points) {
   const std::string tmp = path + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw std::runtime_error("cannot write '" + tmp + "' (" + std::strerror(errno) + ")");
   int error = 0;
   for (const Point& p : points) {
+    if (interrupt::received()) {  // a signal: no list rather than half of one
+      std::fclose(f);
+      std::remove(tmp.c_str());
+      return false;
+    }
     const std::string line = point_command(exe, fixed, dir, p) + "\n";
     if (std::fwrite(line.data(), 1, line.size(), f) != line.size()) {
       error = errno;
@@ -70,6 +76,7 @@ void write_point_list(const std::string& path, const std::string& exe, const std
     std::remove(tmp.c_str());
     throw std::runtime_error("cannot rename '" + tmp + "' (" + std::strerror(errno) + ")");
   }
+  return true;
 }
 
 }  // namespace
@@ -81,7 +88,7 @@ std::string emit(const std::string& what, const std::string& dir, const std::str
     write_point_list(dir + "/parallel.txt", exe, fixed, dir, points);
     return dir + "/parallel.txt";
   }
-  write_point_list(dir + "/points.txt", exe, fixed, dir, points);
+  if (!write_point_list(dir + "/points.txt", exe, fixed, dir, points)) return dir + "/points.txt";
   make_dirs(dir + "/slurm");
   const std::string list = shell_quote(dir + "/points.txt");
   std::string s = "#!/bin/bash\n";
