@@ -130,9 +130,10 @@ void check_published_setup(const PublishedSetup& setup, const std::vector<Publis
   for (const auto& [k, v] : setup.what_if)
     for (const char* row_key : {"rw", "bs", "iodepth", "numjobs", "nvme.dbbuf", "number_ios", "runtime"})
       if (k == row_key) throw ConfigError("--set: " + k + " is set by each row of the figures (or --number_ios)");
-  for (const std::string& p : setup.presets) {
+  {  // The presets and what-ifs alone (their errors are no row's)
     Config probe;
-    apply_preset(p, probe);
+    for (const std::string& p : setup.presets) apply_preset(p, probe);
+    for (const auto& [k, v] : setup.what_if) probe.set(k, v);
   }
   for (const PublishedSource& s : sources) {
     if (!s.presets.empty()) try {

@@ -274,6 +274,11 @@ void check_setup(const ValidateSetup& setup, const std::vector<ReferenceRow>& ro
       for (const MeasuredParam& m : measured_params(t))
         if (k == m.name)
           throw ConfigError("--set: " + k + " is measured (--timing " + setup.timing_file + "); it cannot be set");
+  {  // The presets and what-ifs alone (their errors are no row's)
+    Config probe;
+    for (const std::string& p : setup.presets) apply_preset(p, probe);
+    for (const auto& [k, v] : setup.what_if) probe.set(k, v);
+  }
   for (const ReferenceRow& r : rows) {
     if (!setup.timing.empty() && !timing_for(setup.timing, r))
       throw ConfigError("--timing: " + setup.timing_file + " has no line for numjobs=" + std::to_string(r.numjobs) +
