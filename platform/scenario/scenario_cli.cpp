@@ -10,7 +10,9 @@
 #include "nvmesim/platform/cli/options.h"
 #include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/report/json_out.h"
+#include "nvmesim/platform/config/param_requires.h"
 #include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/system_params.h"
 #include "nvmesim/platform/system/run.h"
 #include "nvmesim/platform/scenario/scenarios.h"
 #include "nvmesim/platform/config/user_text.h"
@@ -44,7 +46,10 @@ Config layered(const Scenario& s, const Settings& what_if, const Settings& extra
   for (const auto& [k, v] : extra) c.set(k, v);
   c.set(s.calibrated, calibrated_value);
   c.set("number_ios", std::to_string(number_ios));
+  // All the model would refuse, found before the calibration runs.
   c.validate_all();
+  check_param_requirements(c);
+  check_system_params(load_system_params(c, {}), c);
   return c;
 }
 
@@ -119,6 +124,18 @@ std::string num(double v, int d) {
   return b;
 }
 
+// After the report: 0, or 128 + the signal that cut the runs short.
+std::string interrupted_line(size_t simulated, size_t runs) {
+  return std::string("INTERRUPTED by ") + interrupt::signal_name(interrupt::received()) + ": " +
+         std::to_string(simulated) + " of " + std::to_string(runs) + " runs simulated";
+}
+
+int finish_interrupted(size_t simulated, size_t runs, std::ostream& err) {
+  if (!interrupt::received()) return 0;
+  err << "nvmesim scenario: " << interrupted_line(simulated, runs) << "\n";
+  return interrupt::exit_code();
+}
+
 }  // namespace
 
 int run_scenario_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -159,7 +176,10 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
              "scenario's own choice: bisection within its range (at most 10 ns..10 ms),\n"
              "so the baseline's figure must fall as the parameter rises; a fit that misses\n"
              "the baseline by more than 5% is flagged.\n"
-             "--number_ios (default 20000) is per job.\n";
+             "--number_ios (default 20000) is per job.\n"
+             "Exit status: 0 done, 1 a run failed, 2 a bad option, 128+N interrupted by\n"
+             "signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP): the runs simulated so far,\n"
+             "then INTERRUPTED.\n";
       return 0;
     } else if (key == "output-format") {
       format = value;
@@ -264,8 +284,25 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
   bool baseline_stalled = false;
   std::string error;
   if (!calibrate(*sc, what_if, number_ios, calibrated_ns, baseline, baseline_stalled, error)) {
+    if (const int sig = interrupt::received()) {
+      // Nothing is fitted yet, so no figure can be stated: say so.
+      const std::string line = std::string("INTERRUPTED by ") + interrupt::signal_name(sig) +
+                               " during the calibration of " + sc->calibrated + ": no run simulated";
+      if (format == "json") {
+        report::Json doc;
+        doc["scenario"] = sc->name;
+        doc["interrupted"] = interrupt::signal_name(sig);
+        doc["during_calibration"] = true;
+        doc["figures"] = report::Json::array();
+        out << report::dump(doc) << "\n";
+      } else {
+        out << "scenario " << sc->name << ": " << sc->title << "\n  " << line << "\n";
+      }
+      err << "nvmesim scenario: " << line << "\n";
+      return interrupt::exit_code();
+    }
     err << "nvmesim scenario: error: " << error << "\n";
-    return interrupt::received() ? interrupt::exit_code() : 1;
+    return 1;
   }
   if (baseline_stalled || baseline <= 0) {
     err << "nvmesim scenario: error: scenario " << sc->name << ": the baseline run stalls at "
@@ -282,8 +319,9 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
     bool stalled = false;
     if (i && !simulate(*sc, what_if, run.settings, time_value_text(calibrated_ns), number_ios, m, error,
                        &stalled)) {
+      if (interrupt::received()) break;  // the runs so far are reported, marked interrupted
       err << "nvmesim scenario: error: " << error << "\n";
-      return interrupt::received() ? interrupt::exit_code() : 1;
+      return 1;
     }
     Figure f;
     f.label = run.label;
@@ -325,8 +363,12 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
         figures_json[i]["in_band"] = !figures[i].stalled && std::abs(figures[i].error) <= 0.25;
         figures_json[i]["gap"] = sc->runs[i].gap;
       }
+    if (const int sig = interrupt::received()) {
+      doc["interrupted"] = interrupt::signal_name(sig);
+      doc["during_calibration"] = false;
+    }
     out << report::dump(doc) << "\n";
-    return 0;
+    return finish_interrupted(figures.size(), sc->runs.size(), err);
   }
   out << "scenario " << sc->name << ": " << sc->title << "\n  source: " << sc->source << "\n";
   for (const auto& [k, why] : sc->cost_sources) out << "  " << k << ": " << why << "\n";
@@ -363,7 +405,8 @@ int run_scenario_command(int argc, const char* const* argv, std::ostream& out, s
       out << "  " << f.label << ": outside +-25% (" << (f.stalled ? std::string("stalled") : num(100 * f.error, 1) + "%")
           << "): " << gap << "\n";
   }
-  return 0;
+  if (interrupt::received()) out << "  " << interrupted_line(figures.size(), sc->runs.size()) << "\n";
+  return finish_interrupted(figures.size(), sc->runs.size(), err);
 }
 
 }  // namespace nvmesim::platform

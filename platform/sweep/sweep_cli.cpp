@@ -20,6 +20,7 @@
 #include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/config/input_file.h"
 #include "nvmesim/platform/config/param_requires.h"
+#include "nvmesim/platform/config/system_params.h"
 #include "nvmesim/platform/sweep/sweep_runner.h"
 #include "nvmesim/platform/config/user_text.h"
 
@@ -62,7 +63,10 @@ std::string sweep_help_text() {
          "CSV columns: the axes, seed, status (ok, failed, missing, or the run's outcome\n"
          "when it ended otherwise: stalled, io_errors, ...; error: its headline), error, then every\n"
          "value of the run's JSON with dotted names (per_io.exits, config.iodepth, ...).\n"
-         "Exit status: 0 all points ok, 1 a point failed, 2 usage error.\n";
+         "A parameter is swept by one axis and not also fixed (in any spelling).\n"
+         "Exit status: 0 all points ok, 1 a point failed, 2 usage error (also a bad\n"
+         "sweep.json), 128+N interrupted by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP;\n"
+         "the finished points are kept for --resume).\n";
 }
 
 namespace {
@@ -180,6 +184,11 @@ void check_fixed(const std::vector<std::string>& fixed) {
     throw UsageError(quoted(fixed.front()) + " is not an option of a run (see nvmesim sweep --help)");
 }
 
+// A signal before any point ran: nothing to keep, exit 128 + the signal.
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Every point's values with the fixed options must make a valid run, checked
 // before the first point runs, without simulating: the fixed options'
 // configuration with the point's values set, then the cross-field checks
@@ -190,6 +199,7 @@ void check_points(const std::vector<std::string>& fixed, const std::vector<Point
   for (const std::string& f : fixed) argv.push_back(f.c_str());
   const CliResult base = parse_command_line(int(argv.size()), argv.data());
   for (const Point& p : points) {
+    if (interrupt::received()) throw Interrupted("while checking the points, before any ran");
     std::string error;
     if (base.options.fio) {
       const std::vector<std::string> args = point_argv("nvmesim", fixed, p);
@@ -203,6 +213,7 @@ void check_points(const std::vector<std::string>& fixed, const std::vector<Point
         for (const auto& [name, value] : p.values) c.set(name, value);
         c.validate_all();
         check_param_requirements(c);
+        check_system_params(load_system_params(c, {}), c);  // what the model refuses
       } catch (const ConfigError& e) {
         error = e.what();
       }
@@ -265,21 +276,46 @@ std::string fixed_text(const std::vector<std::string>& fixed) {
 }
 
 int merge(Args& a, std::ostream& err) {
+  // --out among the inputs (in any spelling: ./s, s/, a symbolic link)
+  // would rewrite the results the merge reads.
+  struct stat out_st {};
+  if (::stat(a.out.c_str(), &out_st) == 0)
+    for (const std::string& dir : a.merge) {
+      struct stat in_st {};
+      if (::stat(dir.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
+        throw UsageError("--merge " + shown(dir) + " and --out " + shown(a.out) +
+                         ": one directory; the merge would rewrite its own input: give another --out");
+    }
   std::vector<std::pair<std::string, Manifest>> manifests;
   std::vector<Record> found;
+  std::string rows_without_manifest;  // a directory whose rows' fixed options are unknown
   for (const std::string& dir : a.merge) {
     Manifest m;
-    if (read_manifest(dir, m)) manifests.emplace_back(dir, m);
+    bool has_manifest = false;
+    try {
+      has_manifest = read_manifest(dir, m);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("--merge: ") + e.what());
+    }
+    if (has_manifest) manifests.emplace_back(dir, m);
     std::vector<Record> r = collect_records(dir);
     if (r.empty() && !manifests.size()) err << "sweep: warning: no sweep output in " << dir << "\n";
+    if (!has_manifest && !r.empty() && rows_without_manifest.empty()) rows_without_manifest = dir;
     found.insert(found.end(), r.begin(), r.end());
   }
+  // Rows without their sweep.json cannot show that they ran with the fixed
+  // options of the sweeps beside them.
+  if (!rows_without_manifest.empty() && !manifests.empty())
+    throw UsageError("--merge: " + quoted(rows_without_manifest) + " holds results but no sweep.json, so their fixed "
+                     "options are unknown, beside " + quoted(manifests.front().first) + "'s (" +
+                     fixed_text(manifests.front().second.fixed) + "): restore its sweep.json or merge it apart");
   // Rows of sweeps with other fixed options are not one sweep's points.
   for (const auto& [dir, m] : manifests)
     if (!same_fixed(m.fixed, manifests.front().second.fixed))
       throw UsageError("--merge: " + quoted(dir) + " ran with other fixed options (" + fixed_text(m.fixed) + ") than " +
                        quoted(manifests.front().first) + " (" + fixed_text(manifests.front().second.fixed) +
                        "): their rows are not one sweep's; merge sweeps of the same options");
+  check_one_setting_per_parameter(a.axes, {});
   if (a.axes.empty()) {
     if (manifests.empty()) throw UsageError("--merge: no sweep.json in the directories; give the grid with --grid");
     a.axes = union_axes(manifests);
@@ -318,6 +354,7 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     }
     if (a.axes.empty()) throw UsageError("--grid: no grid given (--grid NAME=V1,V2,... or --sweep-file FILE)");
     const std::vector<Point> points = expand_grid(a.axes, a.seed);
+    check_one_setting_per_parameter(a.axes, a.fixed);
     check_fixed(a.fixed);
     for (const PlotSpec& p : a.plots) check_plot_columns(p, axis_names(a.axes));
     check_points(a.fixed, points);
@@ -325,35 +362,13 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     make_out_dir(a.out + "/points");
     a.out = absolute(a.out);
     const std::string exe = self_exe();
-    // --resume continues the sweep DIR holds: the same fixed options, or its
-    // rows would be another sweep's (and sweep.json rewritten with the new).
-    if (a.resume) {
-      Manifest before;
-      if (read_manifest(a.out, before) && !same_fixed(before.fixed, a.fixed))
-        throw UsageError("--resume: " + quoted(a.out) + " holds a sweep of other fixed options (" +
-                         fixed_text(before.fixed) + ", now " + fixed_text(a.fixed) +
-                         "): resume with the same options, or give another --out");
-    }
-    Manifest m;
-    m.seed = a.seed;
-    m.fixed = a.fixed;
-    m.axes = a.axes;
-    write_manifest(a.out, m);
-
-    if (!a.emit.empty()) {
-      for (const std::string& what : a.emit)
-        err << "sweep: wrote " << emit(what, a.out, exe, a.fixed, points) << " (" << points.size() << " points)\n";
-      return 0;
-    }
-
-    const auto t0 = std::chrono::steady_clock::now();
     const std::string partial = a.out + "/results.jsonl.partial";
-    std::vector<Record> found;
     // The sweep's own files must be regular files: a FIFO there would block
     // the read or the open for writing, deaf to signals.
     for (const std::string& own : {a.out + "/results.jsonl", partial})
       if (const std::string why = not_regular_reason(own); !why.empty())
         throw UsageError("--out: " + own + " " + why);
+    std::vector<Record> found;
     if (a.resume) {
       try {
         found = read_jsonl(a.out + "/results.jsonl");
@@ -361,7 +376,42 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
       } catch (const InputFileError& e) {
         throw UsageError(std::string("--resume: ") + e.what());
       }
+      // --resume continues the sweep DIR holds: the same fixed options, or
+      // its rows would be another sweep's. The rows do not carry the fixed
+      // options; sweep.json does, so rows without it are refused.
+      Manifest before;
+      bool has_manifest = false;
+      try {
+        has_manifest = read_manifest(a.out, before);
+      } catch (const UsageError& e) {
+        throw UsageError(std::string("--resume: ") + e.what());
+      }
+      if (has_manifest && !same_fixed(before.fixed, a.fixed))
+        throw UsageError("--resume: " + quoted(a.out) + " holds a sweep of other fixed options (" +
+                         fixed_text(before.fixed) + ", now " + fixed_text(a.fixed) +
+                         "): resume with the same options, or give another --out");
+      if (!has_manifest && !found.empty())
+        throw UsageError("--resume: " + quoted(a.out) + " holds " + std::to_string(found.size()) +
+                         " results but no sweep.json, so the fixed options they ran with are unknown: "
+                         "restore its sweep.json, or give another --out");
     }
+    if (!a.emit.empty()) check_emit_size(a.out, exe, a.fixed, points);
+    Manifest m;
+    m.seed = a.seed;
+    m.fixed = a.fixed;
+    m.axes = a.axes;
+    write_manifest(a.out, m);
+
+    if (!a.emit.empty()) {
+      for (const std::string& what : a.emit) {
+        const std::string wrote = emit(what, a.out, exe, a.fixed, points);
+        if (interrupt::received()) throw Interrupted("while writing the --emit list (none written)");
+        err << "sweep: wrote " << wrote << " (" << points.size() << " points)\n";
+      }
+      return 0;
+    }
+
+    const auto t0 = std::chrono::steady_clock::now();
     std::vector<Record> previous = assemble(points, found);
     std::vector<Point> todo;
     for (size_t k = 0; k < points.size(); ++k)
@@ -408,6 +458,9 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
   } catch (const UsageError& e) {
     err << "nvmesim sweep: error: " << e.what() << "\n";
     return 2;
+  } catch (const Interrupted& e) {
+    err << "sweep: interrupted by " << interrupt::signal_name(interrupt::received()) << " " << e.what() << "\n";
+    return interrupt::exit_code();
   } catch (const std::exception& e) {
     err << "nvmesim sweep: error: " << e.what() << "\n";
     return 1;

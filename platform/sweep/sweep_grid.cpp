@@ -162,6 +162,35 @@ void load_sweep_file(const std::string& path, std::vector<Axis>& axes,
   }
 }
 
+namespace {
+
+// The name a parameter is registered under (its alias resolves to it).
+std::string canonical(const std::string& name, const ParamRegistry& registry) {
+  const ParamSpec* spec = registry.find(name);
+  return spec ? spec->name : name;
+}
+
+}  // namespace
+
+void check_one_setting_per_parameter(const std::vector<Axis>& axes, const std::vector<std::string>& fixed,
+                                     const ParamRegistry& registry) {
+  for (size_t a = 0; a < axes.size(); ++a) {
+    const std::string param = canonical(axes[a].name, registry);
+    for (size_t b = 0; b < a; ++b)
+      if (canonical(axes[b].name, registry) == param)
+        throw UsageError("--grid " + axes[b].name + " and --grid " + axes[a].name + ": two axes over one parameter (" +
+                         param + "); give one axis with all the values");
+    for (const std::string& token : fixed) {
+      if (token.rfind("--", 0) != 0) continue;  // a value of the option before
+      const std::string name = token.substr(2, token.find('=') == std::string::npos ? std::string::npos
+                                                                                   : token.find('=') - 2);
+      if (registry.find(name) && canonical(name, registry) == param)
+        throw UsageError("--grid " + axes[a].name + " and the fixed option " + shown(token) +
+                         ": one parameter (" + param + ") both swept and fixed; drop one");
+    }
+  }
+}
+
 uint64_t point_seed(uint64_t sweep_seed, const PointValues& values) {
   for (const auto& [name, value] : values)
     if (name == "seed") return std::stoull(value);

@@ -53,6 +53,14 @@ void load_sweep_file(const std::string& path, std::vector<Axis>& axes,
                      std::vector<std::string>& fixed,
                      const ParamRegistry& registry = ParamRegistry::builtin());
 
+// Refuses (UsageError, one line naming both options) two axes over one
+// parameter in any spelling (a name and its alias: hv.poll_max and
+// hv.poll_max_ns), and a fixed option (--NAME=V or --NAME V) that sets the
+// parameter of an axis: the later setting on a point's command line would
+// make the other inert.
+void check_one_setting_per_parameter(const std::vector<Axis>& axes, const std::vector<std::string>& fixed,
+                                     const ParamRegistry& registry = ParamRegistry::builtin());
+
 // Throws UsageError for a repeated axis name.
 std::vector<Point> expand_grid(const std::vector<Axis>& axes, uint64_t sweep_seed);
 uint64_t point_seed(uint64_t sweep_seed, const PointValues& values);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "nvmesim/platform/config/input_file.h"
+#include "nvmesim/platform/config/user_text.h"
 
 namespace nvmesim::platform::sweep {
 
@@ -229,32 +230,54 @@ void write_manifest(const std::string& dir, const Manifest& m) {
 }
 
 bool read_manifest(const std::string& dir, Manifest& m) {
+  // Every way sweep.json can be wrong is the user's to fix (exit 2, naming
+  // the file): not a regular file, too long, not JSON, not a manifest.
+  const std::string path = dir + "/sweep.json";
   std::string text;
-  if (!read_file(dir + "/sweep.json", text)) return false;
-  const std::string where = dir + "/sweep.json: ";
+  try {
+    if (!read_input_file_if_exists(path, path, text, sweep_file_limits())) return false;
+  } catch (const InputFileError& e) {
+    throw UsageError(e.what());
+  }
+  const std::string where = path + ": ";
   Json j;
   try {
     j = parse_json(text);
   } catch (const JsonError& e) {
-    throw std::runtime_error(where + e.what());
+    throw UsageError(where + "not JSON (" + e.what() + ")");
   }
   const Json* seed = j.find("seed");
   const Json* fixed = j.find("fixed");
   const Json* axes = j.find("axes");
-  if (!seed || seed->kind != Json::Number || !fixed || fixed->kind != Json::Array || !axes ||
-      axes->kind != Json::Array)
-    throw std::runtime_error(where + "not a sweep manifest (needs seed, fixed, axes)");
+  auto all_strings = [](const Json& array) {
+    for (const Json& v : array.items)
+      if (v.kind != Json::String) return false;
+    return true;
+  };
+  if (j.kind != Json::Object || !seed || seed->kind != Json::Number ||
+      seed->text.find_first_not_of("0123456789") != std::string::npos || seed->text.size() > 19 || !fixed ||
+      fixed->kind != Json::Array || !all_strings(*fixed) || !axes || axes->kind != Json::Array)
+    throw UsageError(where + "not a sweep manifest (needs seed, a decimal integer; fixed, strings; axes)");
   m = Manifest();
   m.seed = std::stoull(seed->text);
   for (const Json& f : fixed->items) m.fixed.push_back(f.text);
   for (const Json& a : axes->items) {
     const Json* name = a.find("name");
     const Json* values = a.find("values");
-    if (!name || !values || values->kind != Json::Array)
-      throw std::runtime_error(where + "an axis needs name and values");
+    if (!name || name->kind != Json::String || !values || values->kind != Json::Array || !all_strings(*values))
+      throw UsageError(where + "an axis needs a name and values (strings)");
+    // An axis as --grid gives it: a known parameter; a seed axis holds
+    // decimal integers (point_seed reads them as numbers).
+    if (!ParamRegistry::builtin().find(name->text))
+      throw UsageError(where + "axis " + quoted(name->text) + " is not a parameter (see --list-params)");
     Axis axis;
     axis.name = name->text;
-    for (const Json& v : values->items) axis.values.push_back(v.text);
+    for (const Json& v : values->items) {
+      if (axis.name == "seed" && (v.text.empty() || v.text.size() > 18 ||
+                                  v.text.find_first_not_of("0123456789") != std::string::npos))
+        throw UsageError(where + "seed value " + quoted(v.text) + " is not a decimal integer below 10^18");
+      axis.values.push_back(v.text);
+    }
     m.axes.push_back(axis);
   }
   return true;

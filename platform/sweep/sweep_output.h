@@ -50,7 +50,9 @@ struct Manifest {
   std::vector<Axis> axes;
 };
 void write_manifest(const std::string& dir, const Manifest& manifest);
-bool read_manifest(const std::string& dir, Manifest& manifest);  // false if absent; throws if bad
+// False if DIR/sweep.json does not exist; UsageError naming the file when it
+// is not a regular file or not a manifest.
+bool read_manifest(const std::string& dir, Manifest& manifest);
 
 // Small file helpers shared by the sweep code.
 bool read_file(const std::string& path, std::string& text);  // false if absent, not regular or too long

@@ -103,7 +103,7 @@ void run_points(const std::vector<Point>& todo, const RunnerOptions& o, std::ost
   };
 
   while (next < todo.size() || !running.empty()) {
-    // After SIGINT/SIGTERM no point starts; the running ones got the signal.
+    // After SIGINT/SIGTERM/SIGHUP no point starts; the running ones got the signal.
     while (!interrupt::received() && next < todo.size() && running.size() < jobs) start(todo[next++]);
     if (running.empty()) break;
     int status = 0;
@@ -122,7 +122,7 @@ void run_points(const std::vector<Point>& todo, const RunnerOptions& o, std::ost
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     // A point cut short by the signal is not a result: no record, no .rc
     // file, so --resume runs it again.
-    if (interrupt::received() && (code == 128 + SIGINT || code == 128 + SIGTERM)) continue;
+    if (interrupt::received() && (code == 128 + SIGINT || code == 128 + SIGTERM || code == 128 + SIGHUP)) continue;
     {
       FILE* rc = std::fopen(point_file(o.dir, p.id, ".rc").c_str(), "w");
       if (rc) {

@@ -1,3 +1,4 @@
+#include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/validate/published.h"
 
 #include <cmath>
@@ -129,9 +130,10 @@ void check_published_setup(const PublishedSetup& setup, const std::vector<Publis
   for (const auto& [k, v] : setup.what_if)
     for (const char* row_key : {"rw", "bs", "iodepth", "numjobs", "nvme.dbbuf", "number_ios", "runtime"})
       if (k == row_key) throw ConfigError("--set: " + k + " is set by each row of the figures (or --number_ios)");
-  for (const std::string& p : setup.presets) {
+  {  // The presets and what-ifs alone (their errors are no row's)
     Config probe;
-    apply_preset(p, probe);
+    for (const std::string& p : setup.presets) apply_preset(p, probe);
+    for (const auto& [k, v] : setup.what_if) probe.set(k, v);
   }
   for (const PublishedSource& s : sources) {
     if (!s.presets.empty()) try {
@@ -141,14 +143,18 @@ void check_published_setup(const PublishedSetup& setup, const std::vector<Publis
         throw ConfigError(where(s) + ": column preset: " + e.what());
       }
     const std::vector<Calibration> calibrations = source_calibrations(setup, s);
-    for (const PublishedRow& r : s.rows) published_row_config(source_presets(setup, s), setup, calibrations, r);
+    for (const PublishedRow& r : s.rows) try {
+        published_row_config(source_presets(setup, s), setup, calibrations, r);
+      } catch (const ConfigError& e) {
+        throw ConfigError("source " + s.id + ", line " + std::to_string(r.line) + " (" + r.description() + "): " + e.what());
+      }
   }
 }
 
 PublishedResult validate_published(const PublishedSetup& setup, const std::vector<PublishedSource>& sources) {
   check_published_setup(setup, sources);
   PublishedResult result;
-  for (const PublishedSource& s : sources) {
+  for (const PublishedSource& s : sources) try {
     PublishedSourceResult out;
     out.source = &s;
     out.presets = source_presets(setup, s);
@@ -192,6 +198,9 @@ PublishedResult validate_published(const PublishedSetup& setup, const std::vecto
     result.points += out.points;
     result.in_band += out.in_band;
     result.sources.push_back(std::move(out));
+  } catch (const ValidateInterrupted&) {
+    result.interrupted = interrupt::received();  // the source under way is not judged
+    break;
   }
   return result;
 }

@@ -51,7 +51,8 @@ struct PublishedSourceResult {
 };
 
 struct PublishedResult {
-  std::vector<PublishedSourceResult> sources;
+  std::vector<PublishedSourceResult> sources;  // interrupted: the sources judged whole
+  int interrupted = 0;                         // the signal that cut it short, or 0
   unsigned points = 0, in_band = 0;
   double in_band_share() const { return points ? double(in_band) / points : 0; }
 };

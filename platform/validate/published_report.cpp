@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "nvmesim/platform/cli/interrupt.h"
+
 namespace nvmesim::platform {
 
 namespace {
@@ -172,6 +174,7 @@ void write_published_json(const std::string& file, const PublishedSetup& setup, 
   root["points"] = result.points;
   root["in_band"] = result.in_band;
   root["in_band_share"] = round_to(result.in_band_share(), 4);
+  if (result.interrupted) root["interrupted"] = interrupt::signal_name(result.interrupted);
   out << root.dump(2) << "\n";
 }
 

@@ -8,8 +8,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/platform/config/param_requires.h"
 #include "nvmesim/platform/config/params.h"
 #include "nvmesim/platform/config/presets.h"
+#include "nvmesim/platform/config/system_params.h"
 #include "nvmesim/platform/config/user_text.h"
 #include "nvmesim/platform/system/run.h"
 
@@ -44,9 +47,16 @@ double json_number(const nlohmann::json& j, const char* key) {
 }  // namespace
 
 ModelFigures run_model(const Config& config, const std::string& label) {
+  auto check_signal = [&] {
+    if (const int sig = interrupt::received())
+      throw ValidateInterrupted(std::string("interrupted by ") + interrupt::signal_name(sig) + " at " + label);
+  };
+  check_signal();
   RunSummary s{};
   std::string json, error;
-  if (!run_in_child(config, false, s, json, error)) throw std::runtime_error("validate: " + label + ": " + error);
+  const bool ran = run_in_child(config, false, s, json, error);
+  check_signal();  // a drained or killed child says nothing about the model
+  if (!ran) throw std::runtime_error("validate: " + label + ": " + error);
   if (!s.ok) throw std::runtime_error("validate: " + label + ": the model failed bring-up");
   ModelFigures f;
   f.stalled = s.stalled;
@@ -234,7 +244,12 @@ void finish_row_config(Config& c, const std::vector<Calibration>& calibrations, 
     if (cal.value_ns > 0) c.set(cal.param, time_value_text(cal.value_ns));
   c.set("runtime", "0s");
   c.set("number_ios", std::to_string(number_ios));
+  // What the model would refuse (an iodepth the queues cannot hold, a bs
+  // above MDTS, a setting that needs another) is refused here, before any
+  // run: check_setup builds every row's configuration up front.
   c.validate_all();
+  check_param_requirements(c);
+  check_system_params(load_system_params(c, {}), c);
 }
 
 void check_setup(const ValidateSetup& setup, const std::vector<ReferenceRow>& rows) {
@@ -259,6 +274,11 @@ void check_setup(const ValidateSetup& setup, const std::vector<ReferenceRow>& ro
       for (const MeasuredParam& m : measured_params(t))
         if (k == m.name)
           throw ConfigError("--set: " + k + " is measured (--timing " + setup.timing_file + "); it cannot be set");
+  {  // The presets and what-ifs alone (their errors are no row's)
+    Config probe;
+    for (const std::string& p : setup.presets) apply_preset(p, probe);
+    for (const auto& [k, v] : setup.what_if) probe.set(k, v);
+  }
   for (const ReferenceRow& r : rows) {
     if (!setup.timing.empty() && !timing_for(setup.timing, r))
       throw ConfigError("--timing: " + setup.timing_file + " has no line for numjobs=" + std::to_string(r.numjobs) +
@@ -266,7 +286,11 @@ void check_setup(const ValidateSetup& setup, const std::vector<ReferenceRow>& ro
     if (!qd1_row_of(r, rows))
       throw ConfigError("reference line " + std::to_string(r.line) + ": " + r.label() +
                         " has no iodepth=1 row to take its IOPS ratio to");
-    row_config(setup, r);  // every row's configuration is valid for the model
+    try {
+      row_config(setup, r);  // every row's configuration is valid for the model
+    } catch (const ConfigError& e) {
+      throw ConfigError("reference line " + std::to_string(r.line) + ": " + r.label() + ": " + e.what());
+    }
   }
 }
 
@@ -275,27 +299,55 @@ ValidateResult validate(ValidateSetup setup, const std::vector<ReferenceRow>& ro
   // One cost: one fit. Two: fit each with the other fixed, twice over, so
   // each ends fitted with the other's final value.
   const int rounds = setup.calibrations.size() > 1 ? 2 : 1;
-  for (int round = 0; round < rounds; ++round)
-    for (size_t k = 0; k < setup.calibrations.size(); ++k) calibrate(setup, k, rows);
-
   ValidateResult result;
+  try {
+    for (int round = 0; round < rounds; ++round)
+      for (size_t k = 0; k < setup.calibrations.size(); ++k) calibrate(setup, k, rows);
+  } catch (const ValidateInterrupted&) {
+    result.calibrations = setup.calibrations;
+    result.interrupted = interrupt::received();
+    result.during_calibration = true;
+    return result;  // no row is judged with a cost half fitted
+  }
+
   result.calibrations = setup.calibrations;
   std::map<const ReferenceRow*, double> qd1_model_iops;
+  std::vector<const ReferenceRow*> ran;
   for (const ReferenceRow& row : rows) {
     RowResult r;
     r.reference = row;
-    r.model = run_row(setup, row, r.stalled);
-    result.rows.push_back(r);
+    try {
+      r.model = run_row(setup, row, r.stalled);
+    } catch (const ValidateInterrupted&) {
+      result.interrupted = interrupt::received();
+      break;
+    }
     if (row.iodepth == 1) qd1_model_iops[&row] = r.model.iops;
+    result.rows.push_back(r);
+    ran.push_back(&row);
   }
-  for (size_t i = 0; i < rows.size(); ++i) {
+  // Interrupted: a row is judged only when its iodepth=1 row ran too (the
+  // IOPS ratio's base); a row listed before its iodepth=1 row is dropped.
+  if (result.interrupted) {
+    std::vector<RowResult> judged;
+    std::vector<const ReferenceRow*> judged_rows;
+    for (size_t i = 0; i < ran.size(); ++i)
+      if (qd1_model_iops.count(qd1_row_of(*ran[i], rows))) {
+        judged.push_back(result.rows[i]);
+        judged_rows.push_back(ran[i]);
+      }
+    result.rows = judged;
+    ran = judged_rows;
+  }
+  for (size_t i = 0; i < result.rows.size(); ++i) {
     RowResult& r = result.rows[i];
-    const ReferenceRow* qd1 = qd1_row_of(rows[i], rows);
-    r.reference_ratio = qd1->iops > 0 ? rows[i].iops / qd1->iops : 0;
+    const ReferenceRow& row = *ran[i];
+    const ReferenceRow* qd1 = qd1_row_of(row, rows);
+    r.reference_ratio = qd1->iops > 0 ? row.iops / qd1->iops : 0;
     const double base = qd1_model_iops[qd1];
     r.model.iops_ratio = base > 0 ? r.model.iops / base : 0;
-    r.sq_in_band = doorbell_in_band(r.model.sq_mmio, rows[i].sq_mmio, rows[i].sq_mmio_min, rows[i].sq_mmio_max);
-    r.cq_in_band = doorbell_in_band(r.model.cq_mmio, rows[i].cq_mmio, rows[i].cq_mmio_min, rows[i].cq_mmio_max);
+    r.sq_in_band = doorbell_in_band(r.model.sq_mmio, row.sq_mmio, row.sq_mmio_min, row.sq_mmio_max);
+    r.cq_in_band = doorbell_in_band(r.model.cq_mmio, row.cq_mmio, row.cq_mmio_min, row.cq_mmio_max);
     r.iops_in_band = !r.stalled && iops_ratio_in_band(r.model.iops_ratio, r.reference_ratio);
     r.in_band = r.sq_in_band && r.cq_in_band && r.iops_in_band;
     result.in_band += r.in_band;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,8 +82,14 @@ struct ModelFigures {
   double clat_p50_ns = 0, clat_p99_ns = 0;
   bool stalled = false;
 };
+// A signal (SIGINT, SIGTERM, SIGHUP) cut validate short: the run under
+// way is not a figure (it drained early), so no further run starts.
+struct ValidateInterrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Runs `config` in a child process. Throws std::runtime_error naming
-// `label` when the run fails.
+// `label` when the run fails, ValidateInterrupted once a signal arrived.
 ModelFigures run_model(const Config& config, const std::string& label);
 
 struct ValidateSetup {
@@ -110,9 +117,11 @@ struct RowResult {
 };
 
 struct ValidateResult {
-  std::vector<RowResult> rows;
+  std::vector<RowResult> rows;  // interrupted: the rows judged (their iodepth=1 row ran too)
   std::vector<Calibration> calibrations;
   unsigned in_band = 0;
+  int interrupted = 0;           // the signal that cut it short, or 0
+  bool during_calibration = false;
   double in_band_share() const { return rows.empty() ? 0 : double(in_band) / double(rows.size()); }
 };
 
@@ -130,7 +139,8 @@ void finish_row_config(Config& c, const std::vector<Calibration>& calibrations, 
 void check_setup(const ValidateSetup& setup, const std::vector<ReferenceRow>& rows);
 
 // Calibrates, then runs every row (each in a child process). Throws
-// std::runtime_error when a model run fails.
+// std::runtime_error when a model run fails. A signal ends it early with
+// `interrupted` set and the rows judged so far.
 ValidateResult validate(ValidateSetup setup, const std::vector<ReferenceRow>& rows);
 
 // `nvmesim validate ...`: argv[0] is "validate".

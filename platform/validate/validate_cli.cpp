@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/config/params.h"
 #include "nvmesim/platform/config/presets.h"
 #include "nvmesim/platform/config/user_text.h"
@@ -58,7 +59,9 @@ const char* kHelp =
     "  --number_ios N            I/Os per job in each model run (default 10000)\n"
     "  --output-format F         normal (default) or json\n"
     "Exit status: 0 the runs completed (whatever the share), 1 a model run failed,\n"
-    "2 a bad option or reference file.\n";
+    "2 a bad option or reference file (every row's configuration is checked before\n"
+    "anything runs), 128+N interrupted by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP):\n"
+    "the rows judged so far, then INTERRUPTED.\n";
 
 double round_to(double v, int decimals) {
   if (std::isnan(v)) return v;
@@ -137,13 +140,24 @@ void write_json(const ValidateSetup& setup, const ValidateResult& result, std::o
   }
   root["rows"] = rows;
   root["in_band_share"] = round_to(result.in_band_share(), 4);
+  if (result.interrupted) {
+    root["interrupted"] = interrupt::signal_name(result.interrupted);
+    root["during_calibration"] = result.during_calibration;
+  }
   out << root.dump(2) << "\n";
 }
 
-void write_text(const std::string& file, const ValidateSetup& setup, const ValidateResult& result,
-                std::ostream& out) {
-  const ReferenceRow& first = result.rows.front().reference;
-  out << "nvmesim validate: " << file << ", " << result.rows.size() << " rows";
+// The last line of an interrupted validate: what was judged, and by which signal.
+std::string interrupted_line(int sig, bool during_calibration, size_t judged, size_t rows, const char* what) {
+  std::string t = std::string("INTERRUPTED by ") + interrupt::signal_name(sig) + ": ";
+  if (during_calibration) return t + "during the calibration, no " + what + " judged\n";
+  return t + std::to_string(judged) + " of " + std::to_string(rows) + " " + what + "s judged\n";
+}
+
+void write_text(const std::string& file, const ValidateSetup& setup, const std::vector<ReferenceRow>& rows,
+                const ValidateResult& result, std::ostream& out) {
+  const ReferenceRow& first = rows.front();
+  out << "nvmesim validate: " << file << ", " << rows.size() << " rows";
   if (!first.qemu_version.empty()) out << ", QEMU " << first.qemu_version;
   if (!first.linux_version.empty()) out << ", Linux " << first.linux_version;
   if (!first.accel.empty()) out << ", accel " << first.accel;
@@ -199,6 +213,8 @@ void write_text(const std::string& file, const ValidateSetup& setup, const Valid
   std::snprintf(share, sizeof share, "in band: %u of %zu rows (%.1f%%)\n", result.in_band, result.rows.size(),
                 100 * result.in_band_share());
   out << "\n" << share;
+  if (result.interrupted)
+    out << interrupted_line(result.interrupted, result.during_calibration, result.rows.size(), rows.size(), "row");
 }
 
 }  // namespace
@@ -292,6 +308,12 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
       write_published_json(file, pub, result, out);
     else
       write_published_text(file, result, out);
+    if (result.interrupted) {
+      const std::string line = interrupted_line(result.interrupted, false, result.sources.size(), sources.size(), "source");
+      if (format != "json") out << line;
+      err << "nvmesim validate: " << line;
+      return interrupt::exit_code();
+    }
     return 0;
   }
 
@@ -327,7 +349,12 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
   if (format == "json")
     write_json(setup, result, out);
   else
-    write_text(file, setup, result, out);
+    write_text(file, setup, rows, result, out);
+  if (result.interrupted) {
+    err << "nvmesim validate: "
+        << interrupted_line(result.interrupted, result.during_calibration, result.rows.size(), rows.size(), "row");
+    return interrupt::exit_code();
+  }
   return 0;
 }
 

@@ -27,6 +27,8 @@ using nvmesim::test::slurp;
 
 namespace {
 
+const std::string kSource = NVMESIM_SOURCE_DIR;
+
 struct Interrupted {
   int exit_code = -1;  // -1: still running after the bound (then killed)
   std::string out, err;
@@ -194,6 +196,18 @@ TEST_CASE("interrupt: every long subcommand hears SIGINT, SIGTERM and SIGHUP, ex
        {"verify", "--qsize", "6", "--commands", "20", "--memory-model=all", "--max-states=3000000", "--vcd",
         "OUT/v.vcd", "--timeline", "OUT/t.json"},
        "memory-model=x86: INTERRUPTED by "},
+      // validate: during the calibration (the preset's), during the rows,
+      // and over published figures; scenario during its calibration, in
+      // text and JSON; a sweep's points.
+      {"validate", {"validate", kSource + "/validation/qemu/results.csv", "--preset", "qemu-7.2"},
+       "INTERRUPTED by "},
+      {"validate rows", {"validate", kSource + "/validation/qemu/results.csv", "--no-calibrate"}, " rows judged"},
+      {"validate json", {"validate", kSource + "/validation/qemu/results.csv", "--output-format", "json"},
+       "\"interrupted\": \""},
+      {"validate published", {"validate", kSource + "/validation/published/figures.csv"}, " sources judged"},
+      {"scenario", {"scenario", "qemu-vendor"}, "INTERRUPTED by "},
+      {"scenario json", {"scenario", "real-nvme", "--output-format=json"}, "\"interrupted\": \""},
+      {"sweep", {"sweep", "--grid", "numjobs=1,2", kLong, "--out", "OUT/sw"}, "sweep: interrupted by "},
   };
   struct Signal {
     int sig, exit_code;
@@ -217,11 +231,14 @@ TEST_CASE("interrupt: every long subcommand hears SIGINT, SIGTERM and SIGHUP, ex
       const std::string said = r.out + r.err + (std::filesystem::exists(d / "out.json") ? slurp(d / "out.json") : "");
       CHECK(said.find(c.says) != std::string::npos);
       CHECK(said.find(s.name) != std::string::npos);
+      // A sweep's point cut short by the signal is not a failed result.
+      if (std::string(c.name) == "sweep" && std::filesystem::exists(d / "sw/results.csv"))
+        CHECK(slurp(d / "sw/results.csv").find(",failed,") == std::string::npos);
       // No temp file (".NAME.XXXXXX" beside an output) is left behind.
       for (const auto& e : std::filesystem::directory_iterator(d.path))
         CHECK(e.path().filename().string().rfind('.', 0) != 0);
     }
-  CHECK(cases == 12);
+  CHECK(cases == 3 * commands.size());
 }
 
 TEST_CASE("interrupt: verify stops its search at once and states what it covered, JSON likewise", "[interrupt][verify]") {

@@ -219,9 +219,17 @@ TEST_CASE("sweep: --plot writes SVG and PNG with gnuplot", "[sweep]") {
 
 TEST_CASE("sweep: a failed point is recorded, the sweep goes on, exit 1", "[sweep]") {
   ScratchDir d;
-  // A point only the assembled system refuses (grid values are checked
-  // before any point runs; this combination is checked where it runs).
-  const std::string grid = "sweep --grid hv.notify=deferred,ioeventfd,sync --hv.device_thread=vcpu --jobs 2 ";
+  // A point that fails where it runs: its run stalls and --fail-on-stall
+  // makes that exit 3 (a combination the assembled system refuses is
+  // refused before any point runs, exit 2 naming the point).
+  const auto refused = run_nvmesim("sweep --grid hv.notify=deferred,ioeventfd,sync --hv.device_thread=vcpu --out " +
+                                   d.path + "/refused" + kSmall);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err ==
+        "nvmesim sweep: error: --grid: point hv.notify=ioeventfd: --hv.notify: ioeventfd needs a host thread "
+        "(hv.device_thread mainloop or iothread, not vcpu)\n");
+  const std::string grid = "sweep --grid hv.fault=none,eventfd_not_cleared,eventfd_spin --hv.notify=ioeventfd "
+                           "--nvme.dbbuf=spec --sim.stall_timeout=1us --fail-on-stall --jobs 2 ";
   const auto r = run_nvmesim(grid + "--out " + d.path + kSmall);
   INFO(r.err);
   CHECK(r.exit_code == 1);
@@ -230,9 +238,8 @@ TEST_CASE("sweep: a failed point is recorded, the sweep goes on, exit 1", "[swee
   REQUIRE(csv.rows.size() == 3);
   CHECK(csv.at(0, "status") == "ok");
   CHECK(csv.at(1, "status") == "failed");
-  CHECK(csv.at(1, "error") ==
-        "nvmesim: error: --hv.notify: ioeventfd needs a host thread (hv.device_thread mainloop or iothread, not vcpu)");
-  CHECK(csv.at(1, "ios") == "");
+  CHECK(csv.at(1, "error") == "exit code 3");
+  CHECK(csv.at(1, "outcome") == "stalled");
   CHECK(csv.at(2, "status") == "ok");
   CHECK(csv.at(2, "ios") == "300");
   // Resume reruns the failed point only (it fails again).
