@@ -24,13 +24,17 @@ using nvmesim::test::slurp;
 namespace {
 
 // Runs nvmesim ARGS, sends SIG to the process (or, `child`, to the
-// comparison's first child) after `delay` seconds, returns (exit code, stdout).
+// comparison's first child) once it has used `delay` seconds of CPU time
+// (read from /proc/PID/stat: a moment in the run's own progress, whatever
+// else loads the machine), returns (exit code, stdout).
 std::pair<int, std::string> interrupted_run(const std::string& args, const std::string& sig, double delay,
                                             bool child) {
   const std::string base = "/tmp/nvmesim_icons_" + std::to_string(::getpid());
   const std::string target = child ? "T=; while [ -z \"$T\" ]; do T=$(pgrep -P $P); sleep 0.01; done; " : "T=$P; ";
+  const long ticks = long(delay * double(::sysconf(_SC_CLK_TCK)) + 0.5);  // utime + stime, fields 14 and 15
   std::ofstream(base + ".sh") << NVMESIM_BINARY " " << args << " >" << base << ".out 2>/dev/null & P=$!; " << target
-                              << "sleep " << delay << "; kill -" << sig << " $T; wait $P; echo $? >" << base
+                              << "while t=$(awk '{print $14 + $15}' /proc/$T/stat 2>/dev/null) && [ -n \"$t\" ] && [ $t -lt "
+                              << ticks << " ]; do sleep 0.005; done; kill -" << sig << " $T; wait $P; echo $? >" << base
                               << ".rc\n";
   REQUIRE(std::system(("timeout -s KILL 60 sh " + base + ".sh").c_str()) == 0);
   std::pair<int, std::string> r{std::stoi(slurp(base + ".rc")), slurp(base + ".out")};
@@ -79,7 +83,7 @@ TEST_CASE("interrupt consistency: an interrupted document keeps every invariant,
       {"--single-run --device=virtio-blk --iodepth=16", false, false},
       {"", true, true},  // the comparison; its off run's child gets the signal
   };
-  // Signals at different moments (early in the run, later).
+  // Signals at different moments of the run's CPU time (early, later).
   const std::vector<std::pair<std::string, double>> moments = {{"INT", 0.12}, {"TERM", 0.4}};
   size_t runs = 0;
   for (const Case& c : configs)
@@ -104,21 +108,28 @@ TEST_CASE("interrupt consistency: an interrupted document keeps every invariant,
 TEST_CASE("interrupt consistency: a signal after the run finished leaves its complete document and exit status",
           "[interrupt][binary]") {
   // The results (over 64 KiB of json+) wait in a full pipe whose reader
-  // sleeps: the run has finished when the signal comes.
+  // waits for a go: the signal comes once the process is blocked writing
+  // them (its wchan, pipe_write), so the run has finished, however loaded
+  // the machine (after 20 s it is sent anyway and the test says so).
   const std::string base = "/tmp/nvmesim_late_" + std::to_string(::getpid());
   for (const std::string args : {"--single-run --numjobs=16 --number_ios=100 --output-format=json+",
                                  "--numjobs=16 --number_ios=100 --output-format=json+"}) {
     for (const std::string sig : {"INT", "TERM"}) {
       INFO("SIG" << sig << " after the run: nvmesim " << args);
-      std::ofstream(base + ".sh") << "( " NVMESIM_BINARY " " << args << " 2>/dev/null & echo $! >" << base
-                                  << ".pid; wait $!; echo $? >" << base << ".rc ) | (sleep 1.2; cat >" << base
-                                  << ".out) & sleep 0.6; kill -" << sig << " $(cat " << base << ".pid); wait\n";
+      for (const char* ext : {".go", ".pid", ".rc", ".waited"}) std::remove((base + ext).c_str());
+      std::ofstream(base + ".sh")
+          << "( " NVMESIM_BINARY " " << args << " 2>/dev/null & echo $! >" << base << ".pid; wait $!; echo $? >"
+          << base << ".rc ) | (while [ ! -f " << base << ".go ]; do sleep 0.01; done; cat >" << base << ".out) & "
+          << "while [ ! -s " << base << ".pid ]; do sleep 0.01; done; P=$(cat " << base << ".pid); n=0; "
+          << "until grep -q pipe_write /proc/$P/wchan 2>/dev/null || [ $n -ge 2000 ]; do sleep 0.01; n=$((n+1)); done; "
+          << "echo $n >" << base << ".waited; kill -" << sig << " $P; touch " << base << ".go; wait\n";
       REQUIRE(std::system(("timeout -s KILL 60 sh " + base + ".sh").c_str()) == 0);
+      CHECK(std::stoi(slurp(base + ".waited")) < 2000);  // it did block on the pipe
       CHECK(std::stoi(slurp(base + ".rc")) == 0);
       const Json doc = Json::parse(slurp(base + ".out"));
       CHECK(doc["nvmesim"]["outcome"] == "ok");
       CHECK((!doc["nvmesim"].contains("interrupted") || doc["nvmesim"]["interrupted"].is_null()));
     }
   }
-  for (const char* ext : {".sh", ".out", ".rc", ".pid"}) std::remove((base + ext).c_str());
+  for (const char* ext : {".sh", ".out", ".rc", ".pid", ".go", ".waited"}) std::remove((base + ext).c_str());
 }
