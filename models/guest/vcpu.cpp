@@ -180,6 +180,10 @@ void Vcpu::take_admin_interrupts() {
 
 void Vcpu::complete_remote(const fw::Completion& c, const sc_time& at) {
   job_.record_completion(c, at);
+  wake(at);
+}
+
+void Vcpu::wake(const sc_time& at) {
   if (!woken_ || at < wake_time_) wake_time_ = at;
   woken_ = true;
   activations::notify(irq_event_, at > kernel_now() ? at - kernel_now() : SC_ZERO_TIME);

@@ -100,6 +100,9 @@ class Vcpu : public sc_core::sc_module,
   // ran there, the job's io_getevents sleeper is woken (the wake-up IPI's
   // own exits are not modelled).
   void complete_remote(const fw::Completion& c, const sc_core::sc_time& at);
+  // Wakes the job's sleep (wait_for_io returns) at `at`: another vCPU's
+  // handler completed one of its I/Os or freed a tag it waits for.
+  void wake(const sc_core::sc_time& at);
 
   // ---- Stall reports: its queue as the driver sees it, around the
   // device's descriptions of its SQ and CQ.
