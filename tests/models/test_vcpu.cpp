@@ -359,7 +359,7 @@ TEST_CASE("vcpu: halt polling grows its window after a halt it missed and keeps 
       make_config(base_settings(), {{"hv.halt_poll", "200us"}, {"nvme.cmd_cost", "13us"}, {"number_ios", "4"}});
   System system(c);
   const RunResults r = system.run();
-  REQUIRE(r.ios == 4);
+  REQUIRE(r.count("ios") == 4);
   const models::Vcpu& v = *system.vcpus()[0];
   // Halt 1: window 0, the thread schedules out; the window opens at 10 us.
   // Halt 2: polls 10 us, misses, schedules out; the window doubles to 20 us.
@@ -376,7 +376,7 @@ TEST_CASE("vcpu: halts longer than hv.halt_poll never open the window", "[vcpu][
       make_config(base_settings(), {{"hv.halt_poll", "15us"}, {"nvme.cmd_cost", "13us"}, {"number_ios", "4"}});
   System system(c);
   const RunResults r = system.run();
-  REQUIRE(r.ios == 4);
+  REQUIRE(r.count("ios") == 4);
   const models::Vcpu& v = *system.vcpus()[0];
   CHECK(uint64_t(v.results().halt_sleeps) == 4);
   CHECK(uint64_t(v.results().halt_poll_hits) == 0);
@@ -391,7 +391,7 @@ TEST_CASE("vcpu: rate_iops starts I/O n within fio's microsecond after n / rate"
   System system(c);
   const RunResults r = system.run();
   traces::set_active(nullptr);
-  REQUIRE(r.ios == 5);
+  REQUIRE(r.count("ios") == 5);
   REQUIRE(tracer.ios.size() == 5);
   const uint64_t start = system.vcpus()[0]->results().start.value();
   // I/O n is due n * 100 us after the job's start; the job sleeps the whole
@@ -413,7 +413,7 @@ TEST_CASE("vcpu: thinktime reaps the I/Os in flight, spins thinktime_spin and ha
   System system(c);
   const RunResults r = system.run();
   traces::set_active(nullptr);
-  REQUIRE(r.ios == 4);
+  REQUIRE(r.count("ios") == 4);
   REQUIRE(tracer.ios.size() == 4);
   // fio reaps an I/O when its interrupt handler has returned (the CQ
   // doorbell's exit, the EOI) and prepares the next one then; after the
@@ -427,6 +427,6 @@ TEST_CASE("vcpu: thinktime reaps the I/Os in flight, spins thinktime_spin and ha
   // The spins are guest work (beside each I/O's submit_cost, irq_entry and
   // complete_cost), the rest of each think idle (beside the halts for the
   // interrupts).
-  CHECK(r.vcpus[0].guest_ns == Approx(4 * (1500 + 500 + 1000) + 2 * 20000.0).margin(1e-6));
-  CHECK(r.vcpus[0].idle_ns >= 2 * 30000.0);
+  CHECK(r.figure("utilization.vcpu.guest_ns", 0) == Approx(4 * (1500 + 500 + 1000) + 2 * 20000.0).margin(1e-6));
+  CHECK(r.stats.at("vcpu0.idle_time") / 1000.0 >= 2 * 30000.0);  // ps
 }

@@ -32,14 +32,27 @@ struct SharedRow {
   const char* rw;
 };
 
-void check_every_io_verified(const RunResults& r, unsigned numjobs, unsigned ios_per_job) {
-  REQUIRE(r.bringup_ok);
-  CHECK_FALSE(r.stalled);
-  CHECK(r.count("ios") == uint64_t(numjobs) * ios_per_job);
-  CHECK(r.count("io_errors") == 0);
-  CHECK(r.count("verify.errors") == 0);
-  REQUIRE(r.vcpus.size() == numjobs);
-  for (unsigned v = 0; v < numjobs; ++v) CHECK(r.count("utilization.vcpu.ios", v) == ios_per_job);
+// The same rule through the binary's JSON (one SystemC elaboration per
+// process: a test case that runs several configurations runs the binary).
+void check_binary_run(const std::string& args, unsigned numjobs, unsigned ios_per_job) {
+  INFO("nvmesim " << args);
+  const auto r = test::run_nvmesim(args + " --single-run --output-format=json --number_ios=" +
+                                   std::to_string(ios_per_job));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"outcome\": \"ok\"") != std::string::npos);
+  CHECK(test::json_number(r.out, "ios") == double(numjobs) * ios_per_job);
+  CHECK(test::json_number(r.out, "io_errors") == 0);
+  const std::string verify = r.out.substr(r.out.find("\"verify\""));
+  CHECK(test::json_number(verify, "errors") == 0);
+  // Reads of blocks the job wrote: mixed jobs over a small region.
+  if (args.find("randrw") != std::string::npos && args.find("--size=256k") != std::string::npos)
+    CHECK(test::json_number(verify, "verified_reads") > 0);
+  const std::string util = r.out.substr(r.out.find("\"utilization\""));
+  for (unsigned v = 0; v < numjobs; ++v) {
+    const size_t at = util.find("\"vcpu\": " + std::to_string(v) + ",");
+    REQUIRE(at != std::string::npos);
+    CHECK(test::json_number(util.substr(at), "ios") == ios_per_job);
+  }
 }
 
 }  // namespace
@@ -47,61 +60,30 @@ void check_every_io_verified(const RunResults& r, unsigned numjobs, unsigned ios
 TEST_CASE("shared virtqueues: verify=pattern finds no error and every job completes its I/Os", "[shared]") {
   // Generated: jobs per queue 2..4, depths 1..32 (within the 256-entry
   // queue), one and two queues, writes alone and mixed.
-  const unsigned ios = 300;
   for (const char* rw : {"randwrite", "randrw"})
     for (const SharedRow row : {SharedRow{2, 1, 1, rw}, SharedRow{2, 1, 8, rw}, SharedRow{4, 1, 4, rw},
-                                SharedRow{4, 1, 16, rw}, SharedRow{3, 2, 8, rw}, SharedRow{4, 2, 32, rw}}) {
-      const std::string jobs = std::to_string(row.numjobs), queues = std::to_string(row.queues),
-                        depth = std::to_string(row.iodepth), n = std::to_string(ios);
-      INFO("numjobs " << jobs << ", virtio.queues " << queues << ", iodepth " << depth << ", rw " << rw);
-      const Config c = test::virtio_config({{"nvme.backend", "ram"},
-                                            {"numjobs", jobs.c_str()},
-                                            {"virtio.queues", queues.c_str()},
-                                            {"iodepth", depth.c_str()},
-                                            {"rw", rw},
-                                            {"verify", "pattern"},
-                                            {"size", "256k"},
-                                            {"number_ios", n.c_str()}});
-      System sys(c);
-      const RunResults r = sys.run();
-      check_every_io_verified(r, row.numjobs, ios);
-      CHECK(r.count("verify.verified_reads") > 0);
-      // Every used entry consumed once, by the queue's interrupt handler.
-      uint64_t completions = 0;
-      for (unsigned q = 0; q < row.queues; ++q)
-        completions += r.stats.at("virtio_driver.vq" + std::to_string(q) + ".completions");
-      CHECK(completions == uint64_t(row.numjobs) * ios);
-    }
+                                SharedRow{4, 1, 16, rw}, SharedRow{3, 2, 8, rw}, SharedRow{4, 2, 32, rw}})
+      check_binary_run("--device=virtio-blk --nvme.backend=ram --verify=pattern --size=256k --rw=" +
+                           std::string(rw) + " --numjobs=" + std::to_string(row.numjobs) +
+                           " --virtio.queues=" + std::to_string(row.queues) + " --iodepth=" +
+                           std::to_string(row.iodepth),
+                       row.numjobs, 300);
 }
 
 TEST_CASE("shared virtqueues: the reported case, 4 jobs on one queue, verify=pattern with no error", "[shared]") {
-  for (const char* rw : {"randwrite", "randrw"}) {
-    INFO("rw " << rw);
-    const Config c = test::virtio_config({{"nvme.backend", "ram"},
-                                          {"numjobs", "4"},
-                                          {"virtio.queues", "1"},
-                                          {"rw", rw},
-                                          {"verify", "pattern"},
-                                          {"number_ios", "500"}});
-    System sys(c);
-    const RunResults r = sys.run();
-    check_every_io_verified(r, 4, 500);
-  }
+  for (const char* rw : {"randwrite", "randrw"})
+    for (const char* size : {"", " --size=256k"})
+      check_binary_run(std::string("--device=virtio-blk --numjobs=4 --virtio.queues=1 --verify=pattern "
+                                   "--nvme.backend=ram --rw=") + rw + size,
+                       4, 500);
 }
 
 TEST_CASE("NVMe jobs (one queue pair each): verify=pattern finds no error at the same depths", "[shared]") {
   for (const char* jobs : {"2", "4"})
-    for (const char* depth : {"1", "16"}) {
-      INFO("numjobs " << jobs << ", iodepth " << depth);
-      Config c;
-      for (const auto& [k, v] : test::Settings{{"nvme.backend", "ram"}, {"numjobs", jobs}, {"iodepth", depth},
-                                               {"rw", "randrw"}, {"verify", "pattern"}, {"size", "256k"},
-                                               {"number_ios", "300"}})
-        c.set(k, v);
-      c.validate_all();
-      System sys(c);
-      check_every_io_verified(sys.run(), unsigned(std::stoul(jobs)), 300);
-    }
+    for (const char* depth : {"1", "16"})
+      check_binary_run(std::string("--nvme.backend=ram --rw=randrw --verify=pattern --size=256k --numjobs=") +
+                           jobs + " --iodepth=" + depth,
+                       unsigned(std::stoul(jobs)), 300);
 }
 
 namespace {
@@ -169,12 +151,9 @@ TEST_CASE("shared virtqueue: the reported stall command completes all 40000 I/Os
 // numjobs x iodepth above the queue (iodepth > queue_size / jobs per queue);
 // run it with `test_platform "[tag_wait]"` once that refusal is lifted.
 TEST_CASE("shared virtqueue: jobs deeper than the queue wait for tags and complete", "[.][tag_wait]") {
-  for (const char* size : {"16", "64"}) {
-    INFO("virtio.queue_size " << size);
-    const Config c = test::virtio_config({{"nvme.backend", "ram"}, {"numjobs", "4"}, {"virtio.queues", "1"},
-                                          {"iodepth", "16"}, {"virtio.queue_size", size}, {"rw", "randrw"},
-                                          {"verify", "pattern"}, {"size", "256k"}, {"number_ios", "500"}});
-    System sys(c);
-    check_every_io_verified(sys.run(), 4, 500);
-  }
+  for (const char* size : {"16", "64"})
+    check_binary_run(std::string("--device=virtio-blk --nvme.backend=ram --numjobs=4 --virtio.queues=1 "
+                                 "--iodepth=16 --rw=randrw --verify=pattern --size=256k --virtio.queue_size=") +
+                         size,
+                     4, 500);
 }
