@@ -141,7 +141,7 @@ VirtioBlkBringUp VirtioBlkDriver::bring_up() {
     // blk-mq tags (those that can be in flight at once), lowest first.
     Q.free_tags.clear();
     for (uint32_t t = tags; t-- > 0;) Q.free_tags.push_back(t);
-    Q.tag_busy.assign(tags, 0);
+    Q.tag_busy.assign(tags, TAG_FREE);
     Q.tag_opcode.assign(tags, 0);
     Q.tag_cpu.assign(tags, nullptr);
     Q.outstanding = 0;
@@ -197,7 +197,7 @@ int32_t VirtioBlkDriver::submit(uint16_t q, const IoSpec& io, VirtioDriverEnv* o
   if (q == 0 && config_.ring_fault != VirtioRingFault::None && queue0_requests_++ == config_.ring_fault_after)
     inject_ring_fault(c, q, uint16_t(head));
   Q.free_tags.pop_back();
-  Q.tag_busy[tag] = 1;
+  Q.tag_busy[tag] = TAG_IN_FLIGHT;
   Q.tag_opcode[tag] = io.opcode;
   Q.tag_cpu[tag] = &c;
   ++Q.outstanding;
@@ -283,10 +283,10 @@ void VirtioBlkDriver::interrupt(uint16_t q, std::vector<UsedRequest>& done, Virt
     Q.vq.disable_cb();
     uint32_t tag, len;
     while (Q.vq.get_buf(tag, len)) {
-      if (tag >= Q.tag_busy.size() || !Q.tag_busy[tag]) continue;
-      Q.tag_busy[tag] = 0;
-      Q.free_tags.push_back(tag);
-      --Q.outstanding;
+      // A token that is not a request in flight (a device that used one
+      // twice): nothing to complete.
+      if (tag >= Q.tag_busy.size() || Q.tag_busy[tag] != TAG_IN_FLIGHT) continue;
+      Q.tag_busy[tag] = TAG_USED;  // completing until end_request
       ++Q.counters->completions;
       UsedRequest used;
       used.tag = tag;
@@ -297,6 +297,14 @@ void VirtioBlkDriver::interrupt(uint16_t q, std::vector<UsedRequest>& done, Virt
     }
     if (Q.vq.broken()) break;
   } while (!Q.vq.enable_cb());
+}
+
+void VirtioBlkDriver::end_request(uint16_t q, uint32_t tag) {
+  Queue& Q = queues_[q];
+  if (tag >= Q.tag_busy.size() || Q.tag_busy[tag] != TAG_USED) return;
+  Q.tag_busy[tag] = TAG_FREE;
+  Q.free_tags.push_back(tag);
+  --Q.outstanding;
 }
 
 }  // namespace nvmesim::fw

@@ -107,19 +107,25 @@ class VirtioBlkDriver {
   int32_t submit(uint16_t q, const IoSpec& io, VirtioDriverEnv* on = nullptr);
   // virtqueue_kick_prepare, then the notify write when it says so.
   DoorbellUpdate kick(uint16_t q, VirtioDriverEnv* on = nullptr);
-  // A request the device has used, with the CPU that submitted it. Read at
-  // virtqueue_get_buf, as virtblk_done takes the request from the token:
-  // the descriptor head (the tag) is free from then on, and a CPU sharing
-  // the queue may reuse it before the handler reaches this entry.
+  // A request the device has used, with the CPU that submitted it, read at
+  // virtqueue_get_buf as virtblk_done takes the request from the token. Its
+  // descriptors are free from then on; its tag (and so its header and data
+  // buffer) stays the request's until end_request.
   struct UsedRequest : Completion {
     VirtioDriverEnv* submitter = nullptr;
   };
   // The queue's interrupt (vring_interrupt + virtblk_done): consumes every
   // used entry into `used` (cleared first; the caller's buffer keeps its
   // capacity, so no allocation per interrupt), callbacks off while it does,
-  // on again (re-checked) after.
+  // on again (re-checked) after. The caller completes each request and then
+  // calls end_request for it.
   void interrupt(uint16_t q, std::vector<UsedRequest>& used, VirtioDriverEnv* on = nullptr);
-
+  // blk_mq_end_request -> blk_mq_free_request: the request has completed
+  // (its owner has read its status, data and the job's record of it), so its
+  // tag is free. Linux frees a tag only here, never at virtqueue_get_buf: a
+  // CPU sharing the queue must not reuse a tag whose request is still being
+  // completed (its data buffer and its job's per-tag state are still read).
+  void end_request(uint16_t q, uint32_t tag);
   const VirtioBlkBringUp& last_bring_up() const { return result_; }
   bool event_idx() const { return (result_.features & virtio::bit(virtio::F_RING_EVENT_IDX)) != 0; }
   bool indirect_desc() const { return (result_.features & virtio::bit(virtio::F_RING_INDIRECT_DESC)) != 0; }
@@ -135,12 +141,15 @@ class VirtioBlkDriver {
 
  private:
   static constexpr uint32_t PAGE = 4096;
+  static constexpr uint8_t TAG_FREE = 0, TAG_IN_FLIGHT = 1, TAG_USED = 2;
   struct Queue {
     VirtqueueDriver vq;
     uint16_t notify_off = 0;
     uint64_t headers = 0, data = 0;  // per tag: 16-byte header + status (32 bytes), data buffer
     uint64_t tables = 0;             // per tag: an indirect table of up to 4 descriptors (64 bytes)
     std::vector<uint32_t> free_tags;
+    // Per tag: TAG_FREE, TAG_IN_FLIGHT (on the ring), or TAG_USED (taken
+    // from the used ring, its completion under way until end_request).
     std::vector<uint8_t> tag_busy;
     std::vector<uint8_t> tag_opcode;
     std::vector<VirtioDriverEnv*> tag_cpu;  // who submitted each tag

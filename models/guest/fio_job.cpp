@@ -124,13 +124,32 @@ void FioJob::submit_batch_shared(fw::VirtioBlkDriver& vb) {
   unsigned n = 0;
   batch_tags_.clear();
   for (const PendingIo& p : shared_batch_) {
-    if (!issue(p.io, p.started)) break;  // ring full: publish what we have
+    while (!issue(p.io, p.started)) {
+      // No tag (the other jobs on the queue hold them) or too few
+      // descriptors: blk_mq_get_tag sleeps on the tag's wait queue
+      // (io_schedule) until blk_mq_put_tag frees one, the requests already
+      // added dispatched first (blk_mq_run_hw_queue before it sleeps).
+      if (n) {
+        trace_update(true, vb.kick(virtqueue(), &cpu_));
+        submitted(n);
+        n = 0;
+      }
+      wait_for_tag();
+    }
     ++n;
   }
   if (n) {
     trace_update(true, vb.kick(virtqueue(), &cpu_));
     submitted(n);
   }
+}
+
+// Sleeps until the queue's interrupt handler completes a request (its own
+// interrupt, if this vCPU takes the queue's, or another vCPU's wake-up).
+void FioJob::wait_for_tag() {
+  waiting_for_tag_ = true;
+  cpu_.wait_for_io();
+  waiting_for_tag_ = false;
 }
 
 bool FioJob::virtqueue_shared() const {

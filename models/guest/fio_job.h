@@ -57,13 +57,18 @@ class FioJob {
   uint32_t outstanding() const { return outstanding_; }
   // The virtqueue this job submits on (blk_mq_map_queues: vCPU % queues).
   uint16_t virtqueue() const;
+  // Its submission sleeps for a tag of its shared virtqueue (wait_for_tag).
+  bool waiting_for_tag() const { return waiting_for_tag_; }
 
  private:
   bool can_issue(uint32_t pending = 0) const;  // pending: I/Os of this batch not yet issued
   void submit_batch();
   void submit_batch_shared(fw::VirtioBlkDriver& vb);
   void submitted(unsigned n);  // the batch's io_submit returned
-  bool virtqueue_shared() const;  // virtio.queues < numjobs: other jobs use this job's queue
+  bool virtqueue_shared() const;
+  void wait_for_tag();  // blk_mq_get_tag's sleep
+  // A request of the shared queue completed: wake the jobs sleeping for a tag.
+  void wake_tag_waiters(uint16_t q);  // virtio.queues < numjobs: other jobs use this job's queue
   bool issue(const NextIo& io, const sc_core::sc_time& started);
   uint8_t* data_buffer(uint32_t tag, uint32_t bytes);
   void finish_io(const fw::Completion& c);
@@ -114,6 +119,7 @@ class FioJob {
   // fio's view: I/Os submitted and not yet reaped (what iodepth bounds), and
   // those completed by the driver, waiting in the aio ring for fio's reap.
   uint32_t inflight_ = 0, ready_ = 0;
+  bool waiting_for_tag_ = false;
   std::function<void(const IoSample&)> io_sink_;
 };
 

@@ -16,8 +16,13 @@ void FioJob::process_completions() {
   if (fw::VirtioBlkDriver* vb = guest_.virtio()) {
     // vring_interrupt -> virtblk_done: every used entry, callbacks suppressed
     // through used_event meanwhile; no completion doorbell. On a shared
-    // queue, the other jobs' I/Os complete here and wake their jobs.
-    vb->interrupt(virtqueue(), used_, &cpu_);
+    // queue, the other jobs' I/Os complete here and wake their jobs. Each
+    // request's tag is freed only once it has completed (blk_mq_end_request):
+    // the completion work lets other vCPUs run, and one sharing the queue
+    // must not reuse the tag (its data buffer, its job's record of the I/O)
+    // of a request this handler has taken but not yet completed.
+    const uint16_t q = virtqueue();
+    vb->interrupt(q, used_, &cpu_);
     for (const fw::VirtioBlkDriver::UsedRequest& c : used_) {
       Vcpu* owner = static_cast<Vcpu*>(c.submitter);
       if (!owner || owner == &cpu_) {
@@ -26,6 +31,8 @@ void FioJob::process_completions() {
         cpu_.guest_work(params_.complete_cost);
         owner->complete_remote(c, cpu_.current_time());
       }
+      vb->end_request(q, c.tag);
+      wake_tag_waiters(q);
     }
   } else {
     // Consume every completion whose phase matches, finishing each I/O, then
@@ -35,6 +42,13 @@ void FioJob::process_completions() {
     for (unsigned i = 0; i < n; ++i) finish_io(reaped_[i]);
     trace_update(false, guest_.driver().update_cq_head(params_.qid));
   }
+}
+
+// blk_mq_put_tag -> sbitmap_queue_clear wakes the tag's waiters: each
+// retries its submission once its vCPU runs again.
+void FioJob::wake_tag_waiters(uint16_t q) {
+  for (Vcpu* v : guest_.vcpus())
+    if (v != &cpu_ && v->job().waiting_for_tag() && v->virtqueue() == q) v->wake(cpu_.current_time());
 }
 
 void FioJob::finish_io(const fw::Completion& c) {

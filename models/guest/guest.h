@@ -125,6 +125,7 @@ class Guest : public sc_core::sc_module {
   void trace_shadow_store(uint64_t gpa, uint32_t value, const sc_core::sc_time& at);
   unsigned vcpus_running() const { return running_; }
   size_t vcpu_count() const { return vcpus_.size(); }
+  const std::vector<Vcpu*>& vcpus() const { return vcpus_; }
 
  private:
   // Linux's pci_alloc_irq_vectors with managed affinity: vector 0 (the

@@ -55,6 +55,27 @@ void Vcpu::run() {
   results_.finished = true;
   activations::notify(finished_event_, SC_ZERO_TIME);
   guest_.vcpu_finished();
+  if (guest_.bringup().ok && serves_shared_queue()) serve_queue();
+}
+
+// Queue q's interrupt goes to vCPU q (Guest::program_msix); other jobs
+// submit on it too when there are fewer virtqueues than jobs.
+bool Vcpu::serves_shared_queue() const {
+  const fw::VirtioBlkDriver* vb = guest_.virtio();
+  if (!vb) return false;  // NVMe: one I/O queue pair per job (numjobs <= nvme.max_io_queues)
+  const uint32_t queues = vb->last_bring_up().queues;
+  return params_.index < queues && params_.index + queues < guest_.vcpu_count();
+}
+
+// The job has finished, but the vCPU still takes its queue's interrupt:
+// Linux runs vring_interrupt -> virtblk_done on the interrupt's CPU whatever
+// that CPU runs (here: its idle loop), completing the other jobs' requests
+// and waking them. It halts between interrupts; the run ends when the last
+// job finishes (Guest::vcpu_finished), with this thread halted.
+void Vcpu::serve_queue() {
+  serving_queue_ = true;
+  for (;;)
+    if (wait_for_interrupt()) take_io_interrupt();
 }
 
 // The quantum keeper's sync() waits even for a zero offset (a delta cycle);
@@ -180,6 +201,10 @@ void Vcpu::take_admin_interrupts() {
 
 void Vcpu::complete_remote(const fw::Completion& c, const sc_time& at) {
   job_.record_completion(c, at);
+  wake(at);
+}
+
+void Vcpu::wake(const sc_time& at) {
   if (!woken_ || at < wake_time_) wake_time_ = at;
   woken_ = true;
   activations::notify(irq_event_, at > kernel_now() ? at - kernel_now() : SC_ZERO_TIME);

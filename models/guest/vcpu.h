@@ -100,6 +100,9 @@ class Vcpu : public sc_core::sc_module,
   // ran there, the job's io_getevents sleeper is woken (the wake-up IPI's
   // own exits are not modelled).
   void complete_remote(const fw::Completion& c, const sc_core::sc_time& at);
+  // Wakes the job's sleep (wait_for_io returns) at `at`: another vCPU's
+  // handler completed one of its I/Os or freed a tag it waits for.
+  void wake(const sc_core::sc_time& at);
 
   // ---- Stall reports: its queue as the driver sees it, around the
   // device's descriptions of its SQ and CQ.
@@ -113,7 +116,8 @@ class Vcpu : public sc_core::sc_module,
   // exit, an interrupt on its way, a store draining), as opposed to halting
   // for an interrupt nothing has sent or polling a CQ that stays empty.
   bool work_pending() const {
-    return !results_.finished && !waiting_for_jobs_ && (!waits_on_device_ || store_head_ < store_buffer_.size());
+    return (!results_.finished || serving_queue_) && !waiting_for_jobs_ &&
+           (!waits_on_device_ || store_head_ < store_buffer_.size());
   }
   const Params& params() const { return params_; }
   sc_core::sc_process_handle thread_handle() const { return thread_; }
@@ -128,6 +132,10 @@ class Vcpu : public sc_core::sc_module,
     return store_head_ < store_buffer_.size() || activity_due_within(offset);
   }
   void set_runnable(bool runnable);
+  // After its job: the vCPU that takes a shared virtqueue's interrupt goes
+  // on serving it while other jobs submit there.
+  bool serves_shared_queue() const;
+  void serve_queue();
   // ---- Interrupts and halts.
   bool io_interrupt_due() const { return irq_pending_ && irq_time_ <= now(); }
   void take_io_interrupt();  // injection, the driver's completion pass, EOI
@@ -163,6 +171,7 @@ class Vcpu : public sc_core::sc_module,
   sc_core::sc_time wake_time_;
   sc_core::sc_time halt_poll_window_;  // KVM's vcpu->halt_poll_ns
   bool waits_on_device_ = false;  // halted with no interrupt pending, or its last poll found nothing
+  bool serving_queue_ = false;    // its job has finished; it takes its queue's interrupts (serve_queue)
 
   std::vector<const Vcpu*> waits_for_;
   bool waiting_for_jobs_ = false;  // its job waits for others (not work of its own)

@@ -113,6 +113,7 @@ class Harness : public VirtioDriverEnv, public VirtioDeviceEnv {
     for (; msix_taken < msix_log.size(); ++msix_taken) {
       std::vector<VirtioBlkDriver::UsedRequest> c;
       driver.interrupt(q, c);
+      for (const auto& u : c) driver.end_request(q, u.tag);  // completed: the tags are free
       all.insert(all.end(), c.begin(), c.end());
     }
     return all;
