@@ -133,13 +133,13 @@ static void check_virtio_params(const SystemParams& p, const Config& c) {
   // Without indirect descriptors a request takes three: header, data,
   // status; with them one (its table).
   const bool indirect = p.virtio.firmware.indirect_desc;
-  // Jobs sharing a queue (virtio.queues < numjobs) share its descriptors.
-  const uint32_t sharing = jobs_per_virtqueue(p);
-  const uint32_t fit = (indirect ? size : size / 3) / sharing;
+  // One job's depth must fit the queue. Jobs sharing a queue (virtio.queues
+  // < numjobs) whose depths add up to more wait for free tags, as blk-mq's
+  // blk_mq_get_tag sleeps (FioJob::wait_for_tag).
+  const uint32_t fit = indirect ? size : size / 3;
   if (p.iodepth > fit)
     throw ConfigError("--iodepth: " + std::to_string(p.iodepth) + " does not fit a virtqueue of " +
                       std::to_string(size) + " descriptors, " + (indirect ? "1" : "3") + " per request" +
-                      (sharing > 1 ? ", shared by " + std::to_string(sharing) + " jobs" : std::string()) +
                       " (allowed 1.." + std::to_string(fit) + "; raise virtio.queue_size" +
                       (indirect ? "" : " or set virtio.indirect_desc=on") + ")");
   if (!indirect && (p.guest.virtio_fault == fw::VirtioRingFault::IndirectBadLength ||

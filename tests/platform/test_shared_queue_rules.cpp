@@ -147,10 +147,7 @@ TEST_CASE("shared virtqueue: the reported stall command completes all 40000 I/Os
 
 // blk_mq_get_tag sleeps when the queue has no free tag: jobs whose total
 // depth exceeds the queue wait for tags (FioJob::wait_for_tag) and complete.
-// Hidden ([.]) while platform/config's check_virtio_params still refuses
-// numjobs x iodepth above the queue (iodepth > queue_size / jobs per queue);
-// run it with `test_platform "[tag_wait]"` once that refusal is lifted.
-TEST_CASE("shared virtqueue: jobs deeper than the queue wait for tags and complete", "[.][tag_wait]") {
+TEST_CASE("shared virtqueue: jobs deeper than the queue wait for tags and complete", "[shared][tag_wait]") {
   for (const char* size : {"16", "64"})
     check_binary_run(std::string("--device=virtio-blk --nvme.backend=ram --numjobs=4 --virtio.queues=1 "
                                  "--iodepth=16 --rw=randrw --verify=pattern --size=256k --virtio.queue_size=") +
