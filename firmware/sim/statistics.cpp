@@ -112,7 +112,7 @@ const StatValue* GroupValues::stat(const std::string& name) const {
   return nullptr;
 }
 
-uint64_t GroupValues::at(const std::string& path) const {
+const uint64_t* GroupValues::find(const std::string& path) const {
   // Longest group prefix, then a stat, then (for vectors) a subname.
   const GroupValues* g = this;
   size_t from = 0;
@@ -131,9 +131,14 @@ uint64_t GroupValues::at(const std::string& path) const {
     const std::string sub = dot == std::string::npos ? "" : path.substr(dot + 1);
     if (s)
       for (const auto& e : s->entries)
-        if (e.first == sub) return e.second;
-    throw std::out_of_range("statistics: no value '" + path + "'");
+        if (e.first == sub) return &e.second;
+    return nullptr;
   }
+}
+
+uint64_t GroupValues::at(const std::string& path) const {
+  if (const uint64_t* v = find(path)) return *v;
+  throw std::out_of_range("statistics: no value '" + path + "'");
 }
 
 }  // namespace nvmesim::stats

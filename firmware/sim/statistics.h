@@ -103,6 +103,8 @@ struct GroupValues {
   // The value of "group.path.stat" or "group.path.stat.subname"; throws
   // std::out_of_range naming the path when there is none.
   uint64_t at(const std::string& path) const;
+  // The same value, or null when the tree has none.
+  const uint64_t* find(const std::string& path) const;
   bool empty() const { return stats.empty() && groups.empty(); }
 };
 

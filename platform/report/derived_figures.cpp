@@ -27,26 +27,8 @@ constexpr double kUndefined = std::numeric_limits<double>::quiet_NaN();
 // keeps no shadow reads), a thread without polling (the hardware engine), a
 // group that was never created (a failed bring-up's I/O queues).
 uint64_t stat(const GroupValues& tree, const std::string& path) {
-  const GroupValues* g = &tree;
-  size_t from = 0;
-  for (;;) {
-    const size_t dot = path.find('.', from);
-    const std::string part = path.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
-    const GroupValues* next = nullptr;
-    for (const GroupValues& c : g->groups)
-      if (c.name == part) next = &c;
-    if (next && dot != std::string::npos) {
-      g = next;
-      from = dot + 1;
-      continue;
-    }
-    const stats::StatValue* s = g->stat(part);
-    const std::string sub = dot == std::string::npos ? "" : path.substr(dot + 1);
-    if (s)
-      for (const auto& e : s->entries)
-        if (e.first == sub) return e.second;
-    return 0;
-  }
+  const uint64_t* v = tree.find(path);
+  return v ? *v : 0;
 }
 
 double ns(uint64_t ps) { return double(ps) / 1000.0; }
