@@ -475,7 +475,6 @@ std::string device_load_shadow(State& t, const Ctx& x, bool sq, bool text) {
 }
 
 void device_steps(const State& s, const Ctx& x, Builder& b) {
-  const ModelConfig& c = x.c;
   const bool dev_store_free = !s.dev_store_pending;
   if (s.device_pc == kDevIdle) {
     if (s.sq_kick) {

@@ -145,7 +145,7 @@ TEST_CASE("output files: a loop of symbolic links, or a chain longer than the ke
                                           "--single-run --number_ios=20 --timeline ",
                                           "--number_ios=20 --output-format=json --output "};
   size_t runs = 0;
-  for (const std::string& shape : {"self", "pair", "chain"}) {
+  for (const char* shape : {"self", "pair", "chain"}) {
     ScratchDir d;
     const std::string out = d / "out.x";
     if (std::string(shape) == "self") {
