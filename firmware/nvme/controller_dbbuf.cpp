@@ -80,9 +80,13 @@ void store_cq_eventidx(EventIdxPolicy policy, DbbufQueue& cq, DbbufDeviceMemory&
   if (w.write) memory.store_eventidx(w.value);
 }
 
-// What a step left in the queue's copy becomes the queue's.
-template <class Queue>
-void take(Queue& queue, const DbbufQueue& q) {
+// Runs one step on a copy of `queue`'s doorbell state (the step code is
+// shared with verify, which keeps its own state); what the step left in the
+// copy becomes the queue's.
+template <class Queue, class Step>
+void run_step(Queue& queue, DbbufDeviceMemory& memory, Step&& step) {
+  DbbufQueue q{queue.size, queue.head, queue.tail, queue.eventidx_parked};
+  step(q, memory);
   queue.head = q.head;
   queue.tail = q.tail;
   queue.eventidx_parked = q.eventidx_parked;
@@ -114,40 +118,30 @@ const DbbufStepCode& Controller::step_code() const {
   return config_.dbbuf_step_code ? *config_.dbbuf_step_code : kDbbufStepCode;
 }
 
-// Each step runs on a copy of the queue's doorbell state, which is then the
-// queue's (the step code is shared with verify, which keeps its own state).
 void Controller::shadow_read_sq_tail(uint16_t sqid) {
-  Sq& sq = sqs_[sqid];
   counters_.shadow_reads++;
   DbbufAccess memory(*this, dbbuf_sq_offset(sqid, config_.dstrd));
-  DbbufQueue q{sq.size, sq.head, sq.tail, sq.eventidx_parked};
-  step_code().load_shadow_sq_tail(q, memory);
-  take(sq, q);
+  run_step(sqs_[sqid], memory, step_code().load_shadow_sq_tail);
 }
 
 void Controller::shadow_read_cq_head(uint16_t cqid) {
-  Cq& cq = cqs_[cqid];
   counters_.shadow_reads++;
   DbbufAccess memory(*this, dbbuf_cq_offset(cqid, config_.dstrd));
-  DbbufQueue q{cq.size, cq.head, cq.tail, cq.eventidx_parked};
-  step_code().load_shadow_cq_head(q, memory);
-  take(cq, q);
+  run_step(cqs_[cqid], memory, step_code().load_shadow_cq_head);
 }
 
 void Controller::apply_sq_eventidx(uint16_t sqid) {
-  Sq& sq = sqs_[sqid];
   DbbufAccess memory(*this, dbbuf_sq_offset(sqid, config_.dstrd));
-  DbbufQueue q{sq.size, sq.head, sq.tail, sq.eventidx_parked};
-  step_code().store_sq_eventidx(config_.sq_eventidx, q, memory);
-  take(sq, q);
+  run_step(sqs_[sqid], memory, [this](DbbufQueue& q, DbbufDeviceMemory& m) {
+    step_code().store_sq_eventidx(config_.sq_eventidx, q, m);
+  });
 }
 
 void Controller::apply_cq_eventidx(uint16_t cqid) {
-  Cq& cq = cqs_[cqid];
   DbbufAccess memory(*this, dbbuf_cq_offset(cqid, config_.dstrd));
-  DbbufQueue q{cq.size, cq.head, cq.tail, cq.eventidx_parked};
-  step_code().store_cq_eventidx(config_.cq_eventidx, q, memory);
-  take(cq, q);
+  run_step(cqs_[cqid], memory, [this](DbbufQueue& q, DbbufDeviceMemory& m) {
+    step_code().store_cq_eventidx(config_.cq_eventidx, q, m);
+  });
 }
 
 bool Controller::refresh_cq_head_from_shadow(uint16_t cqid) {
