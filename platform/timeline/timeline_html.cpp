@@ -144,8 +144,12 @@ struct PageBuilder {
   std::map<int, int> sort;
   std::map<int, Row> track;                     // by tid: spans and instants
   std::map<std::pair<int, int>, Row> io_rows;   // by (tid, tag): I/Os
-  std::map<std::string, std::pair<double, std::pair<int, int>>> open_io;  // async id -> start, (tid, tag)
-  std::map<std::string, std::string> open_io_name;
+  struct OpenIo {  // an I/O begun ("b") and not yet ended ("e")
+    double start;
+    std::pair<int, int> row;  // (tid, tag)
+    std::string name;
+  };
+  std::map<std::string, OpenIo> open_io;  // by async id
   std::map<int, std::vector<std::pair<double, std::string>>> open_span;  // B/E stacks per tid
   double t_end = 0;
   size_t ios = 0;
@@ -184,12 +188,11 @@ struct PageBuilder {
     } else if (ph == "b") {
       const Json* args = e.object("args");
       const int tag = args ? EventReader{*args, k}.integer("tag") : 0;
-      open_io[e.id("id")] = {ts, {tid, tag}};
-      open_io_name[e.id("id")] = name;
+      open_io[e.id("id")] = {ts, {tid, tag}, name};
     } else if (ph == "e") {
       const auto it = open_io.find(e.id("id"));
       if (it == open_io.end()) return;
-      io_rows[it->second.second].bars.push_back({it->second.first, ts, open_io_name[it->first], false});
+      io_rows[it->second.row].bars.push_back({it->second.start, ts, it->second.name, false});
       open_io.erase(it);
       ++ios;
     }
