@@ -18,6 +18,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "tests/models/test_cpu.h"
 #include "nvmesim/firmware/nvme/nvme_spec.h"
 #include "nvmesim/models/engine/emulation_engine.h"
 #include "nvmesim/models/host/host_thread.h"
@@ -132,32 +133,7 @@ struct Router : sc_core::sc_module {
   }
 };
 
-struct Cpu : sc_core::sc_module {
-  tlm_utils::simple_initiator_socket<Cpu> socket{"socket"};
-  std::function<void()> body;
-  bool done = false;
-  SC_HAS_PROCESS(Cpu);
-  explicit Cpu(sc_core::sc_module_name n) : sc_module(n) { SC_THREAD(run); }
-  void run() {
-    body();
-    done = true;
-  }
-  void access(tlm::tlm_command c, uint64_t a, void* v, unsigned n) {
-    tlm::tlm_generic_payload p;
-    p.set_command(c);
-    p.set_address(a);
-    p.set_data_ptr(static_cast<unsigned char*>(v));
-    p.set_data_length(n);
-    p.set_streaming_width(n);
-    p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    sc_time d = SC_ZERO_TIME;
-    socket->b_transport(p, d);
-    sc_core::wait(d);
-  }
-  uint32_t rd32(uint64_t a) { uint32_t v = 0; access(tlm::TLM_READ_COMMAND, a, &v, 4); return v; }
-  void wr32(uint64_t a, uint32_t v) { access(tlm::TLM_WRITE_COMMAND, a, &v, 4); }
-  void wr64(uint64_t a, uint64_t v) { access(tlm::TLM_WRITE_COMMAND, a, &v, 8); }
-};
+using Cpu = nvmesim::test::TestCpu;
 
 NvmeControllerModel::Params ram_controller() {
   NvmeControllerModel::Params p;
