@@ -148,7 +148,9 @@ void FioJob::submit_batch_shared(fw::VirtioBlkDriver& vb) {
 // interrupt, if this vCPU takes the queue's, or another vCPU's wake-up).
 void FioJob::wait_for_tag() {
   waiting_for_tag_ = true;
+  ++guest_.tag_waiters();
   cpu_.wait_for_io();
+  --guest_.tag_waiters();
   waiting_for_tag_ = false;
 }
 

@@ -47,6 +47,7 @@ void FioJob::process_completions() {
 // blk_mq_put_tag -> sbitmap_queue_clear wakes the tag's waiters: each
 // retries its submission once its vCPU runs again.
 void FioJob::wake_tag_waiters(uint16_t q) {
+  if (!guest_.tag_waiters()) return;  // per request: no scan of the vCPUs unless a job sleeps for a tag
   for (Vcpu* v : guest_.vcpus())
     if (v != &cpu_ && v->job().waiting_for_tag() && v->virtqueue() == q) v->wake(cpu_.current_time());
 }

@@ -126,6 +126,9 @@ class Guest : public sc_core::sc_module {
   unsigned vcpus_running() const { return running_; }
   size_t vcpu_count() const { return vcpus_.size(); }
   const std::vector<Vcpu*>& vcpus() const { return vcpus_; }
+  // Jobs asleep for a free tag of a shared virtqueue (blk_mq_get_tag): a
+  // completion looks for them to wake only while there are some.
+  unsigned& tag_waiters() { return tag_waiters_; }
 
  private:
   // Linux's pci_alloc_irq_vectors with managed affinity: vector 0 (the
@@ -148,6 +151,7 @@ class Guest : public sc_core::sc_module {
   std::vector<std::function<void()>> measure_hooks_;
   AvailWatch avail_watch_;
   unsigned running_ = 0;
+  unsigned tag_waiters_ = 0;
   uint32_t dstrd_ = 0;
 };
 
