@@ -40,6 +40,18 @@ bool mentions(const SearchResult& r, const std::string& text) {
   return false;
 }
 
+// What `nvmesim verify` prints for one search (without its time).
+std::string printed(const ModelConfig& c, const SearchResult& r) {
+  Checked run;
+  run.config = c;
+  run.result = r;
+  std::ostringstream out;
+  ReportOptions o;
+  o.show_time = false;
+  write_text(out, {run}, o, 0);
+  return out.str();
+}
+
 }  // namespace
 
 TEST_CASE("verify mutation: the controller's default order is the one verify explores", "[verify]") {
@@ -70,14 +82,7 @@ TEST_CASE("verify mutation: the SQ shadow re-read deleted from the controller's 
   CHECK(r.why.find("the device is idle") != std::string::npos);
 
   // What `nvmesim verify` prints for it.
-  Checked run;
-  run.config = c;
-  run.result = r;
-  std::ostringstream out;
-  ReportOptions o;
-  o.show_time = false;
-  write_text(out, {run}, o, 0);
-  const std::string text = out.str();
+  const std::string text = printed(c, r);
   CHECK(text.rfind("violation: lost wake-up after " + std::to_string(STEPS_NO_SQ_REREAD) + " steps", 0) == 0);
   CHECK(text.find("driver: store command #1 in SQ slot 0") != std::string::npos);
   INFO(text);
@@ -151,14 +156,7 @@ TEST_CASE("verify mutation: a shadow SQ tail load that reads nothing loses a wak
   CHECK_FALSE(mentions(r, "load shadow SQ tail ="));
   CHECK(mentions(r, "-> suppressed"));
 
-  Checked run;
-  run.config = c;
-  run.result = r;
-  std::ostringstream out;
-  ReportOptions o;
-  o.show_time = false;
-  write_text(out, {run}, o, 0);
-  const std::string text = out.str();
+  const std::string text = printed(c, r);
   INFO(text);
   CHECK(text.rfind("violation: lost wake-up after " + std::to_string(STEPS_SQ_LOAD_READS_NOTHING) + " steps", 0) ==
         0);
