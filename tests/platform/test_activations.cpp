@@ -89,3 +89,26 @@ TEST_CASE("activations: --host-stats reports them per I/O, in JSON and text", "[
   CHECK(t.out.find("  model process activations per I/O: ") != std::string::npos);
   CHECK(t.out.find("(vcpu_thread ") != std::string::npos);  // the kinds that ran, per I/O
 }
+
+TEST_CASE("activations: idle simulated time costs the watchdog no activations in proportion", "[activations]") {
+  // With no I/O outstanding the watchdog sleeps to the next pending activity
+  // instead of ticking every sim.stall_timeout (10 ms): a think of 1 s and
+  // one of an hour cost it the same few activations (they cost 100 and
+  // 360000 per I/O when it ticked), while the run's simulated time grows.
+  double sim_ns[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    const std::string think = k ? "3600s" : "1s";
+    INFO("thinktime " << think);
+    const auto j = test::run_nvmesim("--single-run --iodepth=1 --number_ios=5 --host-stats --output-format=json "
+                                     "--thinktime=" + think);
+    REQUIRE(j.exit_code == 0);
+    const auto doc = nlohmann::json::parse(j.out);
+    CHECK(doc.at("ios").get<double>() == 5);
+    CHECK(doc.at("host").at("activations").at("watchdog").get<uint64_t>() <= 3 * 5);
+    sim_ns[k] = doc.at("sim_time_ns").get<double>();
+  }
+  // Four thinks of each length (not after the last I/O): the hour-long ones
+  // really passed in simulated time.
+  CHECK(sim_ns[0] > 4e9);
+  CHECK(sim_ns[1] > 4 * 3600e9);
+}
