@@ -24,18 +24,28 @@ using nvmesim::test::slurp;
 namespace {
 
 // Runs nvmesim ARGS, sends SIG to the process (or, `child`, to the
-// comparison's first child) once it has used `delay` seconds of CPU time
-// (read from /proc/PID/stat: a moment in the run's own progress, whatever
-// else loads the machine), returns (exit code, stdout).
+// comparison's first child) once that process catches the signal (its
+// SigCgt in /proc/PID/status: nvmesim's main has installed its handler; a
+// shell's background child ignores SIGINT until it execs) and has used
+// `delay` seconds of CPU time (utime + stime of /proc/PID/stat: a moment in
+// the run's own progress, whatever else loads the machine), returns (exit
+// code, stdout). Where /proc has no SigCgt, the process having exec'ed
+// nvmesim stands for it. After 2000 polls the signal is sent anyway.
 std::pair<int, std::string> interrupted_run(const std::string& args, const std::string& sig, double delay,
                                             bool child) {
   const std::string base = "/tmp/nvmesim_icons_" + std::to_string(::getpid());
   const std::string target = child ? "T=; while [ -z \"$T\" ]; do T=$(pgrep -P $P); sleep 0.01; done; " : "T=$P; ";
   const long ticks = long(delay * double(::sysconf(_SC_CLK_TCK)) + 0.5);  // utime + stime, fields 14 and 15
-  std::ofstream(base + ".sh") << NVMESIM_BINARY " " << args << " >" << base << ".out 2>/dev/null & P=$!; " << target
-                              << "while t=$(awk '{print $14 + $15}' /proc/$T/stat 2>/dev/null) && [ -n \"$t\" ] && [ $t -lt "
-                              << ticks << " ]; do sleep 0.005; done; kill -" << sig << " $T; wait $P; echo $? >" << base
-                              << ".rc\n";
+  const int signo = sig == "INT" ? 2 : 15;
+  std::ofstream(base + ".sh")
+      << NVMESIM_BINARY " " << args << " >" << base << ".out 2>/dev/null & P=$!; " << target << "n=0; "
+      << "while [ $n -lt 2000 ] && [ -d /proc/$T ]; do "
+      << "m=$(awk '/^SigCgt:/ {print $2}' /proc/$T/status 2>/dev/null); "
+      << "t=$(awk '{print $14 + $15}' /proc/$T/stat 2>/dev/null); "
+      << "if [ -n \"$m\" ]; then c=$(( 0x$m >> " << (signo - 1) << " & 1 )); "
+      << "else c=$(grep -c '^nvmesim' /proc/$T/comm 2>/dev/null); fi; "  // no SigCgt: at least exec'ed
+      << "[ \"$c\" = 1 ] && [ -n \"$t\" ] && [ $t -ge " << ticks << " ] && break; sleep 0.005; n=$((n+1)); done; "
+      << "kill -" << sig << " $T; wait $P; echo $? >" << base << ".rc\n";
   REQUIRE(std::system(("timeout -s KILL 60 sh " + base + ".sh").c_str()) == 0);
   std::pair<int, std::string> r{std::stoi(slurp(base + ".rc")), slurp(base + ".out")};
   for (const char* ext : {".sh", ".out", ".rc"}) std::remove((base + ext).c_str());
