@@ -12,13 +12,18 @@
 //
 // Build and run (validation/qemu/run.sh does this with the harness's nice):
 //   gcc -O2 -pthread -o wakeup_probe wakeup_probe.c
-//   ./wakeup_probe SPINNERS SAMPLES WORK_US HANDLER_US
+//   ./wakeup_probe SPINNERS SAMPLES WORK_US HANDLER_US [table]
+// With `table` it also prints the whole distribution as CSV (quantile,
+// delay_ns at every 1% from 0 to 99%, then 99.5%, 99.9% and the maximum):
+// the empirical table a model draws its wake-ups from
+// (validation/host/wakeup-*.csv, models/host/wakeup_distribution.h).
 #define _GNU_SOURCE
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,8 +94,8 @@ static int by_value(const void* a, const void* b) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: %s SPINNERS SAMPLES WORK_US HANDLER_US\n", argv[0]);
+  if (argc != 5 && !(argc == 6 && strcmp(argv[5], "table") == 0)) {
+    fprintf(stderr, "usage: %s SPINNERS SAMPLES WORK_US HANDLER_US [table]\n", argv[0]);
     return 2;
   }
   const int spinners = atoi(argv[1]);
@@ -119,5 +124,12 @@ int main(int argc, char** argv) {
   for (unsigned i = 0; i < sizeof pct / sizeof *pct; ++i)
     printf(" p%d_us=%.1f", pct[i], (double)delays[(size_t)(taken - 1) * pct[i] / 100] / 1000.0);
   printf(" max_us=%.1f\n", (double)delays[taken - 1] / 1000.0);
+  if (argc == 6) {
+    printf("quantile,delay_ns\n");
+    for (int q = 0; q < 100; ++q) printf("%.3f,%llu\n", q / 100.0, (unsigned long long)delays[(size_t)(taken - 1) * q / 100]);
+    printf("0.995,%llu\n", (unsigned long long)delays[(size_t)((taken - 1) * 0.995)]);
+    printf("0.999,%llu\n", (unsigned long long)delays[(size_t)((taken - 1) * 0.999)]);
+    printf("1.000,%llu\n", (unsigned long long)delays[taken - 1]);
+  }
   return 0;
 }
