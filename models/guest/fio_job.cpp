@@ -231,13 +231,19 @@ bool FioJob::rate_wait(bool sleep) {
 }
 
 // fio's handle_thinktime (backend.c): complete the I/Os in flight, spin,
-// sleep the rest.
+// sleep the rest; each part at most to the runtime's end (runtime_left).
 void FioJob::think() {
   const uint64_t issued = stats_.issued;
   if (!thinktime_.due(issued)) return;
   quiesce();
-  if (thinktime_.spin() != SC_ZERO_TIME) cpu_.guest_work(thinktime_.spin());
-  cpu_.halt_for(thinktime_.sleep());
+  auto runtime_left = [this](const sc_time& part) {
+    if (params_.runtime == SC_ZERO_TIME) return part;
+    const sc_time end = stats_.start + params_.runtime, now = cpu_.current_time();
+    return now >= end ? SC_ZERO_TIME : std::min(part, end - now);
+  };
+  const sc_time spin = runtime_left(thinktime_.spin());
+  if (spin != SC_ZERO_TIME) cpu_.guest_work(spin);
+  cpu_.halt_for(runtime_left(thinktime_.spin() + thinktime_.sleep() - spin));  // thinktime - the spin done
   thinktime_.taken(issued);
 }
 

@@ -170,7 +170,7 @@ std::vector<Figure> build() {
   };
 
   // The run's I/Os.
-  fixed("sim_time_ns", 3, "the measured interval (a stalled or interrupted run: until it stopped)",
+  fixed("sim_time_ns", 3, "the measured interval: to the last completion, or to the runtime's end when the runtime ended the run (a stalled or interrupted run: until it stopped)",
         [](const RunResults& r) { return r.sim_time_ns; });
   count("ios", "sum of `vcpu<N>.ios`", [](const RunResults& r) { return vcpus_sum(r, "ios"); });
   count("read_ios", "sum of `vcpu<N>.read_ios`", [](const RunResults& r) { return vcpus_sum(r, "read_ios"); });
@@ -361,7 +361,7 @@ std::vector<Figure> build() {
   job("start_ns", Format::Fixed, 3, "its vCPUs' first start, from the measured phase's start",
       [](const Section& s) { return s.start_ns; });
   job("done_ns", Format::Fixed, 3, "its vCPUs' last finish, same origin", [](const Section& s) { return s.done_ns; });
-  job("sim_time_ns", Format::Fixed, 3, "its first start to its last completion",
+  job("sim_time_ns", Format::Fixed, 3, "its first start to its last completion, or to its runtime's end when the runtime ended it",
       [](const Section& s) { return s.span_ns; });
   job("ios", Format::Count, 0, "sum of its `vcpu<N>.ios`", [](const Section& s) { return s.ios; });
   job("read_ios", Format::Count, 0, "sum of its `vcpu<N>.read_ios`", [](const Section& s) { return s.read_ios; });

@@ -370,7 +370,14 @@ RunResults System::run() {
   bool failed = false;
   for (const auto& v : vcpus_) {
     const auto& vr = v->results();
-    if (vr.end > end) end = vr.end;
+    // A job its runtime ended is measured over its runtime, as fio measures
+    // a job's elapsed time to its end (backend.c, thread_main: runtime is
+    // the time the job ran, not the time to its last completion): a rate-
+    // or think-limited job idle at the end still ran until then.
+    sc_time job_end = vr.end;
+    const sc_time runtime = v->params().runtime;
+    if (runtime != SC_ZERO_TIME && vr.done >= vr.start + runtime) job_end = std::max(job_end, vr.start + runtime);
+    if (job_end > end) end = job_end;
     if (!failed && vr.errors) r.first_error_status = vr.first_error_status;
     failed = failed || vr.errors;
     VcpuFigures f;
@@ -387,7 +394,7 @@ RunResults System::run() {
     }
     f.depths = vr.depths;
     r.depths.merge(vr.depths);
-    f.sim_time_ns = interval_ns(vr.end);
+    f.sim_time_ns = interval_ns(job_end);
     // A job that waited (stonewall, wait_for) is measured from its release.
     if (vr.released > start) {
       f.start_ns = double((vr.released - start).value()) / 1000.0;
