@@ -234,6 +234,15 @@ std::string absolute(const std::string& path) {
   return path;
 }
 
+// As absolute(), for a directory that may not exist yet: relative to the
+// working directory.
+std::string absolute_path(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf)) return buf;
+  if (!path.empty() && path[0] == '/') return path;
+  return ::getcwd(buf, sizeof buf) ? std::string(buf) + "/" + path : path;
+}
+
 // Plots, then the exit status: 1 if a point is not ok or a plot failed.
 int finish(const Args& a, const std::vector<Record>& records, std::ostream& err) {
   int rc = 0;
@@ -357,6 +366,10 @@ int run_sweep_command(int argc, const char* const* argv, std::ostream& out, std:
     check_one_setting_per_parameter(a.axes, a.fixed);
     check_fixed(a.fixed);
     for (const PlotSpec& p : a.plots) check_plot_columns(p, axis_names(a.axes));
+    // The --emit list's size first: it is cheap to work out, and checking a
+    // million points' configurations to refuse their list after is not.
+    // (Checked again below with the directory as it will be written.)
+    if (!a.emit.empty()) check_emit_size(absolute_path(a.out), self_exe(), a.fixed, points);
     check_points(a.fixed, points);
     make_out_dir(a.out);
     make_out_dir(a.out + "/points");

@@ -240,6 +240,19 @@ TEST_CASE("sweep guards: --emit streams its list and refuses one over the size c
     CHECK(!fs::exists(d / what + "/points.txt"));
     CHECK(!fs::exists(d / what + "/parallel.txt"));
     CHECK(!fs::exists(d / what + "/sweep.json"));
+    CHECK(!fs::exists(d / what));  // refused before the points were checked or the directory made
+  }
+  // A million points whose list passes the cap: refused at once (a few
+  // seconds), not after a million configurations were checked (minutes).
+  {
+    std::string split;
+    for (int k = 0; k < 64; ++k) split += (k ? ":" : "") + std::to_string(4 * (k % 32 + 1)) + "k/0";
+    const auto r = run_nvmesim("sweep --grid iodepth=1:1000:1 --grid seed=1:1000:1 --emit parallel --out " +
+                               d / "million" + " --bssplit=" + split);
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("nvmesim sweep: error: --emit: the list of 1000000 points would pass 256 MiB") == 0);
+    CHECK(!fs::exists(d / "million"));
   }
   // Under the cap, 200 points x ~240 KB (about 48 MB) are written under a
   // 120 MB address-space limit: streamed, not built in memory.
