@@ -133,7 +133,7 @@ std::string wrap(const std::string& left, const std::string& text, size_t width)
 
 }  // namespace
 
-std::string version_text() { return std::string("nvmesim ") + NVMESIM_VERSION; }
+std::string version_text() { return std::string("nvmesim ") + NVMESIM_VERSION + " (commit " + build_commit() + ")"; }
 
 std::string help_text() {
   const ParamRegistry& reg = ParamRegistry::builtin();

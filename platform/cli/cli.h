@@ -41,6 +41,9 @@ CliResult parse_command_line(int argc, const char* const* argv);
 // The texts behind --help, --list-params and --version.
 std::string help_text();
 std::string list_params_text(const ParamRegistry& registry = ParamRegistry::builtin());
+// "nvmesim VERSION (commit C)": C from git describe at build time
+// (cmake/nvmesim_commit.cmake; "unknown" outside a git checkout).
+const char* build_commit();
 std::string version_text();
 
 }  // namespace nvmesim::platform
