@@ -23,6 +23,11 @@ else()
   message(STATUS "nvmesim: no python3: the man page and bash completion are not generated")
 endif()
 
+# The Python module: where Debian's python3 looks for packages of prefix /usr
+# (the .deb); under another prefix, PYTHONPATH=<prefix>/lib/python3/dist-packages.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/nvmesim DESTINATION lib/python3/dist-packages
+        PATTERN __pycache__ EXCLUDE)
+
 set(CPACK_PACKAGE_NAME nvmesim)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "nvmesim developers <nvmesim@localhost>")
