@@ -12,7 +12,9 @@
 #include "nvmesim/platform/cli/commands.h"
 #include "nvmesim/platform/cli/options.h"
 
+#include "nvmesim/platform/config/config_dump.h"
 #include "nvmesim/platform/config/input_file.h"
+#include "nvmesim/platform/sweep/sweep_output.h"
 #include "nvmesim/platform/fio/fio_job.h"
 #include "nvmesim/platform/fio/fio_logs.h"
 #include "nvmesim/traces/gtkwave_save.h"
@@ -79,6 +81,7 @@ po::options_description all_options(const ParamRegistry& registry) {
       ("preset", po::value<std::string>(), "")
       ("list-presets", "")
       ("config", po::value<std::string>(), "")
+      ("dump-config", po::value<std::string>(), "")
       ("output-format", po::value<std::string>(), "")
       ("output", po::value<std::string>(), "")
       ("host-stats", "")
@@ -161,8 +164,12 @@ std::string help_text() {
        "  --preset NAME[,NAME]       apply named presets first, in order: exit costs\n"
        "                             (haswell-ep) and device mechanisms (qemu-7.2); later\n"
        "                             options override them; --list-presets shows them\n"
-       "  --config FILE              read parameters from an INI file; repeatable,\n"
+       "  --config FILE              read parameters from an INI file, or from a run's\n"
+       "                             JSON document (its config block); repeatable,\n"
        "                             later files and command-line values override\n"
+       "  --dump-config FILE         write the effective configuration (every\n"
+       "                             parameter, presets expanded) as INI, then run;\n"
+       "                             --config FILE replays the run byte for byte\n"
        "  --output-format FORMAT     normal (default), json, or json+ (fio's json+\n"
        "                             layout with nvmesim's results under \"nvmesim\")\n"
        "  --output FILE              write the results to FILE instead of stdout\n"
@@ -245,6 +252,27 @@ std::string list_params_text(const ParamRegistry& registry) {
 
 namespace {
 
+// A --config file: INI, or a run's JSON document (its "config" block).
+void load_config_file(const std::string& path, Config& config) {
+  const std::string what = "config file " + shown(path);
+  // JSON is read up to 64 MiB, on long lines (a document with its statistics);
+  // INI keeps its own limits.
+  const std::string text = read_input_file_as<ConfigError>(path, what, InputLimits{size_t(64) << 20, false});
+  if (looks_like_json(text)) {
+    std::istringstream in(json_config_as_ini(text, path));
+    config.load_ini(in, path);
+    return;
+  }
+  if (text.size() > kInputFileMax) throw ConfigError(what + ": longer than " + std::to_string(kInputFileMax) + " bytes");
+  try {
+    check_line_lengths(text, what);
+  } catch (const InputFileError& e) {
+    throw ConfigError(e.what());
+  }
+  std::istringstream in(text);
+  config.load_ini(in, path);
+}
+
 // The files a run reads: --config files, the job file and its includes.
 NamedFiles run_inputs(const std::vector<std::string>& configs, const RunOptions& options) {
   NamedFiles in;
@@ -298,6 +326,8 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   bool help = false, version = false, list = false, list_presets = false, has_preset = false;
   std::string preset;
   std::vector<std::string> configs;
+  std::string dump_config;
+  bool has_dump_config = false;
   std::vector<std::pair<std::string, std::string>> params;
   std::string job_file;
   std::string trace_start, trace_stop, trace_signals;
@@ -315,6 +345,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     else if (key == "host-stats") options.host_stats = true;
     else if (key == "fail-on-stall") options.fail_on_stall = true;
     else if (key == "config") configs.push_back(value);
+    else if (key == "dump-config") dump_config = value, has_dump_config = true;
     else if (key == "output-format") options.output_format = value;
     else if (key == "output") options.output_file = value;
     else if (key == "vcd") options.vcd_file = value;
@@ -357,6 +388,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   if (strict && !has_job) return error("--strict: only applies to --job FILE");
   for (const std::string& c : configs)
     if (c.empty()) return error("--config: empty file name");
+  if (has_dump_config && dump_config.empty()) return error("--dump-config: empty file name");
   // "--output=" is caught by Boost; "--output ''" lands here.
   for (const po::option& opt : parsed)
     if (opt.string_key == "output" && (opt.value.empty() || opt.value.front().empty()))
@@ -364,7 +396,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
 
   try {
     if (has_preset) apply_preset(preset, r.config);  // first: everything else overrides it
-    for (const std::string& c : configs) r.config.load_ini(c);
+    for (const std::string& c : configs) load_config_file(c, r.config);
     bool fio_only = false;  // an option only a fio job has (time_based, the logs, ...)
     for (const auto& [name, value] : params)
       if (!ParamRegistry::builtin().find(name)) fio_only = true;
@@ -488,6 +520,25 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     return error(std::string(options.vcd_file.empty() ? "--timeline" : "--vcd") +
                  ": a trace follows one run and nvme.dbbuf is not set, so two run (off and spec):"
                  " set --nvme.dbbuf=off or spec, or give --single-run");
+  if (has_dump_config) {
+    if (options.fio)
+      return error("--dump-config: fio's job options (--job, or fio options that are no parameter such as "
+                   "time_based) are not all parameters, so the file could not reproduce the run: keep the job file");
+    NamedFiles outputs = run_outputs(options);
+    outputs.emplace_back("--dump-config", dump_config);
+    if (const std::string e = clashing_files(run_inputs(configs, options), outputs); !e.empty()) return error(e);
+    if (const std::string e = output_path_problem(dump_config); !e.empty())
+      return error("--dump-config: cannot open " + quoted(dump_config) + " for writing (" + e + ")");
+    std::string command = "nvmesim";
+    for (int i = 1; i < argc; ++i) command += " " + shown(argv[i]);
+    const std::string header = version_text() + ": the effective configuration of\n  " + command +
+                               "\nRead back with: nvmesim --config FILE (the same run, byte for byte)";
+    try {
+      sweep::write_file_atomic(dump_config, config_ini_text(r.config, header));
+    } catch (const std::exception& e) {
+      return error("--dump-config: cannot write " + quoted(dump_config) + " (" + e.what() + ")");
+    }
+  }
   r.options = options;
   r.action = CliResult::Run;
   return r;
