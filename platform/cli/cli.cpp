@@ -153,8 +153,9 @@ std::string help_text() {
        "1 job, null backend, doorbell buffer off and on side by side (with an on/off\n"
        "ratio column). Other options keep the comparison, run with them, as long as\n"
        "nvme.dbbuf is not set (by an option, --config, --preset) and the device is\n"
-       "emulated NVMe (not virtio-blk, not hv.passthrough); set nvme.dbbuf, or give\n"
-       "--single-run, for one run's full report.\n"
+       "emulated NVMe (not virtio-blk, not hv.passthrough) and no trace is asked for\n"
+       "(--vcd, --timeline: one run); set nvme.dbbuf, or give --single-run, for one\n"
+       "run's full report.\n"
        "\n"
        "Generic options:\n"
        "  -h [ --help ]              print this help and exit\n"
@@ -436,8 +437,11 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     std::vector<std::string> warnings = check_param_requirements(r.config);
     // The comparison runs with the buffer off and on: a setting is inert
     // only if it is in both runs (hv.notify=ioeventfd acts in the spec run).
-    const bool comparison = !single_run && !r.config.is_set("nvme.dbbuf") && r.config.text("device") == "nvme" &&
-                            r.config.text("hv.passthrough") == "off";
+    const bool tracing_asked = std::any_of(parsed.begin(), parsed.end(), [](const po::option& o) {
+      return o.string_key == "vcd" || o.string_key == "timeline";
+    });
+    const bool comparison = !single_run && !tracing_asked && !r.config.is_set("nvme.dbbuf") &&
+                            r.config.text("device") == "nvme" && r.config.text("hv.passthrough") == "off";
     if (comparison) {
       Config spec = r.config;
       spec.set("nvme.dbbuf", "spec");
@@ -510,16 +514,14 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   // (option, --config, --preset) or asked for one run; it compares NVMe's
   // doorbell buffer, so another device, or passthrough (a real SSD has no
   // doorbell buffer to turn on), runs once.
-  options.default_experiment = !single_run && !r.config.is_set("nvme.dbbuf") &&
+  // A trace follows one run: asking for one runs the configuration once
+  // (traces/README.md), as --single-run would.
+  options.default_experiment = !single_run && !tracing && !r.config.is_set("nvme.dbbuf") &&
                                r.config.text("device") == "nvme" && r.config.text("hv.passthrough") == "off";
   // A trace, and fio's logs, follow one run; a comparison has two.
   if (options.default_experiment && options.fio && options.fio->logs)
     return error("--job: fio's logs (write_lat_log, write_bw_log, write_iops_log) follow one run and nvme.dbbuf "
                  "is not set, so two run (off and spec): set --nvme.dbbuf=off or spec, or give --single-run");
-  if (options.default_experiment && tracing)
-    return error(std::string(options.vcd_file.empty() ? "--timeline" : "--vcd") +
-                 ": a trace follows one run and nvme.dbbuf is not set, so two run (off and spec):"
-                 " set --nvme.dbbuf=off or spec, or give --single-run");
   if (has_dump_config) {
     if (options.fio)
       return error("--dump-config: fio's job options (--job, or fio options that are no parameter such as "

@@ -159,14 +159,22 @@ TEST_CASE("comparison: json+ holds both runs as fio groups 0 and 1, nvmesim's co
   CHECK(doc["jobs"][3]["read"] == single["jobs"][1]["read"]);
 }
 
-TEST_CASE("comparison: a trace needs one run, and a job file without nvme.dbbuf compares",
+TEST_CASE("comparison: a trace makes one run, and a job file without nvme.dbbuf compares",
           "[comparison][binary]") {
-  nvmesim::test::check_refused("--number_ios=100 --vcd /tmp/nvmesim_comparison.vcd",
-                               "nvmesim: error: --vcd: a trace follows one run and nvme.dbbuf is not set, "
-                               "so two run (off and spec): set --nvme.dbbuf=off or spec, or give --single-run");
-  nvmesim::test::check_refused("--timeline /tmp/nvmesim_comparison.json",
-                               "nvmesim: error: --timeline: a trace follows one run and nvme.dbbuf is not set, "
-                               "so two run (off and spec): set --nvme.dbbuf=off or spec, or give --single-run");
+  // As traces/README.md says: a trace turns the comparison into one run of
+  // the configuration (nvme.dbbuf at its default), the same as --single-run.
+  const std::string tag = std::to_string(::getpid());
+  for (const std::string& trace : {"--vcd /tmp/nvmesim_comparison_" + tag + ".vcd",
+                                  "--timeline /tmp/nvmesim_comparison_" + tag + ".json"}) {
+    INFO(trace);
+    const auto traced = run_nvmesim("--number_ios=100 --output-format=json " + trace);
+    const auto single = run_nvmesim("--number_ios=100 --output-format=json --single-run");
+    REQUIRE(traced.exit_code == 0);
+    CHECK_FALSE(Json::parse(traced.out).contains("runs"));
+    CHECK(Json::parse(traced.out)["config"]["nvme.dbbuf"] == "spec");
+    CHECK(Json::parse(traced.out)["per_io"] == Json::parse(single.out)["per_io"]);
+  }
+  for (const char* ext : {".vcd", ".gtkw", ".json"}) std::remove(("/tmp/nvmesim_comparison_" + tag + ext).c_str());
   const std::string job = "/tmp/nvmesim_comparison_" + std::to_string(::getpid()) + ".fio";
   std::ofstream(job) << "[global]\nrw=randread\niodepth=4\n[a]\nnumber_ios=200\n[b]\nrw=randwrite\nnumber_ios=300\n";
   const auto r = run_nvmesim("--job " + job + " --output-format=json");
