@@ -262,10 +262,7 @@ RepeatOutcome run_repeat(const Config& base, const RunOptions& options, std::ost
       if (options.fio) {
         jobs = std::make_shared<FioJobs>(*options.fio);
         jobs->config = c;
-        for (FioJob& job : jobs->jobs) {
-          job.config.set("seed", std::to_string(uint64_t(job.config.integer("seed")) + k));
-          if (comparison) job.config.set("nvme.dbbuf", modes[m]);
-        }
+        for (FioJob& job : jobs->jobs) job.config.set("seed", std::to_string(uint64_t(job.config.integer("seed")) + k));
       }
       set_progress_label("seed=" + std::to_string(s.seed) + (comparison ? std::string(" dbbuf=") + modes[m] : ""));
       ChildRun request;
