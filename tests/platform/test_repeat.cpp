@@ -203,7 +203,7 @@ TEST_CASE("repeat: a failing seed stops the repeat with its message and exit sta
   CHECK(headline.find("; --repeat stopped at this seed") != std::string::npos);
 }
 
-TEST_CASE("repeat: a signal goes to the running seed; the finished seeds are reported, exit 128 + the signal",
+TEST_CASE("repeat: a signal goes to the running seed, the finished seeds are reported, exit 128 + the signal",
           "[repeat][interrupt][binary]") {
   ScratchDir d;
   const std::string out = d / "stdout", err = d / "stderr";
