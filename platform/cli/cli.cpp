@@ -21,6 +21,7 @@
 #include "nvmesim/platform/config/param_requires.h"
 #include "nvmesim/platform/report/pending_file.h"
 #include "nvmesim/platform/config/user_text.h"
+#include "nvmesim/platform/system/repeat.h"
 
 #ifndef NVMESIM_VERSION
 #define NVMESIM_VERSION "unknown"
@@ -93,7 +94,8 @@ po::options_description all_options(const ParamRegistry& registry) {
       ("trace-signals", po::value<std::string>(), "")
       ("job", po::value<std::string>(), "")
       ("strict", "")
-      ("single-run", "");
+      ("single-run", "")
+      ("repeat", po::value<std::string>(), "");
   // fio's options that are no parameter, in a job file's spelling.
   for (const char* name : {"time_based", "write_lat_log", "write_bw_log", "write_iops_log", "log_offset"})
     desc.add_options()(name, po::value<std::string>()->implicit_value(""), "");
@@ -191,6 +193,10 @@ std::string help_text() {
        "  --strict                   with --job: kept; unmodelled fio options are always an error\n"
        "  --single-run               one run at nvme.dbbuf's value (default spec) even\n"
        "                             when nvme.dbbuf is not set (no comparison)\n"
+       "  --repeat N                 run the experiment (the comparison or one run) for\n"
+       "                             seeds seed..seed+N-1 (N 2..1000), one after another,\n"
+       "                             and report each figure's mean, 95% Student-t\n"
+       "                             half-width, min and max (docs/repeat.md)\n"
        "\n"
        "Workload options (fio's names):\n";
   for (const char* name : kFioNames) {
@@ -333,7 +339,8 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   std::string job_file;
   std::string trace_start, trace_stop, trace_signals;
   bool has_trace_start = false, has_trace_stop = false, has_trace_signals = false;
-  bool strict = false, has_job = false, single_run = false;
+  bool strict = false, has_job = false, single_run = false, has_repeat = false;
+  std::string repeat;
   RunOptions options;
   for (const po::option& opt : parsed) {
     const std::string& key = opt.string_key;
@@ -357,6 +364,7 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     else if (key == "job") job_file = value, has_job = true;
     else if (key == "strict") strict = true;
     else if (key == "single-run") single_run = true;
+    else if (key == "repeat") repeat = value, has_repeat = true;
     else params.emplace_back(key, value);
   }
 
@@ -522,6 +530,12 @@ CliResult parse_command_line(int argc, const char* const* argv) {
   if (options.default_experiment && options.fio && options.fio->logs)
     return error("--job: fio's logs (write_lat_log, write_bw_log, write_iops_log) follow one run and nvme.dbbuf "
                  "is not set, so two run (off and spec): set --nvme.dbbuf=off or spec, or give --single-run");
+  // --repeat N: the same experiment over N seeds (platform/system/repeat.h).
+  if (has_repeat) {
+    if (const std::string e = parse_repeat(repeat, options.repeat); !e.empty()) return error(e);
+    if (const std::string e = repeat_problem(r.config, options); !e.empty()) return error(e);
+  }
+  // Written last: a refused command line writes nothing.
   if (has_dump_config) {
     if (options.fio)
       return error("--dump-config: fio's job options (--job, or fio options that are no parameter such as "

@@ -41,6 +41,7 @@ std::string sweep_help_text() {
          "options, --NAME=VALUE per axis, --output-format=json, --single-run and the\n"
          "point's seed. --output, --vcd and --timeline are refused (every point would\n"
          "write the one file): results go to --out DIR, traces come from one point's run.\n"
+         "--repeat is refused too: a point is one seed; sweep seeds with --grid seed=...\n"
          "\n"
          "  --grid NAME=...      a parameter (see --list-params) and its values: a list,\n"
          "                       or START:STOP:STEP with one unit (2000cyc:10000cyc:2000cyc)\n"
@@ -176,6 +177,12 @@ Args parse(int argc, const char* const* argv) {
 
 // The fixed options must make a valid run on their own.
 void check_fixed(const std::vector<std::string>& fixed) {
+  // A point is one run of one seed (its own); seeds are an axis (--grid
+  // seed=1,2,3), whose rows the CSV keeps apart.
+  for (const std::string& f : fixed)
+    if (f == "--repeat" || f.rfind("--repeat=", 0) == 0 || f.rfind("--repeat ", 0) == 0)
+      throw UsageError("--repeat: a sweep runs each point once with its own seed; sweep the seeds as an axis "
+                       "(--grid seed=1,2,3)");
   std::vector<const char*> argv{"nvmesim", "--single-run"};  // as every point runs
   for (const std::string& f : fixed) argv.push_back(f.c_str());
   const CliResult r = parse_command_line(int(argv.size()), argv.data());

@@ -33,6 +33,7 @@
 #include "nvmesim/platform/report/results.h"
 #include "nvmesim/platform/report/job_sections.h"
 #include "nvmesim/platform/system/progress.h"
+#include "nvmesim/platform/system/repeat.h"
 #include "nvmesim/platform/system/system.h"
 #include "nvmesim/platform/config/user_text.h"
 #include "nvmesim/traces/timeline_writer.h"
@@ -248,6 +249,8 @@ bool write_all(int fd, const void* p, size_t n) {
 
 }  // namespace
 
+void set_progress_label(const std::string& label) { g_progress_label = label; }
+
 double RunSummary::figure(const std::string& key) const {
   const figures::Figure& f = figures::find(key);
   return figures[&f - figures::all().data()];
@@ -279,7 +282,7 @@ int run_in_child(const Config& config, const ChildRun& request, Summary& summary
       std::string no_logs;
       const RunResults r = simulate(config, request.host_stats, nullptr, request.fio, no_logs);
       const Summary s = summarize(r);
-      const std::string text = report::dump(results_json(r), {}, 2);  // at "runs"."off" / "spec"
+      const std::string text = report::dump(results_json(r), {}, request.json_level);  // at "runs"."off" / "spec"
       write_all(fds[1], &s, sizeof s);
       const uint64_t length = text.size();
       write_all(fds[1], &length, sizeof length);
@@ -607,8 +610,14 @@ int run_experiment(const Config& config, const RunOptions& options, std::ostream
     }
   }
   std::ostream& results = options.output_file.empty() ? out : file;
-  const Outcome o = options.default_experiment ? run_default_comparison(config, options, results)
-                                               : run_one(config, options, results);
+  Outcome o{0, false};
+  if (options.repeat > 1) {
+    const RepeatOutcome r = run_repeat(config, options, results);  // platform/system/repeat.h
+    o = {r.code, r.written};
+  } else {
+    o = options.default_experiment ? run_default_comparison(config, options, results)
+                                   : run_one(config, options, results);
+  }
   if (options.output_file.empty() || !o.written) return o.code;
   file.close();
   if (!file) {

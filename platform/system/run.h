@@ -21,6 +21,7 @@ struct RunOptions {
   bool host_stats = false;               // add wall time, peak RSS, I/Os per wall second
   bool fail_on_stall = false;            // a stalled run (the watchdog's report) exits with 3
   bool default_experiment = false;       // nvme.dbbuf not set: run the comparison (off and spec)
+  unsigned repeat = 0;                   // --repeat N (>= 2): seeds seed..seed+N-1 (platform/system/repeat.h)
   std::shared_ptr<const FioJobs> fio;    // --job: the job sections (names, per-vCPU workloads)
   std::vector<std::string> notices;      // printed to standard error before the run
   // Traces (traces/README.md): files, window, signal patterns.
@@ -63,9 +64,14 @@ struct ChildRun {
   bool json_plus = false;
   int groupid = 0;
   std::vector<std::pair<std::string, std::string>> extra_job_options;
+  unsigned json_level = 2;  // the nesting level the run's JSON is written at
 };
 int run_in_child(const Config& config, const ChildRun& request, RunSummary& summary, std::string& json,
                  std::vector<std::string>& json_plus_jobs, std::string& error);
+
+// The label of the progress line (platform/system/progress.h) of the child
+// runs started next ("dbbuf=off", "seed=3"); "" for none.
+void set_progress_label(const std::string& label);
 
 // Runs the configured experiment and writes its results to `out`, or to
 // options.output_file when one is given. Every output file (--output, --vcd,

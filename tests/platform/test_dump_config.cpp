@@ -56,7 +56,7 @@ TEST_CASE("dump-config: a dumped configuration, and a run's JSON, replay the run
   }
 }
 
-TEST_CASE("dump-config: every parameter is in the file; only what the run set is active", "[cli][binary]") {
+TEST_CASE("dump-config: every parameter is in the file, only what the run set is active", "[cli][binary]") {
   TempDir dir("nvmesim_dump_config", "lines");
   const std::string ini = dir / "run.ini";
   REQUIRE(run_nvmesim("--preset haswell-ep --iodepth=8 --number_ios=100 --nvme.dbbuf=off --dump-config " + ini +
