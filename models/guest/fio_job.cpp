@@ -90,12 +90,23 @@ void FioJob::submit_batch() {
     ++n;
     cpu_.guest_work(params_.submit_cost);
   }
-  // One SQ doorbell update per batch; virtio-blk kicks once per batch
-  // (virtio_queue_rq: kick_prepare on the batch's last request).
+  // One io_submit call per batch (fio's td_io_commit -> fio_libaio_commit),
+  // its system call's own cost before its doorbell; one SQ doorbell update per
+  // batch; virtio-blk kicks once per batch (virtio_queue_rq: kick_prepare on
+  // the batch's last request).
   if (n) {
+    submit_call();
     trace_update(true, vb ? vb->kick(virtqueue(), &cpu_) : guest_.driver().ring_sq(params_.qid));
     submitted(n);
   }
+}
+
+// The batch's io_submit system call: its cost per call (guest.submit_call_cost;
+// each command's own is guest.submit_cost), on this vCPU. A zero cost
+// charges nothing, not even a zero step (guest_work would take a due interrupt).
+void FioJob::submit_call() {
+  ++stats_.submit_calls;
+  if (params_.submit_call_cost != SC_ZERO_TIME) cpu_.guest_work(params_.submit_call_cost);
 }
 
 // io_submit returned (the doorbell's exit, if any, included): fio's
@@ -119,6 +130,8 @@ void FioJob::submit_batch_shared(fw::VirtioBlkDriver& vb) {
     shared_batch_.push_back({io, cpu_.current_time()});
     cpu_.guest_work(params_.submit_cost);
   }
+  // One io_submit call, even if it sleeps for a tag and kicks more than once.
+  if (!shared_batch_.empty()) submit_call();
   // Before the lock: nothing may run between its adds and its kick decision.
   if (guest_.watching_avail()) cpu_.sync_local();
   unsigned n = 0;

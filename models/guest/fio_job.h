@@ -64,6 +64,7 @@ class FioJob {
   bool can_issue(uint32_t pending = 0) const;  // pending: I/Os of this batch not yet issued
   void submit_batch();
   void submit_batch_shared(fw::VirtioBlkDriver& vb);
+  void submit_call();  // the batch's io_submit call: counted, its cost charged
   void submitted(unsigned n);  // the batch's io_submit returned
   bool virtqueue_shared() const;
   void wait_for_tag();  // blk_mq_get_tag's sleep

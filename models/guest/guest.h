@@ -43,6 +43,12 @@ struct GuestParams {
     v.time(cpu.submit_cost, "submit_cost", "1500ns", 0, 1 * MS, "block layer + driver CPU work per command");
     v.time(cpu.complete_cost, "complete_cost", "1000ns", 0, 1 * MS, "driver CPU work per completion");
     v.time(cpu.irq_entry, "irq_entry", "500ns", 0, 1 * MS, "guest interrupt handler entry");
+    v.time(cpu.submit_call_cost, "submit_call_cost", "0ns", 0, 1 * MS,
+           "guest CPU per io_submit call (one per iodepth_batch_submit batch), besides submit_cost per command");
+    v.time(cpu.reap_call_cost, "reap_call_cost", "0ns", 0, 1 * MS,
+           "guest CPU per io_getevents call (one per fio reap)");
+    v.time(cpu.reap_event_cost, "reap_event_cost", "0ns", 0, 1 * MS,
+           "guest CPU per event an io_getevents call returns");
     v.integer(driver.io_queue_entries, "io_queue_entries", "1024", "entries", 2, 65536,
               "entries of each I/O submission and completion queue");
     v.choice(driver.io_prp1_misaligned, "io_prp_fault", "none", prp_faults, "",

@@ -90,6 +90,10 @@ struct GuestCpuCosts {
   sc_core::sc_time submit_cost;       // guest CPU per command submitted
   sc_core::sc_time complete_cost;     // guest CPU per completion
   sc_core::sc_time irq_entry;         // guest interrupt entry
+  // What Linux pays per system call, not per I/O (0: folded into the above):
+  sc_core::sc_time submit_call_cost;  // per io_submit call (fio's iodepth_batch_submit batch)
+  sc_core::sc_time reap_call_cost;    // per io_getevents call (fio's reap)
+  sc_core::sc_time reap_event_cost;   // per event io_getevents returns
   sc_core::sc_time poll_interval;     // polled completions: time between checks
   sc_core::sc_time store_visibility;  // store-buffer drain time
 };

@@ -25,6 +25,9 @@ struct VcpuStats : stats::Group {
   uint16_t first_error_status = 0;  // the status field of the first of them
   Scalar interrupts{*this, "interrupts", COUNT, "interrupts taken"};
   Scalar issued{*this, "issued", COUNT, "I/Os the job issued"};
+  Scalar submit_calls{*this, "submit_calls", COUNT, "io_submit calls the job made (one per batch it submitted)"};
+  Scalar reap_calls{*this, "reap_calls", COUNT, "io_getevents calls the job made (one per reap)"};
+  Scalar reap_events{*this, "reap_events", COUNT, "I/Os the job reaped (events io_getevents returned)"};
   Scalar verified_reads{*this, "verified_reads", COUNT, "reads of blocks this job had written, checked (verify=pattern)"};
   Scalar verify_errors{*this, "verify_errors", COUNT, "checked reads whose data did not match"};
   // fio's latencies (models/guest/fio_latency.h), per direction (read, write),
