@@ -69,13 +69,14 @@ const std::vector<Preset>& presets() {
        "KVM on a host with APIC virtualization and posted interrupts (Intel since Ivy Bridge-EP): "
        "no injection or EOI exit; an MMIO exit to QEMU runs in phases, the device seeing the "
        "write before the vCPU is back in the guest; a halted vCPU polls for up to 200 us "
-       "(halt_poll_ns) before it schedules out, and a vCPU that scheduled out takes 5 us to run "
-       "again once its interrupt comes; a device thread asleep in ppoll wakes 5 us after its "
-       "notification, plus an exponentially distributed delay (hv.dispatch_jitter)",
+       "(halt_poll_ns) before it schedules out; a vCPU that scheduled out and a device thread "
+       "asleep in ppoll wake after a delay drawn from the wake-ups measured on this project's host "
+       "(hv.wakeup=measured, the default)",
        "Linux virt/kvm/kvm_main.c kvm_vcpu_halt, grow_halt_poll_ns (KVM_HALT_POLL_NS_DEFAULT "
        "200000 on x86); arch/x86/kvm/vmx/vmx.c enable_apicv, posted interrupts; QEMU "
        "accel/kvm/kvm-all.c kvm_cpu_exec (KVM_EXIT_MMIO dispatched in the vCPU thread); the "
-       "30% return share, the 5 us wake-ups (vCPU and device thread) and the guest's costs per "
+       "wake-ups from validation/host/wakeup-idle*.csv (validation/qemu/wakeup_probe.c); the "
+       "30% return share and the guest's costs per "
        "I/O (3 us to submit, 2 us to complete, 1 us interrupt entry) are assumptions "
        "(sensitivity in docs/mechanisms.md); nvmesim validate fits the MMIO exit and the device "
        "thread's wake-up spread",
@@ -83,9 +84,6 @@ const std::vector<Preset>& presets() {
         {"hv.apicv", "on"},
         {"hv.exit_return_share", "0.3"},
         {"hv.halt_poll", "200us"},
-        {"hv.halt_wakeup", "5us"},
-        {"hv.dispatch_latency", "3us"},
-        {"hv.dispatch_jitter", "2us"},
         {"hv.bql_handoff", "5us"},
         {"guest.submit_cost", "3us"},
         {"guest.complete_cost", "2us"},
