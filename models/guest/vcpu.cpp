@@ -17,7 +17,8 @@ namespace nvmesim::models {
 
 Vcpu::Vcpu(sc_module_name name, const Params& params, Guest& guest)
     : sc_module(name), mmio_socket("mmio_socket"), params_(params), guest_(guest),
-      job_(*this, params_, results_, guest) {
+      job_(*this, params_, results_, guest),
+      wakeup_stream_((params.job.seed + 1) * 2000003u + params.index + 1) {
   store_buffer_.reserve(64);
   if (params_.cpus) cpu_id_ = params_.cpus->add_thread(this->name());
   SC_HAS_PROCESS(Vcpu);
@@ -226,6 +227,7 @@ bool Vcpu::wait_for_interrupt() {
   // KVM halt polling: the vCPU thread keeps its core while it polls.
   const sc_time poll = idles ? halt_poll_window_ : SC_ZERO_TIME;
   bool scheduled_out = false;
+  sc_time slept_from = t0;  // when the vCPU thread scheduled out
   if (idles) {
     if (poll == SC_ZERO_TIME) {
       set_runnable(false);  // HLT gives the core back
@@ -252,6 +254,7 @@ bool Vcpu::wait_for_interrupt() {
     if (!scheduled_out && kernel_now() >= t0 + poll && !irq_due() && !woken()) {
       set_runnable(false);  // the poll found nothing: schedule out
       scheduled_out = true;
+      slept_from = kernel_now();
     }
   }
   waits_on_device_ = false;
@@ -260,8 +263,13 @@ bool Vcpu::wait_for_interrupt() {
     const Hypervisor::Params& hv = guest_.hypervisor().params();
     if (scheduled_out) {
       ++results_.halt_sleeps;
-      idle += hv.halt_wakeup;  // kvm_vcpu_kick wakes the thread; it runs again after this
-      qk_.inc(hv.halt_wakeup);
+      // kvm_vcpu_kick wakes the thread; it runs again after this: fixed, or
+      // drawn from the measured wake-ups at how long the thread slept.
+      const sc_time wakeup = hv.wakeup == WakeupModel::Fixed
+                                 ? hv.halt_wakeup
+                                 : wakeup_draw(kernel_now() - slept_from, wakeup_stream_.next());
+      idle += wakeup;
+      qk_.inc(wakeup);
       set_runnable(true);
     } else {
       ++results_.halt_poll_hits;

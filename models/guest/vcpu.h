@@ -21,6 +21,7 @@
 #include "nvmesim/models/guest/fio_job.h"
 #include "nvmesim/models/guest/vcpu_params.h"
 #include "nvmesim/models/guest/vcpu_stats.h"
+#include "nvmesim/models/host/wakeup_distribution.h"
 #include "nvmesim/models/hv/hypervisor.h"
 #include "nvmesim/models/sim/lookahead.h"
 #include "nvmesim/models/sim/quantum_keeper.h"
@@ -170,6 +171,9 @@ class Vcpu : public sc_core::sc_module,
   bool woken_ = false;  // complete_remote: a wake-up at wake_time_
   sc_core::sc_time wake_time_;
   sc_core::sc_time halt_poll_window_;  // KVM's vcpu->halt_poll_ns
+  // hv.wakeup=measured: this vCPU's own draws of its wake-up after it
+  // scheduled out (from the job's seed and the vCPU's index).
+  UniformStream wakeup_stream_;
   bool waits_on_device_ = false;  // halted with no interrupt pending, or its last poll found nothing
   bool serving_queue_ = false;    // its job has finished; it takes its queue's interrupts (serve_queue)
 

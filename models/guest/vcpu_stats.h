@@ -39,7 +39,7 @@ struct VcpuStats : stats::Group {
   Scalar halt_poll_hits{*this, "halt_poll_hits", COUNT,
                         "halts whose interrupt came while KVM polled (hv.halt_poll)"};
   Scalar halt_sleeps{*this, "halt_sleeps", COUNT,
-                     "halts after which the vCPU thread scheduled out (each costs hv.halt_wakeup)"};
+                     "halts after which the vCPU thread scheduled out (each costs a wake-up: a measured draw, or hv.halt_wakeup with hv.wakeup=fixed)"};
   sc_core::sc_time start, end;   // measured phase: first submission, last completion
   sc_core::sc_time released;     // when the jobs it waits for had finished (0: it waits for none)
   sc_core::sc_time done;         // when its job finished

@@ -16,7 +16,7 @@ using namespace sc_core;
 namespace nvmesim::models {
 
 HostThread::HostThread(sc_module_name name, const Params& params, HostCpus* cpus)
-    : sc_module(name), params_(params), cpus_(cpus) {
+    : sc_module(name), params_(params), cpus_(cpus), jitter_stream_(params.jitter_seed) {
   if (cpus_) cpu_id_ = cpus_->add_thread(this->name());
   SC_HAS_PROCESS(HostThread);
   SC_THREAD(run);
@@ -31,19 +31,16 @@ void HostThread::set_spinning(bool on) {
   if (on) activations::notify(kick_event_, SC_ZERO_TIME);  // a sleeping thread starts spinning now
 }
 
-// splitmix64 -> uniform (0, 1] -> exponential with the configured mean.
-double HostThread::next_uniform() {
-  if (jitter_state_ == 0) jitter_state_ = params_.jitter_seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-  uint64_t z = (jitter_state_ += 0x9E3779B97F4A7C15ull);  // splitmix64
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (double(z >> 11) + 1.0) / 9007199254740992.0;  // (0, 1]
-}
-
+// uniform (0, 1] -> exponential with the configured mean.
 sc_time HostThread::jitter_draw() {
   if (params_.dispatch_jitter == SC_ZERO_TIME) return SC_ZERO_TIME;
   return sc_time::from_value(uint64_t(-std::log(next_uniform()) * double(params_.dispatch_jitter.value()) + 0.5));
+}
+
+sc_time HostThread::wake_draw(const sc_time& notified) {
+  if (params_.wakeup == WakeupModel::Fixed) return jitter_draw();
+  const sc_time at = kernel_now() + notified;
+  return wakeup_draw(at > sleep_start_ ? at - sleep_start_ : SC_ZERO_TIME, next_uniform());
 }
 
 sc_time HostThread::stall_draw() {
@@ -60,7 +57,7 @@ void HostThread::kick(const sc_time& delay) {
   if (!busy_ && !polling_ && !spinning_) {
     if (!has_request_ && !wake_drawn_) {
       wake_drawn_ = true;
-      sleep_jitter_ = jitter_draw();
+      sleep_jitter_ = wake_draw(delay);
       const sc_time stall = stall_draw();
       if (stall != SC_ZERO_TIME) {
         sleep_jitter_ += stall;
@@ -76,7 +73,7 @@ void HostThread::kick(const sc_time& delay) {
         ++core_waits_;
       }
     }
-    at += params_.dispatch_latency + sleep_jitter_;
+    at += fixed_latency() + sleep_jitter_;
     if (!has_request_ || at < request_time_) wake_at_ = at;
   }
   if (!has_request_ || at < request_time_) {
@@ -96,9 +93,9 @@ void HostThread::arm_timer(const sc_time& delay, const sc_time& notified) {
   sc_time at = kernel_now() + delay;
   if (!busy_ && !polling_ && !spinning_) {
     if (!wake_drawn_) {  // the sleep's first notification: its wake-up is on its way
-      sleep_jitter_ = jitter_draw();  // once per sleep, as a kick's
+      sleep_jitter_ = wake_draw(notified);  // once per sleep, as a kick's
       wake_drawn_ = true;
-      wake_at_ = kernel_now() + notified + params_.dispatch_latency + sleep_jitter_;
+      wake_at_ = kernel_now() + notified + fixed_latency() + sleep_jitter_;
     }
     at = std::max(at, wake_at_);
   }
@@ -173,8 +170,19 @@ void HostThread::wait_for_request() {
       return;
     }
     // The window closed: a pending request now pays the wake-up.
-    if (has_request_) request_time_ += params_.dispatch_latency;
+    if (has_request_) {
+      if (params_.wakeup == WakeupModel::Fixed) {
+        request_time_ += params_.dispatch_latency;
+      } else {  // its draw is this sleep's, at the idle time until the request is due
+        sleep_start_ = kernel_now();
+        sleep_jitter_ = wake_draw(request_time_ - kernel_now());
+        wake_drawn_ = true;
+        request_time_ += sleep_jitter_;
+        wake_at_ = request_time_;
+      }
+    }
   }
+  sleep_start_ = kernel_now();
   if (cpus_) cpus_->set_runnable(cpu_id_, false);
   if (auto* t = traces::active())
     t->thread_state(params_.trace_id, kernel_now().value(), traces::ThreadState::Sleeping);

@@ -10,6 +10,7 @@
 #include <systemc>
 
 #include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/host/wakeup_distribution.h"
 #include "nvmesim/models/sim/kernel_time.h"
 #include "nvmesim/models/sim/stat_time.h"
 
@@ -27,7 +28,12 @@ class HostThread : public sc_core::sc_module {
   // hv.dispatch_* and the iothreads' polling, visited by HvParams
   // (platform/config/hv_params.h); the rest System sets per thread.
   struct Params {
-    sc_core::sc_time dispatch_latency;  // asleep -> running
+    // Measured: a sleeping thread's wake-up delay is one draw per sleep from
+    // the measured tables at the sleep's idle time (wakeup_distribution.h),
+    // in place of dispatch_latency + dispatch_jitter. The application's
+    // default (hv.wakeup); a bare model keeps the fixed delays it is given.
+    WakeupModel wakeup = WakeupModel::Fixed;
+    sc_core::sc_time dispatch_latency;  // asleep -> running (hv.wakeup=fixed)
     // Mean of an exponentially distributed extra wake-up delay (0: none): a
     // stand-in for the scheduler and lock waits a woken thread meets on a
     // busy host, which the model does not represent one by one.
@@ -126,8 +132,16 @@ class HostThread : public sc_core::sc_module {
   stats::Scalar stalls_{stats_, "wakeup_stalls", stats::Unit::Count,
                         "wake-ups from sleep that stalled (hv.dispatch_stall_share)"};
   TimeStat stall_time_{stats_, "wakeup_stall_time", "time the stalled wake-ups added (hv.dispatch_stall_max)"};
-  uint64_t jitter_state_ = 0;
-  double next_uniform();  // (0, 1], from jitter_state_
+  UniformStream jitter_stream_;
+  double next_uniform() { return jitter_stream_.next(); }  // (0, 1]
+  // This sleep's wake-up delay beyond the fixed dispatch latency: the
+  // jitter (fixed), or the whole measured draw at the idle time the
+  // notification at `notified` from now ends (measured).
+  sc_core::sc_time wake_draw(const sc_core::sc_time& notified);
+  sc_core::sc_time fixed_latency() const {
+    return params_.wakeup == WakeupModel::Fixed ? params_.dispatch_latency : sc_core::SC_ZERO_TIME;
+  }
+  sc_core::sc_time sleep_start_;    // when the thread last went to sleep (absolute)
   sc_core::sc_time sleep_jitter_;  // this sleep's extra wake-up delay
   bool wake_drawn_ = false;         // this sleep's wake-up delay is drawn (by a kick or a timer's arming)
   sc_core::sc_time wake_at_;        // when this sleep's first notification wakes the thread (absolute)

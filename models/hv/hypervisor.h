@@ -15,6 +15,7 @@
 #include "nvmesim/models/mem/address_map.h"
 #include "nvmesim/models/sim/param_visit.h"
 #include "nvmesim/models/pcie/pcie_root_complex.h"
+#include "nvmesim/models/host/wakeup_distribution.h"
 #include "nvmesim/models/hv/vm_exit.h"
 
 namespace nvmesim::models {
@@ -59,6 +60,9 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
     // A vCPU that scheduled out: from its interrupt (kvm_vcpu_kick) to it
     // running in the guest again (the host scheduler's wake-up, VM entry).
     sc_core::sc_time halt_wakeup;
+    // hv.wakeup (System copies HostThread::Params'): measured replaces
+    // halt_wakeup with a draw (models/host/wakeup_distribution.h).
+    WakeupModel wakeup = WakeupModel::Fixed;
     BigLock* bql = nullptr;            // MMIO handled in QEMU takes its global lock...
     sc_core::sc_time bql_hold;         // ...for this long
     // Under TCG the vCPU takes the lock to take an interrupt and again for

@@ -69,10 +69,15 @@ struct HvParams {
     v.flag(exits.bql_interrupts, "bql_interrupts", "off",
            "hv.bql: the vCPU takes the global lock to take an interrupt and for its EOI, each for "
            "hv.bql_hold (QEMU TCG: cpu_handle_interrupt, the xAPIC's MMIO EOI)");
+    v.choice(threads.wakeup, "wakeup", "measured", models::wakeup_models, "",
+             "wake-up delay of a sleeping host thread and of a vCPU that scheduled out after a halt: "
+             "measured = one draw per sleep from the eventfd -> ppoll delays measured on this project's "
+             "host (validation/host/wakeup-idle*.csv), at the sleep's idle time; fixed = "
+             "hv.dispatch_latency + hv.dispatch_jitter and hv.halt_wakeup");
     v.time(threads.dispatch_latency, "dispatch_latency", "2us", 0, 10 * MS,
-           "host thread wake-up to start of processing");
+           "hv.wakeup=fixed: host thread wake-up to start of processing");
     v.time(threads.dispatch_jitter, "dispatch_jitter", "0ns", 0, 100 * MS,
-           "mean extra wake-up delay of a sleeping host thread, exponentially distributed "
+           "hv.wakeup=fixed: mean extra wake-up delay of a sleeping host thread, exponentially distributed "
            "(scheduler and lock waits on a busy host; 0 = none)");
     v.real(threads.dispatch_stall_share, "dispatch_stall_share", "0", "", 0, 1,
            "share of a sleeping host thread's wake-ups that stall (kept off a core by the host's "
@@ -85,8 +90,8 @@ struct HvParams {
            "KVM halt polling: longest window a halted vCPU polls before it schedules out (KVM's "
            "halt_poll_ns, adaptive from 10 us; 0 = never poll)");
     v.time(exits.halt_wakeup, "halt_wakeup", "0ns", 0, 10 * MS,
-           "a halted vCPU that scheduled out: its interrupt to running in the guest again (host "
-           "scheduler wake-up and VM entry)");
+           "hv.wakeup=fixed: a halted vCPU that scheduled out: its interrupt to running in the guest "
+           "again (host scheduler wake-up and VM entry)");
     v.time(exits.inject, "inject", "1us", 0, 1 * MS, "interrupt injection exit on the vCPU");
     v.time(exits.exit_eoi, "exit_eoi", "1us", 0, 1 * MS, "EOI exit");
     v.flag(exits.posted_interrupts, "posted_interrupts", "off", "posted interrupts: injection without an exit");

@@ -88,6 +88,14 @@ const std::vector<ParamRequirement>& param_requirements() {
        "QEMU 7.2 registers the ioeventfd only with the doorbell buffer on; the run is deferred's", "ioeventfd"},
       {"hv.fault", "none", "nvme.dbbuf", {"spec", "vendor"}, false,
        "QEMU 7.2 registers the ioeventfd only with the doorbell buffer on"},
+      // hv.wakeup=measured draws every wake-up from the measured tables
+      // (models/host/wakeup_distribution.h): the fixed delays are not read.
+      {"hv.dispatch_latency", nullptr, "hv.wakeup", {"fixed"}, false,
+       "the wake-up delays are drawn from the measured tables"},
+      {"hv.dispatch_jitter", nullptr, "hv.wakeup", {"fixed"}, false,
+       "the wake-up delays are drawn from the measured tables"},
+      {"hv.halt_wakeup", nullptr, "hv.wakeup", {"fixed"}, false,
+       "the wake-up delays are drawn from the measured tables"},
   };
   return table;
 }

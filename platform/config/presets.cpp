@@ -69,15 +69,16 @@ const std::vector<Preset>& presets() {
        "KVM on a host with APIC virtualization and posted interrupts (Intel since Ivy Bridge-EP): "
        "no injection or EOI exit; an MMIO exit to QEMU runs in phases, the device seeing the "
        "write before the vCPU is back in the guest; a halted vCPU polls for up to 200 us "
-       "(halt_poll_ns) before it schedules out, and a vCPU that scheduled out takes 5 us to run "
-       "again once its interrupt comes; a device thread asleep in ppoll wakes 5 us after its "
-       "notification, plus an exponentially distributed delay (hv.dispatch_jitter)",
+       "(halt_poll_ns) before it schedules out; a vCPU that scheduled out and a device thread "
+       "asleep in ppoll wake after a delay drawn from the wake-ups measured on this project's host "
+       "(hv.wakeup=measured, the default)",
        "Linux virt/kvm/kvm_main.c kvm_vcpu_halt, grow_halt_poll_ns (KVM_HALT_POLL_NS_DEFAULT "
        "200000 on x86); arch/x86/kvm/vmx/vmx.c enable_apicv, posted interrupts; QEMU "
        "accel/kvm/kvm-all.c kvm_cpu_exec (KVM_EXIT_MMIO dispatched in the vCPU thread); the "
-       "30% return share, the 5 us wake-ups (vCPU and device thread) and the guest's costs are "
-       "assumptions (sensitivity in docs/mechanisms.md); nvmesim validate fits the MMIO exit and "
-       "the device thread's wake-up spread. Guest costs, assumed, split as Linux pays them so "
+       "wake-ups (device thread and scheduled-out vCPU) are drawn from validation/host/wakeup-idle*.csv "
+       "(validation/qemu/wakeup_probe.c); the 30% return share and the guest's costs are "
+       "assumptions (sensitivity in docs/mechanisms.md); nvmesim validate fits the MMIO exit. "
+       "Guest costs, assumed, split as Linux pays them so "
        "that iodepth=1 still totals 6 us per I/O: 1 us per io_submit call + 1.5 us per command "
        "submitted; 1 us per interrupt (nvme_irq entry) + 2 us per CQE (nvme_pci_complete_rq to "
        "aio_complete); 0.3 us per io_getevents call + 0.2 us per event it returns",
@@ -85,9 +86,6 @@ const std::vector<Preset>& presets() {
         {"hv.apicv", "on"},
         {"hv.exit_return_share", "0.3"},
         {"hv.halt_poll", "200us"},
-        {"hv.halt_wakeup", "5us"},
-        {"hv.dispatch_latency", "3us"},
-        {"hv.dispatch_jitter", "2us"},
         {"hv.bql_handoff", "5us"},
         {"guest.submit_cost", "1500ns"},
         {"guest.complete_cost", "2us"},

@@ -125,6 +125,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
 
   // Hypervisor.
   Hypervisor::Params hp = p.hv.exits;
+  hp.wakeup = p.hv.threads.wakeup;  // one hv.wakeup for host threads and vCPUs
   hp.bql = bql_.get();
   hypervisor_ = std::make_unique<Hypervisor>("hv", hp, numjobs, host_cpus_.get());
   if (virtio) hypervisor_->set_doorbell_offset(fw::VirtioBlkDevice::NOTIFY_OFFSET);

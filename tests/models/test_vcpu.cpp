@@ -102,6 +102,7 @@ Settings base_settings() {
           {"hv.exit_mmio_other", "2300ns"},
           {"hv.exit_eoi", "800ns"},
           {"hv.inject", "1000ns"},
+          {"hv.wakeup", "fixed"},  // exact sums need the fixed wake-ups
           {"hv.dispatch_latency", "2000ns"},
           {"hv.dispatch_cost", "500ns"},
           {"nvme.cmd_cost", "1000ns"},

@@ -72,7 +72,7 @@ TEST_CASE("activations: a latency backend's completions are its timer's runs", "
 }
 
 TEST_CASE("activations: --host-stats reports them per I/O, in JSON and text", "[activations]") {
-  const auto j = test::run_nvmesim("--nvme.dbbuf=spec --number_ios=5000 --host-stats --output-format=json");
+  const auto j = test::run_nvmesim("--nvme.dbbuf=spec --number_ios=5000 --host-stats --output-format=json --hv.wakeup=fixed");
   REQUIRE(j.exit_code == 0);
   const auto doc = nlohmann::json::parse(j.out);
   const auto& host = doc.at("host");

@@ -46,7 +46,8 @@ uint32_t read32(System& s, uint64_t gpa) {
 
 // The timing the lost-wake-up demonstrations rely on, pinned so a change of
 // defaults elsewhere does not move the window.
-const Settings kTiming = {{"hv.notify", "deferred"},     {"hv.device_thread", "mainloop"},
+const Settings kTiming = {{"hv.wakeup", "fixed"},  // the interleavings below need the fixed wake-up
+                          {"hv.notify", "deferred"},     {"hv.device_thread", "mainloop"},
                           {"hv.dispatch_latency", "2us"}, {"hv.dispatch_cost", "500ns"},
                           {"hv.exit_mmio", "5100cyc"},    {"hv.cpu_ghz", "2.3"},
                           {"guest.submit_cost", "1500ns"}, {"nvme.cmd_cost", "1us"},
@@ -210,7 +211,7 @@ TEST_CASE("dbbuf platform: --fail-on-stall exits 3 on a stall, 0 otherwise", "[d
   const std::string stall =
       "--guest.dbbuf_full_barrier=off --guest.store_visibility=5us --iodepth=2 "
       "--number_ios=200 --sim.stall_timeout=200us --hv.notify=deferred "
-      "--hv.device_thread=mainloop --hv.dispatch_latency=2us --hv.dispatch_cost=500ns "
+      "--hv.device_thread=mainloop --hv.wakeup=fixed --hv.dispatch_latency=2us --hv.dispatch_cost=500ns "
       "--hv.exit_mmio=5100cyc --guest.submit_cost=1500ns --nvme.cmd_cost=1us --single-run";
   auto r = test::run_nvmesim(stall + " --fail-on-stall");
   CHECK(r.exit_code == 3);

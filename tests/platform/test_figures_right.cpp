@@ -26,7 +26,7 @@ TEST_CASE("figures right: percentiles of a queueing backend at every scale", "[f
   const std::vector<Case> cases = {{"1s", 1e9, 32, 64},  {"1s", 1e9, 16, 48},   {"100ms", 1e8, 32, 96},
                                    {"500ms", 5e8, 64, 128}, {"10us", 1e4, 8, 64}, {"1s", 1e9, 4, 40}};
   for (const Case& c : cases) {
-    const std::string args = "--single-run --output-format=json --nvme.backend=latency --nvme.backend_concurrency=1 "
+    const std::string args = "--single-run --output-format=json --hv.wakeup=fixed --nvme.backend=latency --nvme.backend_concurrency=1 "
                              "--nvme.backend_latency=" + c.latency + " --iodepth=" + std::to_string(c.iodepth) +
                              " --number_ios=" + std::to_string(c.ios);
     INFO("nvmesim " << args);

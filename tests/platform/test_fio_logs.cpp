@@ -59,11 +59,11 @@ TEST_CASE("fio logs: every I/O a row in fio's columns, values from the run", "[f
       "[j]\nnumber_ios=300\nwrite_lat_log\nwrite_bw_log=bw\nwrite_iops_log=io\nlog_offset=1\n"
       "[k]\nruntime=3ms\ntime_based\nwrite_lat_log=avg\nwrite_bw_log=avg\nwrite_iops_log=avg\nlog_avg_msec=1\n";
   std::ofstream(dir + "/l.fio") << job;
-  const auto r = run_nvmesim("--job " + dir + "/l.fio --nvme.dbbuf=spec --output-format=json --output " + dir +
+  const auto r = run_nvmesim("--job " + dir + "/l.fio --nvme.dbbuf=spec --hv.wakeup=fixed --output-format=json --output " + dir +
                              "/out.json");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  REQUIRE(std::system(("cd " + dir + " && " + NVMESIM_BINARY + " --job l.fio --nvme.dbbuf=spec >/dev/null").c_str()) == 0);
+  REQUIRE(std::system(("cd " + dir + " && " + NVMESIM_BINARY + " --job l.fio --nvme.dbbuf=spec --hv.wakeup=fixed >/dev/null").c_str()) == 0);
   // fio's names: NAME_TYPE.N.log, N the job's number (1, 2).
   CHECK(ls(dir) ==
         "avg_bw.2.log\navg_clat.2.log\navg_iops.2.log\navg_lat.2.log\navg_slat.2.log\nbw_bw.1.log\nio_iops.1.log\n"

@@ -43,7 +43,7 @@ TEST_CASE("guest job: an interrupt is taken when it arrives, not when the guest 
   // while the guest builds I/O k+1. Taken at once, the interrupt ends I/O
   // k's latency near 50 us plus the device's few microseconds; held until
   // the guest halts, it would end after the next build too (over 100 us).
-  const auto r = run_nvmesim("--iodepth=2 --guest.submit_cost=50us --number_ios=200 --output-format=json");
+  const auto r = run_nvmesim("--iodepth=2 --guest.submit_cost=50us --number_ios=200 --output-format=json --hv.wakeup=fixed");
   REQUIRE(r.exit_code == 0);
   const std::string lat = after(r.out, "driver_lat_ns");
   CHECK(json_number(lat, "min") >= 50000);
@@ -55,7 +55,7 @@ TEST_CASE("guest job: a device thread that wakes late takes several commands per
   // at once and every SQ update rings; when a wake-up waits an extra 300 us
   // on average, later submissions find the device behind and are suppressed.
   const std::string base = "--numjobs=2 --iodepth=32 --nvme.dbbuf=spec --guest.submit_cost=242us "
-                           "--number_ios=2000 --output-format=json --hv.dispatch_jitter=";
+                           "--number_ios=2000 --output-format=json --hv.wakeup=fixed --hv.dispatch_jitter=";
   const auto prompt = run_nvmesim(base + "0ns");
   const auto late = run_nvmesim(base + "300us");
   REQUIRE(prompt.exit_code == 0);

@@ -54,9 +54,9 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 124 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 125 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 124);
+  REQUIRE(reg.all().size() == 125);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, the engine's hv.notify,
   // hv.timer_delay and hv.fault, then the device choice and virtio.*.
@@ -71,18 +71,18 @@ TEST_CASE("visitors: the registry holds the 124 parameters with their specs", "[
   CHECK(reg.all()[72].name == "nvme.sqe_burst");
   CHECK(reg.all()[73].name == "pcie.mode");
   CHECK(reg.all()[82].name == "hv.cpu_ghz");
-  CHECK(reg.all()[109].name == "host.cores");
-  CHECK(reg.all()[110].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all()[111].name == "hv.device_thread");
-  CHECK(reg.all()[112].name == "hv.passthrough");
-  CHECK(reg.all()[113].name == "hv.msix_bar_mmap");
-  CHECK(reg.all()[114].name == "hv.page_size");
+  CHECK(reg.all()[110].name == "host.cores");
+  CHECK(reg.all()[111].name == "host.wakeup_wait");  // added by its Params field and visit line only
+  CHECK(reg.all()[112].name == "hv.device_thread");
+  CHECK(reg.all()[113].name == "hv.passthrough");
+  CHECK(reg.all()[114].name == "hv.msix_bar_mmap");
+  CHECK(reg.all()[115].name == "hv.page_size");
   // QEMU's engine's notification: its own table (models::NotifierParams).
-  CHECK(reg.all()[115].name == "hv.notify");
-  CHECK(reg.all()[116].name == "hv.timer_delay");
-  CHECK(reg.all()[117].name == "hv.fault");
-  CHECK(reg.all()[118].name == "device");
-  CHECK(reg.all()[122].name == "virtio.queues");
+  CHECK(reg.all()[116].name == "hv.notify");
+  CHECK(reg.all()[117].name == "hv.timer_delay");
+  CHECK(reg.all()[118].name == "hv.fault");
+  CHECK(reg.all()[119].name == "device");
+  CHECK(reg.all()[123].name == "virtio.queues");
   CHECK(reg.all().back().name == "virtio.busy_poll");
   const ParamSpec* busy_poll = reg.find("virtio.busy_poll");
   REQUIRE(busy_poll);

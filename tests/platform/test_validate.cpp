@@ -181,7 +181,7 @@ TEST_CASE("validate: a spread calibration fits the model's latency p99 - p50 to 
            ",off,1,1000,5000,,,100000,500000,1,1,1,,,1,,,1,,,,,0\n";
   TempFile ref(csv);
   const auto r = run_nvmesim("validate " + ref.path +
-                             " --calibrate hv.dispatch_jitter:spread --number_ios=2000 --output-format=json");
+                             " --calibrate hv.dispatch_jitter:spread --set hv.wakeup=fixed --number_ios=2000 --output-format=json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["calibration"].size() == 1);

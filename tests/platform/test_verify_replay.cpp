@@ -113,7 +113,7 @@ TEST_CASE("verify replay: without the full barrier, the timed run stalls where t
   // main loop 2 us after the doorbell (test_dbbuf_platform.cpp's timing).
   const std::string timing =
       "--guest.io_queue_entries=3 --iodepth=2 --guest.store_visibility=5us --hv.notify=deferred "
-      "--hv.device_thread=mainloop --hv.dispatch_latency=2us --hv.dispatch_cost=500ns --hv.exit_mmio=5100cyc "
+      "--hv.device_thread=mainloop --hv.wakeup=fixed --hv.dispatch_latency=2us --hv.dispatch_cost=500ns --hv.exit_mmio=5100cyc "
       "--guest.submit_cost=1500ns --nvme.cmd_cost=1us";
   const auto w = timed(timing + " --guest.dbbuf_full_barrier=off");
   REQUIRE(w.out.find("STALLED") == 0);

@@ -25,8 +25,9 @@ uint64_t stat(const RunResults& r, const std::string& name) { return r.stats.at(
 
 RunResults run_qd1(const char* busy_poll, const char* event_idx, uint64_t ios) {
   const std::string n = std::to_string(ios);
+  // The fixed wake-ups: the guest's gap between I/Os is then known exactly.
   Config c = test::virtio_config({{"iodepth", "1"}, {"number_ios", n.c_str()}, {"virtio.event_idx", event_idx},
-                                  {"virtio.busy_poll", busy_poll}});
+                                  {"virtio.busy_poll", busy_poll}, {"hv.wakeup", "fixed"}});
   System sys(c);
   const RunResults r = sys.run();
   REQUIRE(r.bringup_ok);
@@ -206,7 +207,7 @@ TEST_CASE("busy poll: the same configuration gives byte-identical JSON", "[binar
 // avail->idx store (where the other job's add would take the same slot).
 TEST_CASE("busy poll: two jobs sharing a virtqueue keep the ring whole") {
   Config c = test::virtio_config({{"iodepth", "2"}, {"numjobs", "2"}, {"virtio.queues", "1"},
-                                  {"number_ios", "500"}, {"virtio.busy_poll", "20us"}});
+                                  {"number_ios", "500"}, {"virtio.busy_poll", "20us"}, {"hv.wakeup", "fixed"}});
   System sys(c);
   const RunResults r = sys.run();
   REQUIRE(r.bringup_ok);
