@@ -54,9 +54,9 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 121 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 126 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 121);
+  REQUIRE(reg.all().size() == 126);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, the engine's hv.notify,
   // hv.timer_delay and hv.fault, then the device choice and virtio.*.
@@ -64,23 +64,26 @@ TEST_CASE("visitors: the registry holds the 121 parameters with their specs", "[
   CHECK(reg.all()[22].name == "sim.quantum");
   CHECK(reg.all()[26].name == "guest.submit_cost");
   CHECK(reg.all()[43].name == "nvme.mqes");
-  CHECK(reg.all()[62].name == "nvme.clock");  // the hardware engine's 8, after the controller's 19
-  CHECK(reg.all()[68].name == "nvme.msix_cycles");
-  CHECK(reg.all()[69].name == "nvme.sqe_burst");
-  CHECK(reg.all()[70].name == "pcie.mode");
-  CHECK(reg.all()[79].name == "hv.cpu_ghz");
-  CHECK(reg.all()[106].name == "host.cores");
-  CHECK(reg.all()[107].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all()[108].name == "hv.device_thread");
-  CHECK(reg.all()[109].name == "hv.passthrough");
-  CHECK(reg.all()[110].name == "hv.msix_bar_mmap");
-  CHECK(reg.all()[111].name == "hv.page_size");
+  CHECK(reg.all()[64].name == "nvme.clock");  // the hardware engine's 8, after the controller's 21
+  CHECK(reg.all()[70].name == "nvme.msix_cycles");
+  CHECK(reg.all()[71].name == "nvme.sqe_burst");
+  CHECK(reg.all()[72].name == "pcie.mode");
+  CHECK(reg.all()[81].name == "hv.cpu_ghz");
+  CHECK(reg.all()[108].name == "host.cores");
+  CHECK(reg.all()[109].name == "host.wakeup_wait");  // added by its Params field and visit line only
+  CHECK(reg.all()[110].name == "hv.device_thread");
+  CHECK(reg.all()[111].name == "hv.passthrough");
+  CHECK(reg.all()[112].name == "hv.msix_bar_mmap");
+  CHECK(reg.all()[113].name == "hv.page_size");
   // QEMU's engine's notification: its own table (models::NotifierParams).
-  CHECK(reg.all()[112].name == "hv.notify");
-  CHECK(reg.all()[113].name == "hv.timer_delay");
-  CHECK(reg.all()[114].name == "hv.fault");
-  CHECK(reg.all()[115].name == "device");
-  CHECK(reg.all()[119].name == "virtio.queues");
+  CHECK(reg.all()[114].name == "hv.notify");
+  CHECK(reg.all()[115].name == "hv.timer_delay");
+  CHECK(reg.all()[116].name == "hv.fault");
+  // How its MSIs reach KVM and what they cost (models::MsiParams).
+  CHECK(reg.all()[117].name == "hv.msi");
+  CHECK(reg.all()[119].name == "hv.msi_irqfd_cost");
+  CHECK(reg.all()[120].name == "device");
+  CHECK(reg.all()[124].name == "virtio.queues");
   CHECK(reg.all().back().name == "virtio.busy_poll");
   const ParamSpec* busy_poll = reg.find("virtio.busy_poll");
   REQUIRE(busy_poll);
