@@ -25,8 +25,10 @@ namespace nvmesim::models {
 class HostThread;
 
 // A step of the work an engine charges for: a command fetched and parsed,
-// an I/O handed to the backend, a completion posted, an MSI-X message sent.
-enum class EngineOp : uint8_t { Command, BackendHandoff, Completion, Msix };
+// an I/O handed to (submitted to) the backend, a completion posted, an
+// MSI-X message sent, a backend completion handled (QEMU's AIO callback).
+enum class EngineOp : uint8_t { Command, BackendHandoff, Completion, Msix, BackendCompletion };
+inline constexpr unsigned kEngineOps = 5;
 
 class DeviceEngine {
  protected:
@@ -137,7 +139,7 @@ class DeviceEngine {
   // not asked through a virtual call): the ops it costs; whether sync() may
   // skip a wait that nothing could run within (models/sim/lookahead.h);
   // whether it times SQE fetches in bursts.
-  bool costed_[4] = {true, true, true, true};
+  bool costed_[kEngineOps] = {true, true, true, true, true};
   bool sync_lookahead_ = true;
   bool fetches_in_bursts_ = false;
 

@@ -4,10 +4,27 @@
 #include <stdexcept>
 
 #include "nvmesim/models/host/host_thread.h"
+#include "nvmesim/models/sim/stat_time.h"
 
 using namespace sc_core;
 
 namespace nvmesim::models {
+
+// Count and host CPU time charged per op, over the engine's threads.
+struct EmulationEngine::OpStats : stats::Group {
+  stats::Scalar count[kEngineOps] = {
+      {*this, "commands", stats::Unit::Count, "commands fetched and started (nvme.cmd_cost each)"},
+      {*this, "backend_submits", stats::Unit::Count, "I/Os submitted to the backend (nvme.backend_submit_cost each)"},
+      {*this, "completions", stats::Unit::Count, "completions posted (nvme.cqe_cost each)"},
+      {*this, "msi", stats::Unit::Count, "MSI messages sent, masked ones not (hv.msi_ioctl_cost or hv.msi_irqfd_cost each)"},
+      {*this, "backend_completions", stats::Unit::Count,
+       "backend completions handled (nvme.backend_complete_cost each)"}};
+  TimeStat time[kEngineOps] = {{*this, "command_time", "host CPU time charged for commands"},
+                               {*this, "backend_submit_time", "host CPU time charged for backend submissions"},
+                               {*this, "completion_time", "host CPU time charged for completions posted"},
+                               {*this, "msi_time", "host CPU time charged for MSI messages sent"},
+                               {*this, "backend_completion_time", "host CPU time charged for backend completions"}};
+};
 
 EmulationEngine::EmulationEngine(QueueDevice& device, const Params& params, std::vector<HostThread*> threads)
     : DeviceEngine(device), params_(params), threads_(threads.size()) {
@@ -23,13 +40,24 @@ EmulationEngine::EmulationEngine(QueueDevice& device, const Params& params, std:
   }
   sq_marked_.assign(params_.notifier.queues, 0);
   notifier_ = make_doorbell_notifier(params_.notifier, *this);
-  // Sending a message or handing an I/O to the backend costs nothing of its own here.
-  costed_[unsigned(EngineOp::BackendHandoff)] = costed_[unsigned(EngineOp::Msix)] = false;
+  op_cost_[unsigned(EngineOp::Command)] = params_.command_cost;
+  op_cost_[unsigned(EngineOp::BackendHandoff)] = params_.backend_submit_cost;
+  op_cost_[unsigned(EngineOp::Completion)] = params_.completion_cost;
+  op_cost_[unsigned(EngineOp::Msix)] = params_.msix_cost;
+  op_cost_[unsigned(EngineOp::BackendCompletion)] = params_.backend_complete_cost;
+  // An MSI, a backend submission or completion costs only when its cost is
+  // set; then the engine reports the time charged per op.
+  bool extra = false;
+  for (EngineOp op : {EngineOp::BackendHandoff, EngineOp::Msix, EngineOp::BackendCompletion})
+    extra |= costed_[unsigned(op)] = op_cost_[unsigned(op)] != SC_ZERO_TIME;
+  if (extra) op_stats_ = std::make_unique<OpStats>();
   // A policy that reads the kernel's present to decide what is due (timer) syncs.
   sync_lookahead_ = params_.sync_lookahead && notifier_->mode() != NotifyMode::Timer;
 }
 
 EmulationEngine::~EmulationEngine() = default;
+
+stats::Group* EmulationEngine::stats() { return op_stats_.get(); }
 
 void EmulationEngine::mark_sq(uint16_t qid) {
   if (qid < sq_marked_.size() && !sq_marked_[qid]) {
@@ -47,12 +75,18 @@ void EmulationEngine::reset() {
   notifier_->on_controller_reset();
 }
 
-// A command or a completion: charged on the thread that does the work (its
-// CPU time stretched when the host's cores are shared).
+// Charged on the thread that does the work (its CPU time stretched when the
+// host's cores are shared): the engine's host thread, or the vCPU's exit
+// that runs it (hv.device_thread=vcpu).
 void EmulationEngine::charge_op(EngineOp op, sc_time* offset) {
   if (!offset) return;
-  const sc_time& cost = op == EngineOp::Command ? params_.command_cost : params_.completion_cost;
-  *offset += running() ? threads_[running_context()].thread->cpu(cost) : cost;
+  const sc_time& cost = op_cost_[unsigned(op)];
+  const sc_time t = running() ? threads_[running_context()].thread->cpu(cost) : cost;
+  *offset += t;
+  if (op_stats_) {
+    ++op_stats_->count[unsigned(op)];
+    op_stats_->time[unsigned(op)] += t;
+  }
 }
 
 void EmulationEngine::completion_queued(uint16_t cqid) {

@@ -2,9 +2,11 @@
 // loop, iothreads: models/host/host_thread.h), each owning a share of the
 // queues; a doorbell reaches it through the hv.notify policy
 // (models/host/doorbell_notifier.h: in the vCPU's exit, deferred, ioeventfd,
-// timer, with hv.fault's eventfd faults); each command fetched and each
-// completion posted costs host CPU time on the thread that does the work,
-// stretched when host cores are shared. A thread's pass visits the SQs that
+// timer, with hv.fault's eventfd faults); each operation (a command fetched,
+// an I/O submitted to the backend, a backend completion handled, a
+// completion posted, an MSI sent) costs host CPU time on the thread that
+// does the work (one table, by EngineOp), stretched when host cores are
+// shared. A thread's pass visits the SQs that
 // were rung (or still hold work) round robin, up to `sq_budget` commands each.
 #pragma once
 
@@ -23,6 +25,9 @@ class EmulationEngine : public DeviceEngine, private NotifyTarget {
     std::vector<uint8_t> queue_context;     // by queue id: the index of its thread (missing: 0)
     sc_core::sc_time command_cost;          // per command (request) fetched and started
     sc_core::sc_time completion_cost;       // per completion posted
+    sc_core::sc_time msix_cost;             // per MSI sent (hv.msi's ioctl or eventfd write)
+    sc_core::sc_time backend_submit_cost;   // per I/O submitted to the backend
+    sc_core::sc_time backend_complete_cost; // per backend completion handled
     unsigned sq_budget = 0;                 // commands per SQ per visit (0: all it holds)
     // sync() skips a wait nothing could run within (the NVMe model's rule);
     // without it every sync waits (virtio-blk's, whose busy poll watches memory).
@@ -35,6 +40,11 @@ class EmulationEngine : public DeviceEngine, private NotifyTarget {
   ~EmulationEngine() override;
 
   const DoorbellNotifier& notifier() const { return *notifier_; }
+  // What one `op` costs the thread that does it (before any stretching).
+  const sc_core::sc_time& op_cost(EngineOp op) const { return op_cost_[unsigned(op)]; }
+  // The time charged per op, when any of the MSI and backend costs is set
+  // (else null: the statistics tree stays as it was without them).
+  stats::Group* stats() override;
 
   void mark_sq(uint16_t qid) override;
   void doorbell_written(uint16_t qid, bool sq, sc_core::sc_time& delay) override {
@@ -79,6 +89,9 @@ class EmulationEngine : public DeviceEngine, private NotifyTarget {
   void mark_cq(uint16_t qid, bool read_shadow_head) override { device_.mark_cq(qid, read_shadow_head); }
 
   Params params_;
+  sc_core::sc_time op_cost_[kEngineOps];  // by EngineOp: the one table of what each op costs
+  struct OpStats;
+  std::unique_ptr<OpStats> op_stats_;
   std::vector<ThreadContext> threads_;  // sized once: the threads' work refers to its element
   std::vector<uint8_t> sq_marked_;      // by queue id: in its thread's sq_list
   std::unique_ptr<DoorbellNotifier> notifier_;

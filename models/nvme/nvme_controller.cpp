@@ -48,6 +48,9 @@ EmulationEngine::Params emulation_params(const NvmeControllerModel::Params& para
     e.queue_context[q] = params.queue_thread[q];
   e.command_cost = params.cmd_cost;
   e.completion_cost = params.cqe_cost;
+  e.msix_cost = params.msi.cost();
+  e.backend_submit_cost = params.backend_submit_cost;
+  e.backend_complete_cost = params.backend_complete_cost;
   e.sq_budget = params.sq_budget;
   e.sync_lookahead = true;
   return e;
@@ -108,7 +111,7 @@ void NvmeControllerModel::init(std::vector<HostThread*> threads) {
   counters_.merge(firmware_->counters());
   counters_.add_group("backend", backend_->stats());
   if (traffic_) counters_.add_group("pcie", *traffic_);
-  if (stats::Group* engine = engine_->stats()) counters_.add_group("engine", *engine);
+  if (stats::Group* engine = engine_->stats()) counters_.add_group(hw_engine_ ? "engine" : "host_ops", *engine);
   const unsigned queues = params_.firmware.max_io_queues + 1u;
   cq_marked_.assign(queues, 0);
   cq_notified_.assign(queues, 0);
@@ -240,9 +243,12 @@ void NvmeControllerModel::coalescing_timeout() {
   if (next != SC_ZERO_TIME) activations::notify(coalesce_event_, next - now);
 }
 
+// In QEMU a masked vector only sets its pending bit (msix_notify ->
+// msix_set_pending): no message, so no KVM_SIGNAL_MSI and nothing charged.
+// The hardware engine's MSI-X stage runs either way.
 void NvmeControllerModel::send_msix(uint16_t vector, sc_time* offset) {
   coalescer_.on_sent(vector);
-  engine_->charge(EngineOp::Msix, offset);
+  if (hw_engine_ || !msix_masked(vector)) engine_->charge(EngineOp::Msix, offset);
   sc_time t = offset ? *offset : SC_ZERO_TIME;
   if (PcieEndpoint::send_msix(vector, t) == MsixOutcome::Masked) {
     ++counters_.msix_masked;

@@ -26,6 +26,7 @@
 #include "nvmesim/firmware/sim/statistics.h"
 #include "nvmesim/models/engine/device_engine.h"
 #include "nvmesim/models/engine/dma_timing.h"
+#include "nvmesim/models/engine/msi_params.h"
 #include "nvmesim/models/host/doorbell_notifier.h"
 #include "nvmesim/models/host/host_thread.h"
 #include "nvmesim/models/nvme/nvme_hw_engine.h"
@@ -76,6 +77,8 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
     std::optional<fw::MmioDoorbellValue> mmio_doorbell_value;
     sc_core::sc_time cmd_cost;        // host CPU per command fetched and executed
     sc_core::sc_time cqe_cost;        // host CPU per completion posted
+    sc_core::sc_time backend_submit_cost;    // host CPU per I/O submitted to the backend
+    sc_core::sc_time backend_complete_cost;  // host CPU per backend completion handled
     sc_core::sc_time enable_latency;  // CC.EN=1 to CSTS.RDY=1
     // Commands per SQ per pass (fairness between queues). On the hardware
     // engine the arbiter shares the pass's sq_budget x (SQs ready) commands.
@@ -87,6 +90,9 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
     // hv.timer_delay, hv.fault: NotifierParams' visit table; its `queues`
     // the controller sets).
     NotifierParams notifier;
+    // QEMU's engine: how its MSIs reach KVM and what each costs the
+    // sending thread (hv.msi, hv.msi_*_cost: MsiParams' visit table).
+    MsiParams msi;
     // Host thread of each queue id (0: the main loop, which always owns the
     // admin queue); empty: everything on thread 0.
     std::vector<uint8_t> queue_thread;
@@ -126,6 +132,12 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
                        "take the value of an MMIO doorbell write (auto: use for spec, ignore for vendor)");
       v.time(cmd_cost, "cmd_cost", "1us", 0, 1 * MS, "host CPU time per command processed");
       v.time(cqe_cost, "cqe_cost", "300ns", 0, 1 * MS, "host CPU time per completion posted");
+      v.time(backend_submit_cost, "backend_submit_cost", "0ns", 0, 1 * MS,
+             "host CPU time per I/O submitted to the backend (QEMU's blk_aio_preadv/pwritev and the "
+             "AIO engine's submission), on the thread that submits it");
+      v.time(backend_complete_cost, "backend_complete_cost", "0ns", 0, 1 * MS,
+             "host CPU time per backend completion handled (the AIO completion and nvme_rw_cb), "
+             "on the device's thread");
       v.time(enable_latency, "enable_latency", "1us", 0, 1 * S, "CC.EN=1 to CSTS.RDY=1");
       v.choice(cqe_post, "cqe_post", "pass", cqe_posts, "",
                "when completions are posted: pass (all ready ones in the emulation's pass, one "

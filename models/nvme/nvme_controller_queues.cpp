@@ -37,6 +37,7 @@ unsigned NvmeControllerModel::finish_pass(unsigned ctx, bool& progress) {
   const bool post_each = params_.cqe_post == CqePost::Each ||
                          (params_.cqe_post == CqePost::EachWithIoeventfd && engine_->accepts_ioeventfd());
   for (size_t i = 0; i < w.done_count; ++i) {
+    engine_->charge(EngineOp::BackendCompletion);  // the AIO completion's callback, nvme_rw_cb
     firmware_->complete_io(w.done[i].tag, w.done[i].status);
     const uint16_t sqid = slot_sq_[fw::tag_slot(w.done[i].tag)];
     const uint16_t cqid = firmware_->sq_state(sqid).cqid;

@@ -24,6 +24,8 @@ NvmeHwEngine::NvmeHwEngine(sc_module_name name, const NvmeHwEngineParams& params
   stage_time_[unsigned(EngineOp::BackendHandoff)] = cycles(params_.backend_handoff);
   stage_time_[unsigned(EngineOp::Completion)] = cycles(params_.cqe_post);
   stage_time_[unsigned(EngineOp::Msix)] = cycles(params_.msix);
+  // A backend completion's handling is the CQE stage's (cqe_post_cycles).
+  costed_[unsigned(EngineOp::BackendCompletion)] = false;
   const size_t queues = controller_.config().max_io_queues + 1u;
   held_back_.reserve(queues);
   sqe_bursts_.assign(queues, SqeBurst{});

@@ -147,7 +147,7 @@ class NvmeHwEngine : public sc_core::sc_module, public DeviceEngine {
   DmaTiming& dma_;
   unsigned sq_budget_;
   sc_core::sc_time cycle_;
-  sc_core::sc_time stage_time_[4];  // by EngineOp
+  sc_core::sc_time stage_time_[kEngineOps];  // by EngineOp
   sc_core::sc_time doorbell_time_;
   Context context_;  // every queue's
   sc_core::sc_event kick_event_;
@@ -174,7 +174,7 @@ class NvmeHwEngine : public sc_core::sc_module, public DeviceEngine {
                           "I/O commands handed to the backend (backend_handoff_cycles)"};
   stats::Scalar cqes_{stats_, "cqes", stats::Unit::Count, "CQEs built and posted (cqe_post_cycles)"};
   stats::Scalar msix_{stats_, "msix", stats::Unit::Count, "MSI-X messages sent (msix_cycles)"};
-  stats::Scalar* stage_count_[4] = {&commands_, &handoffs_, &cqes_, &msix_};  // by EngineOp
+  stats::Scalar* stage_count_[kEngineOps] = {&commands_, &handoffs_, &cqes_, &msix_, nullptr};  // by EngineOp
 };
 
 }  // namespace nvmesim::models

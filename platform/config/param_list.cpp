@@ -26,6 +26,7 @@ void register_builtin_params(ParamRegistry& r) {
   describe_params<models::PcieLinkParams>(r);                // pcie.*: root complex and link
   describe_params<HvParams>(r);                              // hv.*, host.cores: the hypervisor
   describe_params<models::NotifierParams>(r);                // hv.notify, timer_delay, fault: QEMU's engine
+  describe_params<models::MsiParams>(r);                     // hv.msi, msi_*_cost: QEMU's engine's MSIs
   describe_params<DeviceParams>(r);                          // device: NVMe or virtio-blk
   describe_params<models::VirtioBlkModel::Params>(r);        // virtio.*: the virtio-blk function
 }

@@ -11,6 +11,7 @@
 //   hv.notify=ioeventfd      needs nvme.dbbuf spec|vendor     warned (QEMU 7.2)
 //   nvme.clock, nvme.*_cycles need hv.passthrough on          warned (the hardware engine's)
 //   nvme.cmd_cost, cqe_cost  need hv.passthrough off          warned (QEMU's engine's)
+//   nvme.backend_*_cost, hv.msi_*_cost need hv.passthrough off and device nvme; each MSI cost its hv.msi   warned
 //   ...
 // --help prints the whole table (param_requirements_help). In the default
 // comparison (buffer off and spec) the command line warns only about a

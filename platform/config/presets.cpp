@@ -36,8 +36,11 @@ const std::vector<Preset>& presets() {
        "QEMU 7.2 NVMe emulation: a doorbell write is handled in the vCPU's exit, which schedules "
        "the queue's bottom half in the main loop (under the global lock); the SQ EventIdx is set "
        "to the tail after each command and the CQ EventIdx to the head before each CQE",
-       "QEMU 7.2 hw/nvme/ctrl.c: nvme_process_db, nvme_process_sq, nvme_post_cqes",
+       "QEMU 7.2 hw/nvme/ctrl.c: nvme_process_db, nvme_process_sq, nvme_post_cqes"
+       "; its MSI by ioctl: nvme_post_cqes -> nvme_irq_assert -> hw/pci/msix.c msix_notify -> "
+       "msi_send_message -> kvm_apic_mem_write -> kvm_send_msi -> kvm_irqchip_send_msi (KVM_SIGNAL_MSI)",
        {{"hv.notify", "deferred"},
+        {"hv.msi", "ioctl"},
         {"hv.device_thread", "mainloop"},
         {"hv.bql", "on"},
         {"nvme.sq_eventidx", "echo"},
@@ -55,8 +58,11 @@ const std::vector<Preset>& presets() {
        "nvme_post_cqes (no CQ EventIdx update: added by 'hw/nvme: fix missing cq eventidx update' "
        "for 7.2); 'hw/nvme: Use ioeventfd to handle doorbell updates' (2e53b0b45024) posted each CQE "
        "at once, which 'hw/nvme: reenable cqe batching' (d38cc6fd, 7.2) undid, turning the timers into "
-       "bottom halves",
+       "bottom halves"
+       "; its MSI by ioctl: nvme_post_cqes -> nvme_irq_assert -> hw/pci/msix.c msix_notify -> "
+       "msi_send_message -> kvm_apic_mem_write -> kvm_send_msi -> kvm_irqchip_send_msi (KVM_SIGNAL_MSI)",
        {{"hv.notify", "timer"},
+        {"hv.msi", "ioctl"},
         {"hv.timer_delay", "500ns"},
         {"hv.device_thread", "mainloop"},
         {"hv.bql", "on"},
@@ -71,7 +77,8 @@ const std::vector<Preset>& presets() {
        "write before the vCPU is back in the guest; a halted vCPU polls for up to 200 us "
        "(halt_poll_ns) before it schedules out; a vCPU that scheduled out and a device thread "
        "asleep in ppoll wake after a delay drawn from the wake-ups measured on this project's host "
-       "(hv.wakeup=measured, the default)",
+       "(hv.wakeup=measured, the default); an MSI costs the device thread that sends it 2 us by "
+       "KVM_SIGNAL_MSI, 170 ns by an irqfd (one eventfd write)",
        "Linux virt/kvm/kvm_main.c kvm_vcpu_halt, grow_halt_poll_ns (KVM_HALT_POLL_NS_DEFAULT "
        "200000 on x86); arch/x86/kvm/vmx/vmx.c enable_apicv, posted interrupts; QEMU "
        "accel/kvm/kvm-all.c kvm_cpu_exec (KVM_EXIT_MMIO dispatched in the vCPU thread); the "
@@ -81,8 +88,12 @@ const std::vector<Preset>& presets() {
        "Guest costs, assumed, split as Linux pays them so "
        "that iodepth=1 still totals 6 us per I/O: 1 us per io_submit call + 1.5 us per command "
        "submitted; 1 us per interrupt (nvme_irq entry) + 2 us per CQE (nvme_pci_complete_rq to "
-       "aio_complete); 0.3 us per io_getevents call + 0.2 us per event it returns",
+       "aio_complete); 0.3 us per io_getevents call + 0.2 us per event it returns; the 2 us "
+       "KVM_SIGNAL_MSI ioctl is an assumption, the irqfd's 170 ns is the p50 eventfd write() "
+       "measured on this host (validation/host/eventfd_write_cost.c, eventfd-write-cost.csv)",
        {{"hv.posted_interrupts", "on"},
+        {"hv.msi_ioctl_cost", "2us"},
+        {"hv.msi_irqfd_cost", "170ns"},
         {"hv.apicv", "on"},
         {"hv.exit_return_share", "0.3"},
         {"hv.halt_poll", "200us"},

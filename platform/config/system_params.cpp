@@ -51,6 +51,7 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   p.nvme.notifier.mode = p.hv.exits.passthrough                   ? NotifyMode::Deferred
                          : p.hv.device_thread == DeviceThread::Vcpu ? NotifyMode::Sync
                                                                     : p.notifier.mode;
+  p.nvme.msi = load_params<models::MsiParams>(c);  // QEMU's engine's MSIs (virtio-blk's are not costed)
 
   // The driver: one I/O queue pair per vCPU, tags and buffers for the
   // largest job, the controller's limits.

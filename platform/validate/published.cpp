@@ -122,6 +122,8 @@ Config published_row_config(const std::vector<std::string>& presets, const Publi
     // Without the nvme queues' poll handlers an iothread only sleeps on their eventfds.
     if (row.polling != "on") c.set("hv.poll_max_ns", "0ns");
   }
+  // Jinhao Fan's irqfd patches: the completion's MSI is an eventfd write.
+  if (row.irqfd == "on") c.set("hv.msi", "irqfd");
   finish_row_config(c, calibrations, setup.number_ios);
   return c;
 }

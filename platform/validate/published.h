@@ -76,7 +76,8 @@ std::vector<Calibration> source_calibrations(const PublishedSetup& setup, const 
 // The model's configuration for one row: the presets, the what-ifs, the
 // row's fio and device settings (dbbuf=on: nvme.dbbuf=spec; ioeventfd=on:
 // hv.notify=ioeventfd; iothread=on: hv.device_thread=iothread, which polls
-// only with polling=on), the fitted values. Throws ConfigError.
+// only with polling=on; irqfd=on: hv.msi=irqfd), the fitted values. Throws
+// ConfigError.
 Config published_row_config(const std::vector<std::string>& presets, const PublishedSetup& setup,
                             const std::vector<Calibration>& calibrations, const PublishedRow& row);
 
