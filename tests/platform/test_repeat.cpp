@@ -29,9 +29,9 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-// Jitter on the host thread's wake-ups: without it the default run is the
-// same whatever the seed (a null backend, no random delay).
-const std::string kJitter = " --hv.dispatch_jitter=2us --number_ios=2000";
+// The host's measured wake-ups (the default, set here by name) make each
+// seed its own run.
+const std::string kJitter = " --hv.wakeup=measured --number_ios=2000";
 
 std::vector<std::string> keys(const Json& j) {
   std::vector<std::string> k;
@@ -123,7 +123,7 @@ TEST_CASE("repeat: one run over seeds, each seed's document that seed's own run,
   REQUIRE(lines.size() >= 14);
   CHECK(lines[0] == "nvmesim one run over 3 seeds (seed=5..7): rw=randread bs=4k iodepth=32 numjobs=1 backend=null "
                     "number_ios=2000 nvme.dbbuf=spec, MMIO doorbell exit 5100cyc at 2.3 GHz");
-  CHECK(lines[1] == "also set: hv.dispatch_jitter=2us");
+  CHECK(lines[1] == "also set: hv.wakeup=measured");
   const Json& iops = in["iops"];
   char label[64];
   std::snprintf(label, sizeof label, "  %-28s ", "IOPS");
@@ -208,7 +208,7 @@ TEST_CASE("repeat: a signal goes to the running seed, the finished seeds are rep
   ScratchDir d;
   const std::string out = d / "stdout", err = d / "stderr";
   // Each seed's 300000 I/Os take about 0.7 s of wall time (release build).
-  const std::vector<std::string> args = {"--single-run", "--number_ios=300000", "--hv.dispatch_jitter=2us",
+  const std::vector<std::string> args = {"--single-run", "--number_ios=300000", "--hv.wakeup=measured",
                                          "--repeat=3", "--output-format=json"};
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
