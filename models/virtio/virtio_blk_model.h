@@ -60,6 +60,12 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
       v.integer(queues, "queues", "0", "queues", 0, 64,
                 "virtqueues the device offers (0 = one per job; fewer than numjobs: job j on queue j % queues, "
                 "as blk_mq_map_queues maps CPUs)");
+      // QEMU's virtio_blk_handle_request and virtio_blk_req_complete: the
+      // device's own costs, on the thread that runs its queue pass.
+      v.time(req_cost, "req_cost", "1us", 0, param_units::MS,
+             "host CPU time per request popped and started (virtio_blk_handle_request)");
+      v.time(done_cost, "done_cost", "300ns", 0, param_units::MS,
+             "host CPU time per request completed (virtio_blk_req_complete)");
       v.time(busy_poll, "busy_poll", "0ns", 0, param_units::S,
              "vhost-style busy polling (Linux vhost_net_busy_poll; QEMU's tap poll-us): a drained queue keeps "
              "guest notifications off and its host thread spins on the avail ring this long (0 = off)");

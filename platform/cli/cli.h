@@ -7,12 +7,14 @@
 // --config FILE, --output-format normal|json|json+, --output FILE, --host-stats,
 // --job FILE, --strict, --single-run; traces: --vcd FILE, --timeline FILE,
 // --trace-start TIME, --trace-stop TIME, --trace-signals LIST, see
-// traces/README.md; a trace needs one run) and one long option per registered parameter,
+// traces/README.md; a trace makes one run) and one long option per registered parameter,
 // `--name=value` or `--name value`. Config files are applied first, in the
 // order given, then a --job file (platform/fio/fio_job.h), then
 // the parameter options (so the command line overrides the files); a
 // repeated option: the last one wins. Options are never abbreviated.
 #pragma once
+
+#include "nvmesim/platform/report/build_info.h"
 
 #include <string>
 
@@ -41,9 +43,7 @@ CliResult parse_command_line(int argc, const char* const* argv);
 // The texts behind --help, --list-params and --version.
 std::string help_text();
 std::string list_params_text(const ParamRegistry& registry = ParamRegistry::builtin());
-// "nvmesim VERSION (commit C)": C from git describe at build time
-// (cmake/nvmesim_commit.cmake; "unknown" outside a git checkout).
-const char* build_commit();
+// "nvmesim VERSION (commit C)": C is build_commit() (platform/report/build_info.h).
 std::string version_text();
 
 }  // namespace nvmesim::platform

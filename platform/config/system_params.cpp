@@ -65,8 +65,9 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   dc.memory_base = 1u << 20;  // the first MiB stays the firmware's / kernel's
   dc.memory_bytes = p.mem.size - dc.memory_base;
 
-  // device=virtio-blk: the same backend, costs and notification as the
-  // controller would have (hv.notify: each device's engine its copy); a virtqueue per job unless virtio.queues says.
+  // device=virtio-blk: the same backend and notification as the controller
+  // would have (hv.notify: each device's engine its copy), its own request
+  // costs (virtio.req_cost, virtio.done_cost); a virtqueue per job unless virtio.queues says.
   p.device = load_params<DeviceParams>(c);
   p.virtio = load_params<models::VirtioBlkModel::Params>(c);
   fw::VirtioBlkDeviceConfig& vc = p.virtio.firmware;
@@ -75,8 +76,6 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   vc.seg_max = std::min<uint32_t>(vc.queue_size_max - 2u, 126u);
   p.virtio.backend = p.nvme.backend;
   p.virtio.notifier = p.nvme.notifier;
-  p.virtio.req_cost = p.nvme.cmd_cost;
-  p.virtio.done_cost = p.nvme.cqe_cost;
   vc.vhost_notify = p.virtio.busy_poll != sc_core::SC_ZERO_TIME;
   fw::VirtioBlkDriverConfig& vd = p.virtio_driver;
   vd.queues = uint16_t(p.numjobs());

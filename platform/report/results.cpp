@@ -4,6 +4,7 @@
 #include "nvmesim/platform/report/derived_figures.h"
 #include "nvmesim/platform/report/job_sections.h"
 #include "nvmesim/platform/report/pcie_figures.h"
+#include "nvmesim/platform/report/build_info.h"
 
 #include <algorithm>
 #include <cmath>
@@ -132,7 +133,7 @@ report::Json results_json(const RunResults& r) {
   using report::Json;
   auto put = [&](Json& j, const char* section) { figures::put_json(j, r, section); };
   Json j;
-  j["version"] = NVMESIM_VERSION;
+  j["version"] = std::string(NVMESIM_VERSION) + " (commit " + build_commit() + ")";  // a figure traced to its build
   j["outcome"] = run_outcome(r);
   j["headline"] = run_headline(r);
   Json& config = j["config"] = Json::object();

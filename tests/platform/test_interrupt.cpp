@@ -18,6 +18,7 @@
 
 #include "nvmesim/platform/sweep/sweep_json.h"
 #include "tests/platform/run_binary.h"
+#include "tests/platform/spawn_binary.h"
 #include "tests/platform/test_sweep_support.h"
 
 using nvmesim::test::Csv;
@@ -43,20 +44,8 @@ Interrupted interrupt_run(const std::vector<std::string>& args, int sig, const S
                           std::chrono::milliseconds delay = std::chrono::milliseconds(700),
                           bool after_first_child = false) {
   const std::string out = d / "stdout", err = d / "stderr";
-  const pid_t pid = ::fork();
+  const pid_t pid = nvmesim::test::spawn_nvmesim(args, out, err);
   REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::setpgid(0, 0);  // its own group: a stray signal never reaches the test
-    const int fo = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int fe = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fo, 1);
-    ::dup2(fe, 2);
-    std::vector<char*> argv{const_cast<char*>(NVMESIM_BINARY)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
   if (after_first_child) {
     const std::string children = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children";
     const auto w0 = std::chrono::steady_clock::now();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "run_binary.h"
+#include "spawn_binary.h"
 #include "test_sweep_support.h"
 
 using nvmesim::test::check_refused;
@@ -210,20 +211,8 @@ TEST_CASE("repeat: a signal goes to the running seed, the finished seeds are rep
   // Each seed's 300000 I/Os take about 0.7 s of wall time (release build).
   const std::vector<std::string> args = {"--single-run", "--number_ios=300000", "--hv.wakeup=measured",
                                          "--repeat=3", "--output-format=json"};
-  const pid_t pid = ::fork();
+  const pid_t pid = nvmesim::test::spawn_nvmesim(args, out, err);
   REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::setpgid(0, 0);  // its own group: a stray signal never reaches the test
-    const int fo = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int fe = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fo, 1);
-    ::dup2(fe, 2);
-    std::vector<char*> argv{const_cast<char*>(NVMESIM_BINARY)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
   // Wait for the second seed's child (another pid than the first's), then signal.
   const std::string children = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children";
   std::string first;
