@@ -74,7 +74,7 @@ TEST_CASE("aio poll: kicks per I/O fall with hv.poll_max, through intermediate v
 
 // nvme.sq_poll (Jinhao Fan's patch): while polled the SQ EventIdx stays where
 // poll begin put it, so after the first doorbell the guest skips the rest.
-TEST_CASE("nvme.sq_poll: off keeps mainline's doorbells; on, a polling iothread suppresses SQ doorbells",
+TEST_CASE("nvme.sq_poll: off keeps mainline doorbells and on a polling iothread suppresses SQ doorbells",
           "[aio_poll][binary]") {
   const std::string nvme = "--hv.notify=ioeventfd --hv.device_thread=iothread --nvme.dbbuf=spec "
                            "--number_ios=4000 --iodepth=1 --hv.poll_max=50us --output-format=json";
