@@ -150,6 +150,17 @@ class Controller {
   // ignored): refresh SQ `sqid`'s tail from the shadow buffer. Returns
   // sq_has_work(sqid) afterwards.
   bool refresh_sq_tail_from_shadow(uint16_t sqid);
+  // AioContext polling of an SQ, as Jinhao Fan's unmerged "hw/nvme: add
+  // polling support" (qemu-devel, Aug 2022, v3 4/4) does it:
+  // nvme_sq_notifier_aio_poll_begin writes the SQ EventIdx (the tail known)
+  // and then stops updating it while the thread polls (sq->suppress_db), so
+  // once the guest has passed it, it skips the MMIO doorbell;
+  // nvme_sq_notifier_aio_poll_end writes it again and resumes. poll_end
+  // returns the io_poll that follows it (nvme_sq_notifier_aio_poll: the
+  // shadow tail read): true when the SQ has commands to fetch. No-ops for a
+  // queue the buffer does not cover.
+  void sq_poll_begin(uint16_t sqid);
+  bool sq_poll_end(uint16_t sqid);
   // The CQ doorbell's eventfd fired (it carries no value): read the head
   // from the shadow doorbell (QEMU hw/nvme/ctrl.c nvme_cq_notifier ->
   // nvme_update_cq_head). False if the buffer does not cover the queue.
@@ -223,6 +234,7 @@ class Controller {
   struct Sq {
     bool exists = false;
     bool eventidx_parked = false;  // Park policy: EventIdx already written
+    bool suppress_eventidx = false;  // polled: EventIdx not updated (sq_poll_begin)
     uint64_t base = 0;
     uint32_t size = 0;
     uint32_t head = 0;

@@ -151,6 +151,20 @@ bool Controller::refresh_cq_head_from_shadow(uint16_t cqid) {
   return true;
 }
 
+void Controller::sq_poll_begin(uint16_t sqid) {
+  if (!enabled() || fatal() || sqid >= sqs_.size() || !sqs_[sqid].exists || !dbbuf_covers(sqid)) return;
+  apply_sq_eventidx(sqid);
+  sqs_[sqid].suppress_eventidx = true;
+}
+
+bool Controller::sq_poll_end(uint16_t sqid) {
+  if (!enabled() || fatal() || sqid >= sqs_.size() || !sqs_[sqid].exists || !dbbuf_covers(sqid)) return false;
+  if (!sqs_[sqid].suppress_eventidx) return false;  // poll begin found the queue uncovered
+  sqs_[sqid].suppress_eventidx = false;
+  apply_sq_eventidx(sqid);
+  return refresh_sq_tail_from_shadow(sqid);  // aio-posix's io_poll after io_poll_end
+}
+
 bool Controller::refresh_sq_tail_from_shadow(uint16_t sqid) {
   if (!enabled() || fatal() || sqid >= sqs_.size() || !sqs_[sqid].exists) return false;
   if (dbbuf_covers(sqid)) shadow_read_sq_tail(sqid);

@@ -22,7 +22,9 @@ unsigned Controller::process_sq(uint16_t sqid, unsigned budget) {
        pass.advance(dbbuf_covers(sqid))) {
     switch (pass.step()) {
       case DbbufDeviceStep::LoadShadow: shadow_read_sq_tail(sqid); break;
-      case DbbufDeviceStep::StoreEventIdx: apply_sq_eventidx(sqid); break;
+      case DbbufDeviceStep::StoreEventIdx:
+        if (!sq.suppress_eventidx) apply_sq_eventidx(sqid);  // polled: left where poll begin put it
+        break;
       case DbbufDeviceStep::Barrier: env_.device_barrier(); break;
       case DbbufDeviceStep::FetchSqe:
         if (!(consumed < budget && sq.head != sq.tail && sq.in_use < sq.size && !fatal() &&

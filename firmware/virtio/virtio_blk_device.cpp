@@ -182,6 +182,7 @@ void VirtioBlkDevice::bar_write(uint32_t offset, unsigned size, uint32_t value,
     const uint32_t q = (offset - NOTIFY_OFFSET) / NOTIFY_OFF_MULTIPLIER;
     if (q < queues_.size() && (status_ & STATUS_DRIVER_OK)) {
       ++counters_.notifies;
+      if (!queues_[q].vq->notification()) ++aio_poll_.notifies_while_off;
       if (notified_queue) *notified_queue = int(q);
     }
   }
@@ -198,12 +199,33 @@ void VirtioBlkDevice::handle_queue(uint16_t qi, std::vector<VirtioBlkRequest>& g
   good.clear();
   if (qi >= queues_.size()) return;
   VirtqueueDevice& vq = *queues_[qi].vq;
+  // virtio_blk_handle_vq: suppress_notifications = virtio_queue_get_notification(vq);
+  // in AioContext poll mode they are off and stay off (poll_end switches them on).
+  const bool suppress = vq.notification();
   do {
-    vq.set_notification(false);
+    if (suppress) vq.set_notification(false);
     pop_requests(qi, good);
-    vq.set_notification(true);
+    if (suppress) vq.set_notification(true);
   } while (!vq.empty());
   sync_avail_event_stat();
+}
+
+void VirtioBlkDevice::poll_begin(uint16_t qi) {
+  if (qi >= queues_.size()) return;
+  ++aio_poll_.poll_begins;
+  queues_[qi].vq->set_notification(false);
+  sync_avail_event_stat();
+}
+
+bool VirtioBlkDevice::poll_end(uint16_t qi) {
+  if (qi >= queues_.size()) return false;
+  VirtqueueDevice& vq = *queues_[qi].vq;
+  ++aio_poll_.poll_ends;
+  vq.set_notification(true);
+  sync_avail_event_stat();
+  const bool found = !vq.empty();  // the last io_poll: virtio_queue_host_notifier_aio_poll
+  if (found) ++aio_poll_.poll_end_found;
+  return found;
 }
 
 void VirtioBlkDevice::handle_polled(uint16_t qi, std::vector<VirtioBlkRequest>& good) {

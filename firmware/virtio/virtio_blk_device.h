@@ -53,6 +53,20 @@ struct VirtioBlkDeviceCounters : stats::Group {
                 "virtio_error calls: malformed guest input that broke the device (DEVICE_NEEDS_RESET)"};
 };
 
+// The "virtio_blk.aio_poll" group: QEMU's AioContext polling of the queues
+// (an iothread with hv.poll_max > 0; the model adds it only then).
+struct VirtioAioPollCounters : stats::Group {
+  using Scalar = stats::Scalar;
+  Scalar poll_begins{*this, "poll_begins", stats::Unit::Count,
+                     "io_poll_begin calls: a queue's notifications switched off as its thread started polling"};
+  Scalar poll_ends{*this, "poll_ends", stats::Unit::Count,
+                   "io_poll_end calls: notifications switched back on before the thread slept"};
+  Scalar poll_end_found{*this, "poll_end_found", stats::Unit::Count,
+                        "poll ends whose last look at avail->idx found entries (handled without sleeping)"};
+  Scalar notifies_while_off{*this, "notifies_while_off", stats::Unit::Count,
+                            "kicks that arrived while the queue's notifications were off (EVENT_IDX, or a race)"};
+};
+
 class VirtioBlkDevice : public VirtioErrorSink {
  public:
   // Offsets of the capability regions in the BAR (QEMU's modern layout:
@@ -86,6 +100,17 @@ class VirtioBlkDevice : public VirtioErrorSink {
   // vhost_enable_notify: true when the re-check found entries (the caller
   // handles them with handle_polled, which switches notifications off again).
   bool reenable(uint16_t q);
+  // AioContext polling (util/aio-posix.c poll_set_started, hw/virtio/virtio.c):
+  // virtio_queue_host_notifier_aio_poll_begin -> virtio_queue_set_notification(vq, 0);
+  // _poll_end -> virtio_queue_set_notification(vq, 1), then the last
+  // io_poll (virtio_queue_host_notifier_aio_poll: !virtio_queue_empty): true
+  // when entries are there. With EVENT_IDX both switches store avail_event =
+  // avail->idx, so the guest is not silenced (it kicks when it publishes on a
+  // drained ring); without it VRING_USED_F_NO_NOTIFY is set and cleared.
+  void poll_begin(uint16_t q);
+  bool poll_end(uint16_t q);
+  VirtioAioPollCounters& aio_poll_counters() { return aio_poll_; }
+
   // virtio_blk_req_complete: status byte, used ring, then virtio_notify.
   // Returns true when an interrupt was sent.
   bool complete(const VirtioBlkRequest& req, uint8_t status);
@@ -138,6 +163,7 @@ class VirtioBlkDevice : public VirtioErrorSink {
   bool broken_ = false;
   std::string error_;
   uint64_t avail_event_writes_seen_ = 0;
+  VirtioAioPollCounters aio_poll_;
 };
 
 }  // namespace nvmesim::fw

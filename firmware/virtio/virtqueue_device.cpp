@@ -20,6 +20,7 @@ void VirtqueueDevice::reset() {
   inuse_ = 0;
   signalled_used_ = 0;
   signalled_used_valid_ = false;
+  notification_ = true;  // virtio_reset: vq->notification = true
 }
 
 bool VirtqueueDevice::read16(uint64_t addr, uint16_t& v, const char* what) {
@@ -211,6 +212,7 @@ bool VirtqueueDevice::should_notify() {
 }
 
 void VirtqueueDevice::set_notification(bool enable) {
+  notification_ = enable;  // QEMU stores it before its vring.desc check
   if (!enabled_ || device_->broken()) return;
   if (event_idx_) {
     uint16_t idx;

@@ -82,6 +82,9 @@ class VirtqueueDevice {
   // virtio_queue_set_notification: EVENT_IDX: avail_event = avail->idx;
   // otherwise used->flags NO_NOTIFY cleared (enable) or set (disable).
   void set_notification(bool enable);
+  // vq->notification: what the last set_notification asked for (on after
+  // enable and reset); virtio_queue_get_notification.
+  bool notification() const { return notification_; }
 
   // vhost's notification switch (Linux drivers/vhost/vhost.c), for a device
   // that busy-polls (virtio.busy_poll). disable_notify: VRING_USED_F_NO_NOTIFY
@@ -118,6 +121,7 @@ class VirtqueueDevice {
   bool event_idx_ = false;
   bool indirect_ = false;
   bool avail_event_on_pop_ = true;
+  bool notification_ = true;
   uint16_t last_avail_idx_ = 0;
   uint16_t shadow_avail_idx_ = 0;
   uint16_t used_idx_ = 0;

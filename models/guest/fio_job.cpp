@@ -96,7 +96,12 @@ void FioJob::submit_batch() {
   // the batch's last request).
   if (n) {
     submit_call();
+    // A device polling the SQ shadow tails (nvme.sq_poll) sees the store at
+    // the vCPU's own time, as a busy-polled avail ring.
+    const bool watched = !vb && guest_.watching_avail();
+    if (watched) cpu_.sync_local();
     trace_update(true, vb ? vb->kick(virtqueue(), &cpu_) : guest_.driver().ring_sq(params_.qid));
+    if (watched) guest_.avail_published(params_.qid, cpu_.current_time() - kernel_now());
     submitted(n);
   }
 }

@@ -135,6 +135,23 @@ void HostThread::adjust_polling(const sc_time& block) {
   }
 }
 
+// util/aio-posix.c poll_set_started: every handler's io_poll_begin when
+// polling starts; io_poll_end when it stops, each followed by one more
+// io_poll "in case ->io_poll_end() raced with the event".
+bool HostThread::set_poll_started(bool started) {
+  if (started == poll_started_ || poll_handlers_.empty()) return false;
+  poll_started_ = started;
+  bool found = false;
+  for (const PollHandler& h : poll_handlers_) {
+    if (started) {
+      h.begin();
+    } else if (h.end()) {
+      found = true;
+    }
+  }
+  return found;
+}
+
 // Requests are kept in variables, not only in the event, so a kick that
 // fires while the thread is working is not lost.
 void HostThread::wait_for_request() {
@@ -152,6 +169,7 @@ void HostThread::wait_for_request() {
   const sc_time start = kernel_now();
   // Busy-poll first: a request during the window is served at once.
   if (poll_ns_ != SC_ZERO_TIME) {
+    set_poll_started(true);  // try_poll_mode; it stays started while polls find work
     polling_ = true;
     if (cpus_) cpus_->set_runnable(cpu_id_, true);
     if (auto* t = traces::active())
@@ -169,6 +187,12 @@ void HostThread::wait_for_request() {
       adjust_polling(kernel_now() - start);
       return;
     }
+    // aio_poll disables poll mode before blocking; the last poll after
+    // io_poll_end finding work makes the wait's timeout 0: no sleep.
+    if (set_poll_started(false)) {
+      adjust_polling(kernel_now() - start);
+      return;
+    }
     // The window closed: a pending request now pays the wake-up.
     if (has_request_) {
       if (params_.wakeup == WakeupModel::Fixed) {
@@ -181,6 +205,8 @@ void HostThread::wait_for_request() {
         wake_at_ = request_time_;
       }
     }
+  } else if (set_poll_started(false)) {  // the window shrank to 0 while poll mode was on
+    return;
   }
   sleep_start_ = kernel_now();
   if (cpus_) cpus_->set_runnable(cpu_id_, false);

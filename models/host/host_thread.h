@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 #include <systemc>
 
 #include "nvmesim/firmware/sim/statistics.h"
@@ -56,6 +57,16 @@ class HostThread : public sc_core::sc_module {
   HostThread(sc_core::sc_module_name name, const Params& params, HostCpus* cpus = nullptr);
 
   void set_work(Work work) { work_ = std::move(work); }
+  // An AioContext poll handler's io_poll_begin / io_poll_end (util/aio-posix.c
+  // poll_set_started): `begin` runs when the thread starts polling, `end`
+  // when it stops before sleeping; `end` then polls once more
+  // (poll_set_started's "Poll one last time" io_poll) and returns true when
+  // it found work, which the thread then runs without sleeping.
+  void add_poll_handler(std::function<void()> begin, std::function<bool()> end) {
+    poll_handlers_.push_back({std::move(begin), std::move(end)});
+  }
+  // Between a poll_begin and its poll_end (QEMU's ctx->poll_started).
+  bool poll_started() const { return poll_started_; }
   // One draw of the extra wake-up delay (SC_ZERO_TIME without jitter).
   sc_core::sc_time jitter_draw();
   // One draw of a wake-up stall: 0, or with probability dispatch_stall_share
@@ -105,6 +116,14 @@ class HostThread : public sc_core::sc_module {
   void run();
   void wait_for_request();
   void adjust_polling(const sc_core::sc_time& block);
+  bool set_poll_started(bool started);  // true: a poll-end re-check found work
+
+  struct PollHandler {
+    std::function<void()> begin;
+    std::function<bool()> end;
+  };
+  std::vector<PollHandler> poll_handlers_;
+  bool poll_started_ = false;
 
   Params params_;
   HostCpus* cpus_;

@@ -95,6 +95,7 @@ void NvmeControllerModel::init(std::vector<HostThread*> threads) {
     engine_ = std::move(hw);
   } else {
     engine_ = std::make_unique<EmulationEngine>(device, emulation_params(params_), std::move(threads));
+    if (params_.sq_poll) add_sq_poll_handlers();
   }
   work_.resize(engine_->context_count());
   for (ContextWork& w : work_) w.done.resize(65536);
@@ -274,5 +275,48 @@ bool NvmeControllerModel::work_pending() const {
 
 void NvmeControllerModel::on_command_fetched() { engine_->charge(EngineOp::Command); }
 void NvmeControllerModel::on_completion_posting() { engine_->charge(EngineOp::Completion); }
+
+}  // namespace nvmesim::models
+
+namespace nvmesim::models {
+
+// nvme.sq_poll (Jinhao Fan's "hw/nvme: add polling support", v3 4/4):
+// nvme_sq_notifier_aio_poll_begin / _poll_end on each I/O SQ of a polling
+// thread; the last io_poll after the end reads the shadow tail.
+void NvmeControllerModel::add_sq_poll_handlers() {
+  sq_poll_started_.assign(engine_->context_count(), 0);
+  for (unsigned i = 0; i < engine_->context_count(); ++i) {
+    HostThread* t = engine_->host_thread(i);
+    if (!t || t->params().poll_max == sc_core::SC_ZERO_TIME) continue;
+    auto each_sq = [this, i](auto&& f) {
+      for (uint16_t q = 1; q <= params_.firmware.max_io_queues; ++q)
+        if (engine_->context_of(q) == i) f(q);
+    };
+    t->add_poll_handler(
+        [this, i, each_sq] {
+          sq_poll_started_[i] = 1;
+          each_sq([this](uint16_t q) { firmware_->sq_poll_begin(q); });
+        },
+        [this, i, each_sq] {
+          sq_poll_started_[i] = 0;
+          bool found = false;
+          each_sq([&](uint16_t q) {
+            if (firmware_->sq_poll_end(q)) {
+              engine_->mark_sq(q);
+              found = true;
+            }
+          });
+          return found;
+        });
+  }
+}
+
+void NvmeControllerModel::sq_tail_published(uint16_t qid, const sc_core::sc_time& delay) {
+  if (sq_poll_started_.empty() || qid == 0 || qid > params_.firmware.max_io_queues) return;
+  const unsigned i = engine_->context_of(qid);
+  if (!sq_poll_started_[i]) return;
+  engine_->mark_sq(qid);  // nvme_sq_notifier_aio_poll saw the tail move; _poll_ready processes the SQ
+  engine_->host_thread(i)->kick(delay);
+}
 
 }  // namespace nvmesim::models

@@ -83,6 +83,11 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
     // Commands per SQ per pass (fairness between queues). On the hardware
     // engine the arbiter shares the pass's sq_budget x (SQs ready) commands.
     unsigned sq_budget = 64;
+    // Jinhao Fan's unmerged "hw/nvme: add polling support" (qemu-devel, Aug
+    // 2022): an iothread that polls (hv.poll_max) polls its SQs' shadow
+    // tails and stops updating their EventIdx while it polls. Off: mainline
+    // QEMU, which has no NVMe poll handlers.
+    bool sq_poll = false;
     CqePost cqe_post = CqePost::Pass;
     uint16_t pci_device_id = 0x5845;
     MsixPlacement msix_table{};
@@ -157,6 +162,10 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
       v.choice(firmware.lba_bytes, "lba_bytes", "512", lba_sizes, "bytes", "logical block size");
       v.integer(firmware.mdts, "mdts", "5", "", 0, 10,
                 "maximum data transfer size, 2^mdts memory pages (0 = no limit)");
+      v.flag(sq_poll, "sq_poll", "off",
+             "poll the SQ shadow tails from a polling iothread (hv.device_thread=iothread, hv.poll_max > 0) "
+             "and leave the SQ EventIdx where poll begin put it while polling, as Jinhao Fan's unmerged "
+             "'hw/nvme: add polling support' (2022); off: mainline QEMU");
       v.choice(msix_table, "msix_table", "bar2", msix_placements, "",
                "where the MSI-X table and PBA live: BAR2, or BAR0 at 0x2000 and 0x3000 after the "
                "doorbells (many SSDs; with hv.passthrough and 64 KiB host pages they share a page)");
@@ -256,6 +265,9 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   // backend, completions not yet handed to a thread, a held interrupt's
   // coalescing deadline. (Its threads answer for themselves.)
   bool work_pending() const;
+  // nvme.sq_poll: the guest stored SQ `qid`'s shadow tail (`delay`: its
+  // offset from now); a thread polling that SQ finds it without a doorbell.
+  void sq_tail_published(uint16_t qid, const sc_core::sc_time& delay);
   // Queue qid's thread spins (hv.fault=eventfd_spin: its poll always
   // returns, each loop a pass) and its SQ holds commands the device has not
   // fetched (`driver_tail`: the tail the driver published) or completions
@@ -284,6 +296,9 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
   // or -1 when it is a register or doorbell.
   int64_t bar0_msix_offset(uint64_t offset) const;
   void init(std::vector<HostThread*> threads);
+  // nvme.sq_poll: each polling thread's io_poll_begin / io_poll_end over its SQs.
+  void add_sq_poll_handlers();
+  std::vector<uint8_t> sq_poll_started_;  // by context: between begin and end
   void complete_enable();
   void reset_emulation();
   void on_backend_complete(uint32_t tag, uint16_t status);

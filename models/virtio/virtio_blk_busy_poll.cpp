@@ -82,9 +82,40 @@ void VirtioBlkModel::handle_found(Context& ctx, uint16_t q) {
   for (auto& r : ctx.popped) start_request(ctx, std::move(r));
 }
 
+// The thread started polling: its queues' notifications go off (only once
+// the device is live: QEMU attaches the handlers when the dataplane starts).
+void VirtioBlkModel::aio_poll_begin(Context& ctx) {
+  if (!(firmware_->status() & fw::virtio::STATUS_DRIVER_OK)) return;
+  ctx.aio_poll_started = true;
+  for (const uint16_t q : ctx.queues) firmware_->poll_begin(q);
+}
+
+// The thread stops polling to sleep: notifications back on, then the last
+// look at each avail ring; a queue with entries is served at once.
+bool VirtioBlkModel::aio_poll_end(Context& ctx) {
+  if (!ctx.aio_poll_started) return false;
+  ctx.aio_poll_started = false;
+  bool found = false;
+  for (const uint16_t q : ctx.queues) {
+    if (firmware_->poll_end(q)) {
+      engine_->mark_sq(q);  // aio_add_poll_ready_handler: its handler runs in this iteration
+      found = true;
+    }
+  }
+  return found;
+}
+
 void VirtioBlkModel::avail_published(uint16_t q, const sc_time& delay) {
   if (q >= params_.firmware.num_queues) return;
   Context& c = ctx_[engine_->context_of(q)];
+  if (c.aio_poll_started) {
+    // run_poll_handlers: the polling thread reads avail->idx and finds the
+    // entries without a kick (virtio_queue_host_notifier_aio_poll, then
+    // _poll_ready runs the queue's handler); a busy thread looks after its work.
+    engine_->mark_sq(q);
+    engine_->host_thread(engine_->context_of(q))->kick(delay);
+    return;
+  }
   if (!c.poll_wake || !c.poll.polled(q)) return;
   c.avail_published = true;
   c.poll_wake->notify(delay);

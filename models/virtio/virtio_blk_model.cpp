@@ -93,6 +93,21 @@ VirtioBlkModel::VirtioBlkModel(sc_module_name name, const Params& params,
     }
   }
   if (busy_poll) counters_.add_group("busy_poll", busy_poll_counters_);
+  // An iothread that polls (hv.poll_max) polls its virtqueues' avail rings
+  // (virtio_queue_aio_attach_host_notifier registers the poll handlers);
+  // vhost-style busy polling replaces them.
+  bool aio_poll = false;
+  for (unsigned i = 0; i < ctx_.size() && !busy_poll; ++i) {
+    HostThread* t = engine_->host_thread(i);
+    if (!t || t->params().poll_max == SC_ZERO_TIME) continue;
+    for (uint16_t q = 0; q < params_.firmware.num_queues; ++q)
+      if (engine_->context_of(q) == i) ctx_[i].queues.push_back(q);
+    if (ctx_[i].queues.empty()) continue;
+    aio_poll = true;
+    Context* c = &ctx_[i];
+    t->add_poll_handler([this, c] { aio_poll_begin(*c); }, [this, c] { return aio_poll_end(*c); });
+  }
+  if (aio_poll) counters_.add_group("aio_poll", firmware_->aio_poll_counters());
   const uint16_t nq = params_.firmware.num_queues;
   // A slot per descriptor: no queue holds more requests than its size.
   slots_.resize(size_t(nq) * params_.firmware.queue_size_max);

@@ -149,7 +149,14 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
     std::unique_ptr<sc_core::sc_event> poll_wake;
     bool avail_published = false;  // a publish on a polled queue since the last look
     std::vector<uint16_t> expiring;  // scratch: the polled queues when a window expires
+    // QEMU's AioContext polling (hv.poll_max on an iothread): its queues'
+    // notifications are off between io_poll_begin and io_poll_end.
+    std::vector<uint16_t> queues;  // the queues this thread serves
+    bool aio_poll_started = false;   // io_poll_begin ran with the device live
   };
+  // models/virtio/virtio_blk_busy_poll.cpp: QEMU's io_poll_begin / io_poll_end.
+  void aio_poll_begin(Context& ctx);
+  bool aio_poll_end(Context& ctx);
   struct Slot {
     bool busy = false;
     fw::VirtioBlkRequest req;

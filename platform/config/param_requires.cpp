@@ -36,6 +36,8 @@ const std::vector<ParamRequirement>& param_requirements() {
       {"nvme.dbbuf", nullptr, "device", {"nvme"}, false, "virtio-blk uses VIRTIO_RING_F_EVENT_IDX (virtio.event_idx)"},
       {"nvme.sq_eventidx", nullptr, "device", {"nvme"}, false, "virtio-blk writes avail_event as QEMU does"},
       {"nvme.cq_eventidx", nullptr, "device", {"nvme"}, false, "virtio-blk has no CQ doorbell"},
+      {"nvme.sq_poll", "off", "device", {"nvme"}, false, "virtio-blk's queues are polled by QEMU's own handlers"},
+      {"nvme.sq_poll", "off", "hv.device_thread", {"iothread"}, false, "only an iothread polls (hv.poll_max)"},
       {"guest.need_event", nullptr, "device", {"nvme"}, false, "virtio_ring uses vring_need_event"},
       {"hv.fault", "none", "device", {"nvme"}, false, "the eventfd fault is modelled for the NVMe device"},
       // hv.passthrough: a real SSD behind VFIO. It is modelled for the NVMe

@@ -110,6 +110,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
   std::vector<HostThread*> threads;
   for (auto& t : host_threads_) threads.push_back(t.get());
   VirtioBlkModel* virtio_model = nullptr;  // for the busy poll's hook below
+  NvmeControllerModel* nvme_model = nullptr;  // for nvme.sq_poll's hook below
   if (virtio) {
     VirtioBlkModel::Params vp = p.virtio;
     vp.queue_thread.clear();  // virtqueue q belongs to I/O queue pair q + 1's thread
@@ -120,7 +121,9 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
     device_ = system_device(std::move(model));
   } else {
     // No threads (hv.passthrough): the controller's hardware engine.
-    device_ = system_device(std::make_unique<NvmeControllerModel>("nvme", cp, threads, *link_));
+    auto model = std::make_unique<NvmeControllerModel>("nvme", cp, threads, *link_);
+    nvme_model = model.get();
+    device_ = system_device(std::move(model));
   }
 
   // Hypervisor.
@@ -142,7 +145,12 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
   if (!virtio && cp.msix_table == MsixPlacement::Bar0)
     guest_->set_msix_table_address(kBar0Base + NvmeControllerModel::kBar0MsixTableOffset);
   if (virtio) guest_->use_virtio_blk(p.virtio_driver);
-  if (virtio && p.virtio.busy_poll != SC_ZERO_TIME)
+  // Busy polling (virtio.busy_poll), or an iothread's AioContext polling
+  // (hv.poll_max), reads the avail rings between kicks.
+  const bool aio_poll = p.hv.device_thread == DeviceThread::Iothread && p.hv.threads.poll_max != SC_ZERO_TIME;
+  if (!virtio && aio_poll && cp.sq_poll && nvme_model)
+    guest_->watch_avail([nvme_model](uint16_t q, const sc_time& delay) { nvme_model->sq_tail_published(q, delay); });
+  if (virtio && (p.virtio.busy_poll != SC_ZERO_TIME || aio_poll))
     guest_->watch_avail(
         [virtio_model](uint16_t q, const sc_time& delay) { virtio_model->avail_published(q, delay); });
 

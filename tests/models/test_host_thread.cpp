@@ -199,3 +199,42 @@ TEST_CASE("host thread: a stalled wake-up starts the work late and is counted", 
   CHECK(v.at("wakeup_stalls") == 2);
   CHECK(v.at("wakeup_stall_time") == (first + second).value());
 }
+
+// util/aio-posix.c poll_set_started: io_poll_begin when a window opens,
+// io_poll_end when the thread stops polling to sleep, then one more io_poll;
+// work it finds runs at once, without the wake-up delay.
+TEST_CASE("host thread: poll handlers begin with the window and end before sleeping, with a re-check",
+          "[host_thread]") {
+  HostThread::Params p;
+  p.dispatch_latency = sc_time(1, SC_US);
+  p.poll_max = sc_time(8, SC_US);
+  HostThread t("t", p);
+  std::vector<uint64_t> starts, begins, ends;  // ns
+  int found_left = 1;  // the first end's re-check finds work
+  t.add_poll_handler([&] { begins.push_back(sc_time_stamp().value() / 1000); },
+                     [&] {
+                       ends.push_back(sc_time_stamp().value() / 1000);
+                       return found_left-- > 0;
+                     });
+  t.set_work([&](sc_time& local) {
+    starts.push_back(sc_time_stamp().value() / 1000);
+    CHECK_FALSE(t.polling());
+    local += sc_time(500, SC_NS);
+  });
+  Driver d("d", t);
+  d.kicks = {{0, 0}, {3000, 0}};
+  sc_start(sc_time(30, SC_US));
+  // 0 -> 1000 (asleep, then the dispatch latency); the work ends at 1500
+  // and the first window (QEMU's 4 us) opens: poll begins. The kick at 3000
+  // is served at once; poll mode stays on through that work (no second
+  // begin), and the next window 3500..7500 closes with nothing due: poll
+  // ends, its re-check finds work, which runs at 7500 without a wake-up
+  // delay. Then poll begins again at 8000, ends at 12000 finding nothing,
+  // and the thread sleeps.
+  CHECK(starts == std::vector<uint64_t>{1000, 3000, 7500});
+  CHECK(begins == std::vector<uint64_t>{1500, 8000});
+  CHECK(ends == std::vector<uint64_t>{7500, 12000});
+  CHECK_FALSE(t.poll_started());
+  CHECK(t.wakeups_from_sleep() == 1);
+  CHECK(t.wakeups_while_polling() == 1);
+}
