@@ -4,6 +4,8 @@
 #include "nvmesim/models/guest/fio_job.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "nvmesim/models/guest/guest.h"
 #include "nvmesim/models/guest/vcpu.h"
@@ -35,6 +37,9 @@ FioJob::FioJob(Vcpu& cpu, const VcpuParams& params, VcpuStats& stats, Guest& gue
   is_write_.resize(tags);
   offset_.resize(tags);
   bytes_.resize(tags);
+  group_of_.assign(tags, kNoGroup);
+  groups_.resize(tags);
+  for (uint32_t g = tags; g-- > 0;) free_groups_.push_back(g);
   batch_tags_.reserve(tags);
   aio_ring_.resize(std::max<uint32_t>(tags, params.iodepth) + 1);  // at most iodepth wait unreaped
   reaped_.resize(tags);
@@ -86,10 +91,13 @@ void FioJob::submit_batch() {
   while (n < params_.batch_submit && can_issue() && (n == 0 || !rate_wait(false))) {
     const NextIo io = workload_.next();
     const sc_time started = cpu_.current_time();
-    if (!issue(io, started)) break;  // SQ full: publish what we have
+    const unsigned commands = issue(io, started);
+    if (!commands) break;  // SQ full: publish what we have
     ++n;
-    cpu_.guest_work(params_.submit_cost);
+    // Each NVMe command (nvme_queue_rq) costs the driver its work.
+    cpu_.guest_work(commands == 1 ? params_.submit_cost : params_.submit_cost * double(commands));
   }
+  plug_last_bytes_ = 0;  // blk_finish_plug dispatches the rest (the ring below)
   // One io_submit call per batch (fio's td_io_commit -> fio_libaio_commit),
   // its system call's own cost before its doorbell; one SQ doorbell update per
   // batch; virtio-blk kicks once per batch (virtio_queue_rq: kick_prepare on
@@ -183,34 +191,86 @@ uint16_t FioJob::virtqueue() const {
   return fw::VirtioBlkDriver::queue_of_cpu(params_.qid - 1u, queues);
 }
 
-// Builds one I/O on the job's queue (the NVMe SQ entry or the virtio chain).
-bool FioJob::issue(const NextIo& io, const sc_time& started) {
-  const uint32_t lba = guest_.bringup().lba_bytes;
-  fw::IoSpec spec;
-  spec.opcode = io.write ? nvme::io::WRITE : nvme::io::READ;
-  spec.slba = io.offset / lba;
-  spec.nlb = io.bytes / lba;
+// Builds one I/O on the job's queue (the NVMe SQ entries or the virtio
+// chain). An I/O above the controller's largest transfer is split as the
+// block layer splits its bio (block/blk-merge.c __bio_split_to_limits:
+// pieces of max_hw_sectors, which drivers/nvme/host/core.c
+// nvme_set_queue_limits takes from MDTS), each piece a request with its own
+// tag, all in the same plug; the I/O completes with its last piece.
+unsigned FioJob::issue(const NextIo& io, const sc_time& started) {
   fw::VirtioBlkDriver* vb = guest_.virtio();
   // A device that busy-polls the avail ring (virtio.busy_poll) reads it at
   // any time: the avail->idx store must land at the vCPU's own time, not
   // ahead of the device in its quantum. (A shared queue synced before its lock.)
   if (vb && guest_.watching_avail() && !virtqueue_shared()) cpu_.sync_local();
-  const int32_t tag = vb ? vb->submit(virtqueue(), spec, &cpu_) : guest_.driver().submit(params_.qid, spec);
-  if (tag < 0) return false;
-  if (vb) guest_.avail_published(virtqueue(), cpu_.current_time() - kernel_now());  // virtqueue_add stored avail->idx
+  const uint32_t max = vb ? 0 : max_command_bytes();
+  unsigned commands = 1;
+  if (!max || io.bytes <= max) {
+    if (!vb) plug_add(uint32_t(io.bytes));
+    if (issue_command(io, started, 0, uint32_t(io.bytes), kNoGroup) < 0) return 0;
+  } else {
+    commands = unsigned((io.bytes + max - 1) / max);
+    fw::Driver& d = guest_.driver();
+    // Tags for every part (check_system_params sizes the queue for
+    // iodepth x parts, so they are there whenever fio may issue).
+    if (d.outstanding(params_.qid) + commands > d.tags_per_queue() || free_groups_.empty()) return 0;
+    const uint32_t g = free_groups_.back();
+    free_groups_.pop_back();
+    groups_[g] = SplitIo{commands, 0, false, false};
+    for (unsigned p = 0; p < commands; ++p) {
+      const uint64_t off = uint64_t(p) * max;
+      const uint32_t len = uint32_t(std::min<uint64_t>(max, io.bytes - off));
+      plug_add(len);
+      if (issue_command(io, started, off, len, g) < 0)
+        throw std::logic_error("split I/O: the driver refused part " + std::to_string(p) + ": " +
+                               d.last_submit_error());
+    }
+  }
   rate_.issued(io.write ? 1 : 0, io.bytes);
+  ++inflight_;
+  ++stats_.issued;
+  return commands;
+}
+
+uint32_t FioJob::max_command_bytes() const {
+  const uint8_t mdts = guest_.bringup().mdts;  // 2^MDTS pages of CC.MPS = 0 (4 KiB)
+  return mdts ? 4096u << mdts : 0;
+}
+
+// blk_add_rq_to_plug (block/blk-mq.c): with the plug's last request of
+// BLK_PLUG_FLUSH_SIZE (128 KiB) or more, blk_mq_flush_plug_list dispatches
+// the plug before the new request joins it; nvme_queue_rqs / nvme_queue_rq
+// (bd->last) write the SQ doorbell once per dispatch.
+void FioJob::plug_add(uint32_t bytes) {
+  constexpr uint32_t kPlugFlushSize = 128 * 1024;
+  if (plug_last_bytes_ >= kPlugFlushSize) trace_update(true, guest_.driver().ring_sq(params_.qid));
+  plug_last_bytes_ = bytes;
+}
+
+int32_t FioJob::issue_command(const NextIo& io, const sc_time& started, uint64_t part_offset,
+                              uint32_t part_bytes, uint32_t group) {
+  const uint32_t lba = guest_.bringup().lba_bytes;
+  fw::IoSpec spec;
+  spec.opcode = io.write ? nvme::io::WRITE : nvme::io::READ;
+  spec.slba = (io.offset + part_offset) / lba;
+  spec.nlb = part_bytes / lba;
+  fw::VirtioBlkDriver* vb = guest_.virtio();
+  const int32_t tag = vb ? vb->submit(virtqueue(), spec, &cpu_) : guest_.driver().submit(params_.qid, spec);
+  if (tag < 0) return -1;
+  if (vb) guest_.avail_published(virtqueue(), cpu_.current_time() - kernel_now());  // virtqueue_add stored avail->idx
   start_time_[tag] = started;
   issue_time_[tag] = started;  // until its io_submit returns (submitted)
   batch_tags_.push_back(uint16_t(tag));
   is_write_[tag] = io.write;
   offset_[tag] = io.offset;
   bytes_[tag] = uint32_t(io.bytes);
+  group_of_[tag] = group;
   if (auto* t = traces::active()) t->io_start(params_.qid, uint32_t(tag), io.write, started.value());
-  if (verify_.enabled()) verify_.prepare(uint32_t(tag), io.write, io.offset, data_buffer(uint32_t(tag), io.bytes), io.bytes);
+  if (verify_.enabled())
+    verify_.prepare(uint32_t(tag), io.write, io.offset, data_buffer(uint32_t(tag), part_bytes), part_bytes,
+                    uint32_t(part_offset));
   ++outstanding_;
-  ++inflight_;
-  ++stats_.issued;
-  return true;
+  return tag;
 }
 
 // The I/O's data buffer in guest memory, as the CPU sees it.

@@ -70,9 +70,21 @@ class FioJob {
   void wait_for_tag();  // blk_mq_get_tag's sleep
   // A request of the shared queue completed: wake the jobs sleeping for a tag.
   void wake_tag_waiters(uint16_t q);  // virtio.queues < numjobs: other jobs use this job's queue
-  bool issue(const NextIo& io, const sc_core::sc_time& started);
+  unsigned issue(const NextIo& io, const sc_core::sc_time& started);  // NVMe commands issued (0: none)
+  // Largest NVMe command the block layer sends (MDTS x 4 KiB; 0: no limit):
+  // a larger I/O is split into parts, one command and tag each.
+  uint32_t max_command_bytes() const;
+  // One command of an I/O (the whole I/O, or one of its parts): its tag, or -1.
+  int32_t issue_command(const NextIo& io, const sc_core::sc_time& started, uint64_t part_offset,
+                        uint32_t part_bytes, uint32_t group);
+  // blk_add_rq_to_plug: a request of BLK_PLUG_FLUSH_SIZE or more in the plug
+  // is dispatched (an SQ doorbell update) before the next one is added.
+  void plug_add(uint32_t bytes);
   uint8_t* data_buffer(uint32_t tag, uint32_t bytes);
   void finish_io(const fw::Completion& c);
+  // The fio I/O whose (last) command was on `tag` ended: driver latency, the
+  // aio ring, fio's counts; verify's outcome as its parts found it.
+  void io_done(uint32_t tag, uint16_t status, const sc_core::sc_time& end, bool checked, bool mismatch);
   void reap();
   void reap_events(uint32_t n);  // fio's reap of n I/Os from the aio ring, now
   void quiesce();  // fio's io_u_quiesce: reap until nothing is in flight
@@ -98,6 +110,19 @@ class FioJob {
   std::vector<uint64_t> offset_;              // byte offset (fio's log_offset)
   std::vector<uint32_t> bytes_;
   std::vector<uint16_t> batch_tags_;          // tags of the batch being submitted
+  // Split I/Os (bs above the controller's MDTS): per tag the group of its
+  // I/O (kNoGroup: not split); per group the parts still in flight, the
+  // first failed part's status, a mismatch verify found in a read part.
+  static constexpr uint32_t kNoGroup = ~0u;
+  std::vector<uint32_t> group_of_;
+  struct SplitIo {
+    uint32_t remaining = 0;
+    uint16_t status = 0;
+    bool checked = false, mismatch = false;
+  };
+  std::vector<SplitIo> groups_;
+  std::vector<uint32_t> free_groups_;
+  uint32_t plug_last_bytes_ = 0;  // the last request added to the batch's plug (0: none)
   // The job's aio ring: I/Os the driver completed, in completion order,
   // until fio reaps them (a tag may be reused by then, so each entry keeps
   // what fio's figures need).

@@ -59,21 +59,46 @@ void FioJob::finish_io(const fw::Completion& c) {
 
 void FioJob::record_completion(const fw::Completion& c, const sc_time& end) {
   const bool write = is_write_[c.tag] != 0;
-  const uint64_t driver_ns = (end - start_time_[c.tag]).value() / 1000;
-  stats_.driver_lat[write ? 1 : 0].add(driver_ns);
   if (auto* t = traces::active()) t->io(params_.qid, c.tag, write, start_time_[c.tag].value(), end.value());
   --outstanding_;
+  const uint32_t g = group_of_[c.tag];
+  if (g == kNoGroup) {
+    const bool checked = verify_.enabled() && !c.status && verify_.completed(c.tag, write);  // a read of a written block
+    io_done(c.tag, c.status, end, checked,
+            checked && !verify_.matches(c.tag, data_buffer(c.tag, verify_.block_bytes())));
+    return;
+  }
+  // A part of a split I/O: the I/O ends with its last part, as the parent
+  // bio's end_io runs once its chained pieces all ended (bio_chain,
+  // bio_endio); its status is the first failed part's.
+  SplitIo& s = groups_[g];
+  if (c.status && !s.status) s.status = c.status;
+  if (verify_.enabled() && !c.status && !write && verify_.completed(c.tag, false)) {
+    s.checked = true;
+    if (!verify_.matches(c.tag, data_buffer(c.tag, verify_.part_bytes(c.tag)))) s.mismatch = true;
+  }
+  if (--s.remaining) return;
+  free_groups_.push_back(g);
+  // A write's block holds its pattern once every part has landed.
+  if (verify_.enabled() && write && !s.status) verify_.completed(c.tag, true);
+  io_done(c.tag, s.status, end, s.checked, s.mismatch);
+}
+
+void FioJob::io_done(uint32_t tag, uint16_t status, const sc_time& end, bool checked, bool mismatch) {
+  const bool write = is_write_[tag] != 0;
+  const uint64_t driver_ns = (end - start_time_[tag]).value() / 1000;
+  stats_.driver_lat[write ? 1 : 0].add(driver_ns);
   // Into the job's aio ring, for fio's next reap.
   AioEvent& e = aio_ring_[(aio_head_ + aio_count_++) % aio_ring_.size()];
-  e = AioEvent{start_time_[c.tag], issue_time_[c.tag], offset_[c.tag], bytes_[c.tag], write};
+  e = AioEvent{start_time_[tag], issue_time_[tag], offset_[tag], bytes_[tag], write};
   ++ready_;
   ++stats_.ios;
-  if (c.status && stats_.errors++ == 0) stats_.first_error_status = c.status;
-  if (verify_.enabled() && !c.status && verify_.completed(c.tag, write)) {  // a read of a written block
+  if (status && stats_.errors++ == 0) stats_.first_error_status = status;
+  if (checked) {
     ++stats_.verified_reads;
-    if (!verify_.matches(c.tag, data_buffer(c.tag, verify_.block_bytes()))) ++stats_.verify_errors;
+    if (mismatch) ++stats_.verify_errors;
   }
-  const uint64_t bytes = bytes_[c.tag];
+  const uint64_t bytes = bytes_[tag];
   if (write) {
     ++stats_.write_ios;
     stats_.write_bytes += bytes;

@@ -20,17 +20,23 @@ class FioVerify {
     if (!enabled) return;
     block_.resize(tags);
     check_.resize(tags);
+    part_.resize(tags);
     written_.assign(region_bytes / bs, 0);
   }
   bool enabled() const { return enabled_; }
   uint32_t block_bytes() const { return bs_; }
 
-  // The I/O on `tag` is being issued with its data buffer `buf` of `bytes`.
-  void prepare(uint32_t tag, bool write, uint64_t offset, uint8_t* buf, uint32_t bytes) {
+  // The I/O on `tag` is being issued with its data buffer `buf` of `bytes`:
+  // the whole I/O, or the part `part_offset` bytes into it (an I/O split at
+  // MDTS: each part has its tag and buffer, and carries its share of the
+  // block's pattern).
+  void prepare(uint32_t tag, bool write, uint64_t offset, uint8_t* buf, uint32_t bytes,
+               uint32_t part_offset = 0) {
     const uint64_t block = offset / bs_;
     block_[tag] = block;
+    part_[tag] = Part{part_offset, bytes};
     if (write) {
-      fill(buf, block);
+      fill(buf, block, part_offset, bytes);
     } else {
       check_[tag] = written_[block];
       std::memset(buf, 0, bytes);
@@ -46,11 +52,14 @@ class FioVerify {
     }
     return check_[tag] != 0;
   }
+  // The bytes of the block the I/O (or part) on `tag` carries.
+  uint32_t part_bytes(uint32_t tag) const { return part_[tag].bytes; }
   bool matches(uint32_t tag, const uint8_t* buf) const {
-    for (uint64_t i = 0; i < bs_ / 8; ++i) {
+    const uint64_t first = part_[tag].offset / 8;
+    for (uint64_t i = 0; i < part_[tag].bytes / 8; ++i) {
       uint64_t w;
       std::memcpy(&w, buf + 8 * i, 8);
-      if (w != pattern_word(block_[tag], i)) return false;
+      if (w != pattern_word(block_[tag], first + i)) return false;
     }
     return true;
   }
@@ -63,9 +72,9 @@ class FioVerify {
   }
 
  private:
-  void fill(uint8_t* p, uint64_t block) const {
-    for (uint64_t i = 0; i < bs_ / 8; ++i) {
-      const uint64_t w = pattern_word(block, i);
+  void fill(uint8_t* p, uint64_t block, uint32_t offset, uint32_t bytes) const {
+    for (uint64_t i = 0; i < bytes / 8; ++i) {
+      const uint64_t w = pattern_word(block, offset / 8 + i);
       std::memcpy(p + 8 * i, &w, 8);
     }
   }
@@ -74,6 +83,10 @@ class FioVerify {
   uint32_t bs_;
   std::vector<uint64_t> block_;   // per tag: the block its I/O addresses
   std::vector<uint8_t> check_;    // per tag: a read of a block written before it
+  struct Part {
+    uint32_t offset = 0, bytes = 0;  // into the block
+  };
+  std::vector<Part> part_;        // per tag: the part of the block its buffer holds
   std::vector<uint8_t> written_;  // per block: a write of it completed
 };
 

@@ -43,7 +43,7 @@ struct WorkloadParams {
     using namespace param_units;
     v.choice(job.rw, "rw", "randread", rw_modes, "", "I/O pattern, as fio's rw");
     v.size(job.bs, "bs", "4k", 512, 1 * MiB,
-           "block size of each I/O (at most nvme.mdts allows; not split)");
+           "block size of each I/O (above nvme.mdts: split into commands, as Linux's block layer)");
     v.integer(iodepth, "iodepth", "32", "I/Os", 1, 4095, "I/Os kept in flight per job");
     v.integer(numjobs, "numjobs", "1", "jobs", 1, 64, "jobs, one per vCPU and I/O queue pair");
     v.time(runtime, "runtime", "0s", 0, 3600 * S, "measured interval (0 = until number_ios)");

@@ -19,6 +19,13 @@ static uint32_t jobs_per_virtqueue(const SystemParams& p) {
   return (p.numjobs() + queues - 1) / queues;
 }
 
+// NVMe commands an I/O of `bytes` becomes at MDTS `mdts` (2^mdts 4 KiB pages, 0 = no limit).
+static uint64_t commands_per_io(uint64_t bytes, unsigned mdts) {
+  if (!mdts) return 1;
+  const uint64_t max = 4096ull << mdts;
+  return (bytes + max - 1) / max;
+}
+
 SystemParams load_system_params(const Config& c, const std::vector<const Config*>& job_configs) {
   SystemParams p;
   if (job_configs.empty())
@@ -58,8 +65,15 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   fw::DriverConfig& dc = p.guest.driver;
   dc.io_queues = uint16_t(p.numjobs());
   dc.io_queue_entries = std::min<uint32_t>(dc.io_queue_entries, uint32_t(fc.mqes) + 1);
-  dc.max_outstanding_per_queue = p.iodepth;
-  dc.max_transfer_bytes = p.bs;
+  // An I/O above MDTS x 4 KiB is split into commands of at most that
+  // (models/guest/fio_job.cpp FioJob::issue), each with its own tag and
+  // data buffer: tags for iodepth x parts, buffers of one part.
+  const uint64_t mdts_bytes = fc.mdts ? (4096ull << fc.mdts) : ~0ull;
+  dc.max_outstanding_per_queue = 0;
+  for (const models::WorkloadParams& w : p.jobs)
+    dc.max_outstanding_per_queue =
+        std::max<uint32_t>(dc.max_outstanding_per_queue, w.iodepth * uint32_t(commands_per_io(w.max_bs(), fc.mdts)));
+  dc.max_transfer_bytes = uint32_t(std::min<uint64_t>(p.bs, mdts_bytes));
   dc.use_dbbuf = fc.dbbuf != fw::DbbufMode::Off;
   dc.irq_coalescing_time_100us = uint8_t(p.guest.irq_coalescing_time_ns / 100000.0);
   dc.memory_base = 1u << 20;  // the first MiB stays the firmware's / kernel's
@@ -183,10 +197,19 @@ void check_system_params(const SystemParams& p, const Config& c) {
     throw ConfigError("--numjobs: " + std::to_string(numjobs) +
                       " needs more I/O queues than nvme.max_io_queues (" +
                       std::to_string(fc.max_io_queues) + ")");
+  // A job's I/Os above MDTS are split, each part a command with its own tag
+  // (blk-mq's tags are per request): iodepth x parts must fit the queue.
+  // blk-mq would make the parts wait for tags; this model refuses instead.
   const uint64_t mdts_bytes = fc.mdts ? (4096ull << fc.mdts) : ~0ull;
-  if (bs > mdts_bytes)
-    throw ConfigError("--bs: " + std::to_string(bs) + " exceeds the controller's MDTS (" +
-                      std::to_string(mdts_bytes) + " bytes; raise nvme.mdts)");
+  for (const models::WorkloadParams& w : p.jobs) {
+    const uint64_t parts = commands_per_io(w.max_bs(), fc.mdts);
+    if (parts > 1 && w.iodepth * parts > entries - 1)
+      throw ConfigError("--iodepth: " + std::to_string(w.iodepth) + " I/Os of bs " + format_size(w.max_bs()) +
+                        ", split at nvme.mdts's " + format_size(mdts_bytes) + " into " + std::to_string(parts) +
+                        " commands each, need " + std::to_string(w.iodepth * parts) + " tags; an I/O queue of " +
+                        std::to_string(entries) + " entries has " + std::to_string(entries - 1) +
+                        " (lower iodepth or bs, or raise nvme.mdts, guest.io_queue_entries and nvme.mqes)");
+  }
   // fio's bssplit / bsrange: every size a whole number of LBAs; verify's
   // per-block pattern needs one size.
   // (bs alone is Config::validate_all's.)

@@ -315,7 +315,6 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
       for (const auto& [name, value] : kFioDefaults)
         if (base.registry().find(name) && !base.is_set(name)) c.set(name, value);
     std::string engine = fio_defaults ? "psync" : "libaio";  // fio's FIO_PREFERRED_ENGINE on Linux
-    std::string bs_where;          // where the block size was last set (the MDTS refusal names it)
     bool batch_submit_iodepth = false;  // iodepth_batch_submit=0: iodepth (init.c)
     uint64_t io_size = 0;          // io_size / io_limit: bytes of I/O instead of size
 
@@ -438,7 +437,6 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         } catch (const ConfigError& e) {
           throw ConfigError(where + o.name + ": " + strip_param(e.what(), target));
         }
-        bs_where = where + option;
         return;
       } else if (p == "size" && value.find('%') != std::string::npos) {
         throw ConfigError(where + option + ": a percentage of the device is not supported (give bytes)");
@@ -471,7 +469,6 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         // (backend.c wait_for_completions): 0 runs as 1.
         value = "1";
       }
-      if (p == "bs" || p == "bssplit" || p == "bsrange") bs_where = where + option;
       if (p == "iodepth_batch_submit") batch_submit_iodepth = false;
       try {
         c.set(p, value);
@@ -517,23 +514,6 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
       c.validate_all();
     } catch (const ConfigError& e) {
       throw ConfigError("--job " + shown(file.path) + " [" + shown(section.name) + "]: " + e.what());
-    }
-    // The controller's MDTS, named by the option that set the size.
-    if (!bs_where.empty() && c.registry().find("nvme.mdts") && c.registry().find("bssplit")) {
-      uint64_t max_bs = c.size_bytes("bs");
-      models::fio_opt::BsSplitList split[2];
-      models::fio_opt::BsRange range[2];
-      models::fio_opt::parse_bssplit(c.text("bssplit"), split);
-      models::fio_opt::parse_bsrange(c.text("bsrange"), range);
-      for (unsigned d = 0; d < 2; ++d) {
-        for (const auto& e : split[d]) max_bs = std::max(max_bs, e.bs);
-        max_bs = std::max(max_bs, range[d].max);
-      }
-      const int64_t mdts = c.integer("nvme.mdts");
-      const uint64_t mdts_bytes = mdts ? (4096ull << mdts) : ~0ull;
-      if (max_bs > mdts_bytes)
-        throw ConfigError(bs_where + ": " + std::to_string(max_bs) + " bytes exceed the controller's MDTS (" +
-                          std::to_string(mdts_bytes) + " bytes; raise nvme.mdts)");
     }
     job.numjobs = uint32_t(c.integer("numjobs"));
     for (std::string* stem : {&job.log_names[0], &job.log_names[1], &job.log_names[2]})

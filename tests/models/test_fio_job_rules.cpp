@@ -131,3 +131,26 @@ TEST_CASE("fio verify: a read of a written block checks the block's pattern", "[
   v.prepare(3, false, 0, read.data(), 4096);
   CHECK_FALSE(v.completed(3, false));
 }
+
+TEST_CASE("fio verify: the parts of a split I/O carry and check their share of the block's pattern", "[fio_job]") {
+  FioVerify v(true, 8192, 2 * 8192, 4);  // 8 KiB I/Os split into two 4 KiB commands
+  std::vector<uint8_t> first(4096), second(4096), read0(4096, 0xAA), read1(4096, 0xAA);
+  v.prepare(0, true, 8192, first.data(), 4096, 0);
+  v.prepare(1, true, 8192, second.data(), 4096, 4096);
+  uint64_t w;
+  std::memcpy(&w, second.data(), 8);
+  CHECK(w == FioVerify::pattern_word(1, 512));  // word 512 of block 1: 4096 bytes in
+  std::memcpy(&w, second.data() + 4088, 8);
+  CHECK(w == FioVerify::pattern_word(1, 1023));
+  CHECK(v.part_bytes(1) == 4096);
+  CHECK_FALSE(v.completed(1, true));  // the write's block is written (the job calls it once, at its last part)
+  v.prepare(2, false, 8192, read0.data(), 4096, 0);
+  v.prepare(3, false, 8192, read1.data(), 4096, 4096);
+  CHECK(read0 == std::vector<uint8_t>(4096, 0));
+  CHECK(v.completed(2, false));
+  CHECK(v.completed(3, false));
+  CHECK(v.matches(2, first.data()));
+  CHECK(v.matches(3, second.data()));
+  CHECK_FALSE(v.matches(3, first.data()));  // each part checks its own half
+  CHECK_FALSE(v.matches(2, second.data()));
+}

@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "nvmesim/platform/config/params.h"
 #include "nvmesim/platform/system/run.h"
@@ -51,10 +54,93 @@ TEST_CASE("large transfers: every I/O up to MDTS completes, data intact", "[e2e]
   }
 }
 
-TEST_CASE("large transfers: bs above MDTS is refused naming nvme.mdts", "[e2e][prp]") {
+// Linux splits an I/O above max_hw_sectors (drivers/nvme/host/core.c
+// nvme_set_queue_limits: MDTS x 4 KiB) in the block layer (block/blk-merge.c
+// __bio_split_to_limits): ceil(bs / max) commands, each with its tag, SQE and
+// CQE; fio's figures count its I/Os. The plug is dispatched before a request
+// joins it behind one of 128 KiB or more (block/blk-mq.c blk_add_rq_to_plug,
+// BLK_PLUG_FLUSH_SIZE): 128 KiB parts are one SQ doorbell update each,
+// smaller parts of one io_submit share one.
+namespace {
+nlohmann::json run_json(const std::string& options) {
+  const auto r = run_nvmesim(options + " --single-run --output-format=json");
+  INFO("nvmesim " << options << "\n" << r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out);
+}
+}  // namespace
+
+TEST_CASE("large transfers: an I/O above MDTS is split into ceil(bs / max) commands", "[e2e][prp][split]") {
+  struct Row {
+    const char* options;
+    uint64_t bs;
+    unsigned commands;    // per fio I/O: ceil(bs / (4 KiB << mdts))
+    unsigned sq_updates;  // per fio I/O (iodepth_batch_submit=1): parts of 128 KiB or more dispatch the plug
+  };
+  const Row rows[] = {
+      {"--bs=1m --nvme.mdts=5", 1048576, 8, 8},      // 8 x 128k
+      {"--bs=192k --nvme.mdts=5", 196608, 2, 2},     // 128k + 64k: the 64k joins after a dispatch
+      {"--bs=192k --nvme.mdts=4", 196608, 3, 1},     // 3 x 64k: one plug, one update
+      {"--bs=1m --nvme.mdts=4", 1048576, 16, 1},     // 16 x 64k
+      {"--bs=100k --nvme.mdts=3", 102400, 4, 1},     // 32k + 32k + 32k + 4k
+      {"--bs=128k --nvme.mdts=5", 131072, 1, 1},     // at MDTS: not split
+  };
+  const unsigned ios = 100;
+  for (const char* dbbuf : {"off", "spec"})
+    for (const Row& row : rows) {
+      const std::string args = std::string(row.options) + " --iodepth=4 --number_ios=" + std::to_string(ios) +
+                               " --nvme.dbbuf=" + dbbuf;
+      INFO(args);
+      const nlohmann::json j = run_json(args);
+      CHECK(j["outcome"] == "ok");
+      CHECK(j["ios"] == ios);  // fio I/Os
+      CHECK(j["stats"]["vcpu0"]["issued"] == ios);
+      CHECK(j["stats"]["vcpu0"]["read_bytes"] == ios * row.bs);
+      // Per command: SQEs fetched, CQEs posted and consumed.
+      CHECK(j["stats"]["nvme"]["io_commands"] == ios * row.commands);
+      CHECK(j["stats"]["nvme"]["completions_posted"] == ios * row.commands);
+      CHECK(j["stats"]["driver"]["cq1"]["completions"] == ios * row.commands);
+      const auto& sq = j["doorbells"]["sq"];
+      const auto& cq = j["doorbells"]["cq"];
+      CHECK(sq["updates"] == ios * row.sq_updates);
+      CHECK(sq["updates"].get<uint64_t>() == sq["mmio"].get<uint64_t>() + sq["suppressed"].get<uint64_t>());
+      CHECK(cq["updates"].get<uint64_t>() == cq["mmio"].get<uint64_t>() + cq["suppressed"].get<uint64_t>());
+      if (std::string(dbbuf) == "off") CHECK(sq["mmio"] == ios * row.sq_updates);
+      // per_io.* divide by fio I/Os; bandwidth is IOPS x bs.
+      CHECK(j["per_io"]["sq_mmio"].get<double>() == Approx(sq["mmio"].get<double>() / ios));
+      CHECK(j["per_io"]["interrupts"].get<double>() ==
+            Approx(j["controller"]["interrupts"].get<double>() / ios));
+      CHECK(j["bw_bytes"].get<double>() == Approx(j["iops"].get<double>() * double(row.bs)).epsilon(1e-6));
+    }
+}
+
+TEST_CASE("large transfers: split I/Os carry their data (verify=pattern through guest memory)", "[e2e][prp][split]") {
+  for (const char* opts : {"--bs=1m --nvme.mdts=5", "--bs=192k --nvme.mdts=5", "--bs=100k --nvme.mdts=3"}) {
+    const nlohmann::json j = run_json(std::string(opts) +
+                                      " --nvme.backend=ram --rw=randrw --verify=pattern --size=16m --iodepth=4 "
+                                      "--number_ios=300 --nvme.dbbuf=spec");
+    INFO(opts);
+    CHECK(j["outcome"] == "ok");
+    CHECK(j["io_errors"] == 0);
+    CHECK(j["verify"]["verified_reads"].get<uint64_t>() > 0);
+    CHECK(j["verify"]["errors"] == 0);
+  }
+}
+
+TEST_CASE("large transfers: parts that do not fit the queue's tags are refused, exit 2", "[e2e][prp][split]") {
+  // 128 x 8 commands: 1024 tags, one more than a 1024-entry queue holds.
   nvmesim::test::check_refused(
-      "--nvme.mdts=7 --bs=1m",
-      "nvmesim: error: --bs: 1048576 exceeds the controller's MDTS (524288 bytes; raise nvme.mdts)");
+      "--bs=1m --nvme.mdts=5 --iodepth=128",
+      "nvmesim: error: --iodepth: 128 I/Os of bs 1m, split at nvme.mdts's 128k into 8 commands each, need "
+      "1024 tags; an I/O queue of 1024 entries has 1023 (lower iodepth or bs, or raise nvme.mdts, "
+      "guest.io_queue_entries and nvme.mqes)");
+  nvmesim::test::check_refused(
+      "--bs=1m --nvme.mdts=5 --iodepth=8 --guest.io_queue_entries=64",
+      "nvmesim: error: --iodepth: 8 I/Os of bs 1m, split at nvme.mdts's 128k into 8 commands each, need "
+      "64 tags; an I/O queue of 64 entries has 63 (lower iodepth or bs, or raise nvme.mdts, "
+      "guest.io_queue_entries and nvme.mqes)");
+  // 127 x 8 = 1016 tags fit.
+  CHECK(run_nvmesim("--bs=1m --nvme.mdts=5 --iodepth=127 --number_ios=300 --single-run").exit_code == 0);
 }
 
 TEST_CASE("failed I/Os: the report's first line says FAILED, JSON outcome, exit 4", "[e2e]") {

@@ -311,11 +311,12 @@ TEST_CASE("cross-field checks: each is made in one place", "[params][visit]") {
   size.set("size", "2g");
   CHECK(error_of([&] { size.validate_all(); }) == "--size: 2g is larger than nvme.capacity (1g)");
   CHECK(system_error(size) == "");
-  // bs against MDTS needs the controller: check_system_params's alone.
+  // bs split at MDTS needs the controller's queue: check_system_params's alone.
   Config mdts;
   mdts.set("bs", "1m");
+  mdts.set("nvme.mdts", "1");
   CHECK(error_of([&] { mdts.validate_all(); }) == "");
-  CHECK(system_error(mdts) == "--bs: 1048576 exceeds the controller's MDTS (131072 bytes; raise nvme.mdts)");
+  CHECK(system_error(mdts) == "--iodepth: 32 I/Os of bs 1m, split at nvme.mdts's 8k into 128 commands each, need 4096 tags; an I/O queue of 1024 entries has 1023 (lower iodepth or bs, or raise nvme.mdts, guest.io_queue_entries and nvme.mqes)");
   // Per-vCPU workloads: the largest iodepth is the one that must fit.
   Config base, deep;
   base.set("guest.io_queue_entries", "64");

@@ -71,7 +71,7 @@ TEST_CASE("up-front refusals: a row, run or point the model refuses stops valida
   const std::vector<Value> values = {
       {"iodepth", "2000", "", "--iodepth: 2000"},
       {"iodepth", "1024", "", "--iodepth: 1024"},
-      {"bs", "1048576", "--set nvme.mdts=1", "MDTS"},
+      {"bs", "1048576", "--set nvme.mdts=1 --set guest.io_queue_entries=128", "split at nvme.mdts"},  // 128 parts
       {"iodepth", "600", "--set guest.io_queue_entries=512", "--iodepth: 600"},
   };
   size_t cases = 0;
@@ -118,7 +118,7 @@ TEST_CASE("up-front refusals: a row, run or point the model refuses stops valida
     CHECK(s.err.find(v.says) != std::string::npos);
     const std::string value = std::string(v.column) == "bs" ? "1m" : v.value;
     std::string fixed = *v.extra ? std::string(" ") + v.extra : "";  // "--set X=V" as the option --X=V
-    if (const size_t at = fixed.find("--set "); at != std::string::npos) fixed.replace(at, 6, "--");
+    for (size_t at; (at = fixed.find("--set ")) != std::string::npos;) fixed.replace(at, 6, "--");
     for (const std::string& grid :
          {std::string(v.column) + "=" + value, std::string(v.column) == "bs" ? "bs=4k,1m" : std::string(v.column) + "=1," + value}) {
       const std::string out = d / ("sw" + std::to_string(cases++));
