@@ -181,7 +181,7 @@ void check_fixed(const std::vector<std::string>& fixed) {
   // seed=1,2,3), whose rows the CSV keeps apart.
   for (const std::string& f : fixed)
     if (f == "--repeat" || f.rfind("--repeat=", 0) == 0 || f.rfind("--repeat ", 0) == 0)
-      throw UsageError("--repeat: a sweep runs each point once with its own seed; sweep the seeds as an axis "
+      throw UsageError("--repeat: a sweep runs each point once with its own seed; sweep seed values as an axis "
                        "(--grid seed=1,2,3)");
   std::vector<const char*> argv{"nvmesim", "--single-run"};  // as every point runs
   for (const std::string& f : fixed) argv.push_back(f.c_str());

@@ -147,7 +147,7 @@ report::Json interval_json(const report::SeedInterval& i) {
   return j;
 }
 
-// The defined values of `key` over the seeds (an undefined one, null in its
+// The defined values of `key` over seed values (an undefined one, null in its
 // document, is left out: n says how many there were).
 std::vector<double> values_of(const std::vector<const Seed*>& seeds, int run, const std::string& key) {
   std::vector<double> v;
@@ -376,7 +376,7 @@ RepeatOutcome run_repeat(const Config& base, const RunOptions& options, std::ost
       << (comparison ? "" : " nvme.dbbuf=" + base.text("nvme.dbbuf")) << ", MMIO doorbell exit "
       << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz") << " GHz\n";
   if (const std::string more = other_settings(base, comparison); !more.empty()) out << "also set: " << more << "\n";
-  out << "mean ± half-width of the 95% Student-t interval over the seeds, min, max\n";
+  out << "mean ± half-width of the 95% Student-t interval over all seed values, min, max\n";
   auto block = [&](const std::string& title, auto values, bool ratio) {
     out << "\n";
     if (!title.empty()) out << title << "\n";

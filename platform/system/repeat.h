@@ -1,7 +1,7 @@
 // --repeat N: the experiment (the default comparison, or one run) for seeds
 // seed, seed+1, ..., seed+N-1, one after another, each run in a child
 // process (run_in_child: SystemC elaborates once per process), then each
-// figure's mean, 95% Student-t half-width, min and max over the seeds
+// figure's mean, 95% Student-t half-width, min and max over seed values
 // (platform/report/seed_interval.h). docs/repeat.md describes the output.
 #pragma once
 

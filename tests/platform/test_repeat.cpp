@@ -105,7 +105,7 @@ TEST_CASE("repeat: one run over seeds, each seed's document that seed's own run,
   // The seeds give different runs.
   CHECK(doc["runs"][0]["iops"] != doc["runs"][1]["iops"]);
   CHECK(doc["runs"][1]["lat_ns"]["mean"] != doc["runs"][2]["lat_ns"]["mean"]);
-  // Every figure's interval over the seeds' values.
+  // Every figure's interval over the seed values.
   const Json& in = doc["intervals"];
   for (const char* key : {"iops", "lat_ns.mean", "lat_ns.percentile.50.000000", "lat_ns.percentile.99.000000",
                           "per_io.exits", "eventidx.sq_hit_rate", "eventidx.cq_hit_rate", "clat_ns.max"}) {
@@ -188,7 +188,7 @@ TEST_CASE("repeat: bad values and combinations are refused with one line, exit 2
   // A sweep runs each point once, with its own seed.
   for (const char* spelling : {"--repeat=3", "--repeat 3"})
     check_refused(std::string("sweep --grid iodepth=1,2 --out /tmp/nvmesim_repeat_never ") + spelling,
-                  "nvmesim sweep: error: --repeat: a sweep runs each point once with its own seed; sweep the seeds "
+                  "nvmesim sweep: error: --repeat: a sweep runs each point once with its own seed; sweep seed values "
                   "as an axis (--grid seed=1,2,3)");
 }
 
