@@ -13,6 +13,7 @@
 #include "nvmesim/platform/config/params.h"
 #include "nvmesim/platform/config/presets.h"
 #include "nvmesim/platform/report/stats_doc.h"
+#include "tests/platform/doc_table.h"
 #include "nvmesim/platform/system/system.h"
 #include "run_binary.h"
 #include "text_file.h"
@@ -96,18 +97,6 @@ TEST_CASE("host op costs: the backend's submission and completion cost each I/O 
   CHECK(r.stats.at("nvme.host_ops.backend_completions") == 300);
   CHECK(r.stats.at("nvme.host_ops.backend_completion_time") == 300 * 400'000ull);
   CHECK(r.stats.at("nvme.host_ops.msi_time") == 0);  // hv.msi_ioctl_cost is 0 by default
-  const std::string all = report::stats_table(r.stats);
-  std::string table;
-  std::istringstream rows(all);
-  for (std::string line; std::getline(rows, line);)
-    if (line.rfind("| `nvme.host_ops.", 0) == 0) table += line + "\n";
-  REQUIRE_FALSE(table.empty());
-  const std::string text = test::slurp(std::string(NVMESIM_SOURCE_DIR) + "/docs/metrics.md");
-  const std::string begin = "<!-- host op statistics: checked by tests/platform/test_host_op_costs.cpp -->\n";
-  const size_t from = text.find(begin);
-  REQUIRE(from != std::string::npos);
-  const size_t start = text.find("|---|---|---|\n", from) + 14;
-  const size_t end = text.find("\n\n", start);
-  const std::string documented = text.substr(start, end == std::string::npos ? end : end + 1 - start);
-  if (documented != table) FAIL("docs/metrics.md's host-op rows differ from the group:\n" << table);
+  test::check_documented(r.stats, "nvme.host_ops.", "host op statistics: checked by tests/platform/test_host_op_costs.cpp",
+                         "host_ops_stats_table.md");
 }

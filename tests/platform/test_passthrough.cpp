@@ -10,6 +10,7 @@
 
 #include "nvmesim/platform/config/params.h"
 #include "nvmesim/platform/report/stats_doc.h"
+#include "tests/platform/doc_table.h"
 #include "nvmesim/platform/system/system.h"
 #include "run_binary.h"
 #include "temp_dir.h"
@@ -157,20 +158,9 @@ TEST_CASE("passthrough: docs/metrics.md lists the hardware engine's statistics",
   nvmesim::platform::System sys(c);
   const nvmesim::platform::RunResults r = sys.run();
   REQUIRE(r.count("ios") == 20);
-  const std::string all = nvmesim::platform::report::stats_table(r.stats);
-  std::string table;
-  std::istringstream rows(all);
-  for (std::string line; std::getline(rows, line);)
-    if (line.rfind("| `nvme.engine.", 0) == 0) table += line + "\n";
-  REQUIRE_FALSE(table.empty());
-  const std::string text = nvmesim::test::slurp(std::string(NVMESIM_SOURCE_DIR) + "/docs/metrics.md");
-  const std::string begin = "<!-- hardware engine statistics: checked by tests/platform/test_passthrough.cpp -->\n";
-  const size_t from = text.find(begin);
-  REQUIRE(from != std::string::npos);
-  const size_t start = text.find("|---|---|---|\n", from) + 14;
-  const size_t end = text.find("\n\n", start);
-  const std::string documented = text.substr(start, end == std::string::npos ? end : end + 1 - start);
-  if (documented != table) FAIL("docs/metrics.md's hardware-engine rows differ from the group:\n" << table);
+  nvmesim::test::check_documented(r.stats, "nvme.engine.",
+                                  "hardware engine statistics: checked by tests/platform/test_passthrough.cpp",
+                                  "engine_stats_table.md");
 }
 
 TEST_CASE("passthrough: a trapped MSI-X page (64 KiB without mmap) makes every doorbell write an exit",

@@ -14,6 +14,7 @@
 
 #include "nvmesim/platform/report/metric_labels.h"
 #include "nvmesim/platform/report/stats_doc.h"
+#include "tests/platform/doc_table.h"
 #include "nvmesim/platform/sweep/sweep_plot.h"
 #include "run_binary.h"
 #include "simulate.h"
@@ -134,20 +135,8 @@ TEST_CASE("pcie traffic: emulated mode has no link and reports none", "[pcie]") 
 TEST_CASE("pcie traffic: docs/metrics.md lists the link's statistics", "[pcie][stats][docs]") {
   const nvmesim::platform::RunResults r =
       nvmesim::test::simulate({{"pcie.mode", "link"}, {"number_ios", "20"}, {"nvme.dbbuf", "spec"}});
-  std::string table;
-  std::istringstream rows(nvmesim::platform::report::stats_table(r.stats));
-  for (std::string line; std::getline(rows, line);)
-    if (line.rfind("| `nvme.pcie.", 0) == 0) table += line + "\n";
-  REQUIRE_FALSE(table.empty());
-  const std::string text = nvmesim::test::slurp(std::string(NVMESIM_SOURCE_DIR) + "/docs/metrics.md");
-  const std::string begin = "<!-- PCIe link statistics: checked by tests/platform/test_pcie_traffic.cpp -->\n";
-  const size_t from = text.find(begin);
-  REQUIRE(from != std::string::npos);
-  const size_t start = text.find("|---|---|---|\n", from) + 14;
-  const size_t end = text.find("\n\n", start);
-  const std::string documented = text.substr(start, end == std::string::npos ? end : end + 1 - start);
-  if (documented != table) std::ofstream("pcie_stats_table.md") << table;  // for pasting into the docs
-  if (documented != table) FAIL("docs/metrics.md's PCIe link rows differ from the group:\n" << table);
+  nvmesim::test::check_documented(r.stats, "nvme.pcie.", "PCIe link statistics: checked by tests/platform/test_pcie_traffic.cpp",
+                                  "pcie_stats_table.md");
 }
 
 // A sweep may plot the link's figures: their columns are known before any

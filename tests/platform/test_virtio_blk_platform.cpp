@@ -14,6 +14,7 @@
 #include "nvmesim/platform/config/params.h"
 #include "nvmesim/platform/report/stats_doc.h"
 #include "nvmesim/platform/system/system.h"
+#include "tests/platform/doc_table.h"
 #include "tests/platform/virtio_config.h"
 
 using namespace nvmesim;
@@ -136,24 +137,18 @@ TEST_CASE("virtio-blk platform: docs/metrics.md lists the virtio-blk statistics"
   Config c = make_config({{"numjobs", "2"}, {"number_ios", "20"}, {"virtio.busy_poll", "1us"}});
   System sys(c);
   const RunResults r = sys.run();
-  const std::string all = platform::report::stats_table(r.stats);
-  std::string table;
-  std::istringstream rows(all);
-  for (std::string line; std::getline(rows, line);)
-    if (line.rfind("| `virtio", 0) == 0) table += line + "\n";
-  REQUIRE_FALSE(table.empty());
-  std::ifstream in(std::string(NVMESIM_SOURCE_DIR) + "/docs/metrics.md");
-  std::stringstream doc;
-  doc << in.rdbuf();
-  const std::string text = doc.str();
-  const std::string begin = "<!-- virtio-blk statistics: checked by tests/platform/test_virtio_blk_platform.cpp -->\n";
-  const size_t from = text.find(begin);
-  REQUIRE(from != std::string::npos);
-  const size_t start = text.find("|---|---|---|\n", from) + 14;
-  const size_t end = text.find("\n\n", start);
-  const std::string documented = text.substr(start, end == std::string::npos ? end : end + 1 - start);
-  if (documented != table) std::ofstream("virtio_stats_table.md") << table;  // for pasting into the docs
-  if (documented != table) FAIL("docs/metrics.md's virtio-blk rows differ from the groups:\n" << table);
+  test::check_documented(r.stats, "virtio", "virtio-blk statistics: checked by tests/platform/test_virtio_blk_platform.cpp",
+                         "virtio_stats_table.md");
+}
+
+// ... and the aio_poll group's own table (an iothread polling, no busy poll).
+TEST_CASE("virtio-blk platform: docs/metrics.md lists the aio_poll statistics", "[stats][docs]") {
+  Config c = make_config({{"hv.device_thread", "iothread"}, {"hv.poll_max", "50us"}, {"number_ios", "200"}});
+  System sys(c);
+  const RunResults r = sys.run();
+  test::check_documented(r.stats, "virtio_blk.aio_poll.",
+                         "virtio-blk aio_poll statistics: checked by tests/platform/test_virtio_blk_platform.cpp",
+                         "aio_poll_stats_table.md");
 }
 
 TEST_CASE("virtio-blk platform: with indirect descriptors iodepth can equal the queue size") {
