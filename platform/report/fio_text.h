@@ -23,6 +23,25 @@ void latency_line(std::ostream& o, const char* name, const models::LatencyStat& 
 // stat.c show_clat_percentiles with fio's percentile list and precision 2.
 void percentiles(std::ostream& o, const char* name, const models::LatencyHistogram& h);
 
+// A block's I/Os and bytes per direction (0 read, 1 write).
+struct DirectionCounts {
+  uint64_t ios[2]{}, bytes[2]{};
+};
+
+// stat.c show_ddir_status per direction with I/O: "  read: IOPS=..., BW=..."
+// over `sim_time_ns`, then slat, clat, lat and clat's percentiles.
+void direction_blocks(std::ostream& o, const DirectionCounts& counts, double sim_time_ns,
+                      const DirectionLatency& read, const DirectionLatency& write);
+
+// stat.c show_latencies' "IO depths" / "submit" / "complete" lines.
+void io_depths(std::ostream& o, const models::IoDepthCounts& depths);
+
+// A job file's jobs, as fio's show_thread_status_normal prints them: one
+// block per job (each clone of a section's numjobs its own) headed
+// "NAME: (groupid=G, jobs=1): vcpuN", or with group_reporting one block per
+// reporting group named after its first job, over all its jobs.
+void job_blocks(std::ostream& o, const RunResults& r);
+
 // stat.c show_group_stats: "Run status group G (all jobs):" and a READ /
 // WRITE line per direction with I/O over the group's jobs (vCPUs).
 void group_status(std::ostream& o, const RunResults& r);

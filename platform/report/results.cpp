@@ -36,24 +36,6 @@ std::string percentile_key(double p) {
   return buf;
 }
 
-// Human units the way fio prints them (k = 1000 for IOPS).
-std::string human_count(double v) {
-  char buf[32];
-  if (v >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
-  else if (v >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.1fk", v / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
-}
-
-std::string human_bw(double bytes_per_s) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1fMiB/s (%.1fMB/s)", bytes_per_s / 1048576.0, bytes_per_s / 1e6);
-  return buf;
-}
-
 }  // namespace
 
 
@@ -222,44 +204,22 @@ void write_normal(const RunResults& r, std::ostream& o) {
     o << "  bring-up failed: " << r.bringup_error << "\n";
     return;
   }
-  auto direction = [&](const std::string& name) {
-    const uint64_t ios = r.count(name + "_ios");
-    if (!ios) return;
-    o << "  " << name << ": IOPS=" << human_count(r.figure(name + "_iops"))
-      << ", BW=" << human_bw(r.figure(name + "_bw_bytes")) << " (" << ios << " I/Os in "
-      << fixed(r.sim_time_ns / 1000.0, 1) << " us simulated)\n";
-  };
-  // fio's layout (stat.c show_ddir_status): per direction slat, clat, lat,
-  // then clat's percentiles, in fio's units (platform/report/fio_text.h).
-  for (const DirectionLatency* d : {&r.read, &r.write}) {
-    direction(d == &r.read ? "read" : "write");
-    if (!d->lat.hist.count()) continue;
-    fio_text::latency_line(o, "slat", d->slat);
-    fio_text::latency_line(o, "clat", d->clat);
-    fio_text::latency_line(o, " lat", d->lat);
-    fio_text::percentiles(o, "clat", d->clat.hist);
+  // fio prints a block per job unless group_reporting merges them: a job
+  // file's sections each get theirs (their clones one each); otherwise the
+  // run is one block.
+  if (r.sections.empty()) {
+    fio_text::DirectionCounts run;
+    for (unsigned k = 0; k < 2; ++k) {
+      run.ios[k] = r.count(k ? "write_ios" : "read_ios");
+      run.bytes[k] = uint64_t(r.figure(k ? "write_bytes" : "read_bytes"));
+    }
+    fio_text::direction_blocks(o, run, r.sim_time_ns, r.read, r.write);
+  } else {
+    fio_text::job_blocks(o, r);
   }
   o << "  driver lat (nsec): min=" << r.driver_lat.min() << ", max=" << r.driver_lat.max()
     << ", avg=" << fixed(r.driver_lat.mean(), 2) << " (driver builds the command .. driver finishes its completion)\n";
-  {
-    uint64_t total = 0;
-    for (uint64_t c : r.depths.depth) total += c;
-    const auto level = depth_shares(r.depths.depth, total);
-    const auto submit = depth_shares(r.depths.submit, r.depths.submit_calls);
-    const auto complete = depth_shares(r.depths.complete, r.depths.complete_calls);
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "  IO depths    : 1=%3.1f%%, 2=%3.1f%%, 4=%3.1f%%, 8=%3.1f%%, 16=%3.1f%%, 32=%3.1f%%, >=64=%3.1f%%\n",
-                  level[0], level[1], level[2], level[3], level[4], level[5], level[6]);
-    o << buf;
-    for (int k = 0; k < 2; ++k) {
-      const auto& v = k ? complete : submit;
-      std::snprintf(buf, sizeof buf,
-                    "     %s  : 0=%3.1f%%, 4=%3.1f%%, 8=%3.1f%%, 16=%3.1f%%, 32=%3.1f%%, 64=%3.1f%%, >=64=%3.1f%%\n",
-                    k ? "complete" : "submit  ", v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
-      o << buf;
-    }
-  }
+  if (r.sections.empty()) fio_text::io_depths(o, r.depths);
   fio_text::group_status(o, r);
   if (const uint64_t errors = r.count("io_errors"))
     o << "    errors: " << errors << " completions with non-zero status\n";

@@ -74,6 +74,7 @@ struct RunResults {
   uint16_t dbbuf_status = 0;  // Status Field of Doorbell Buffer Config (0: success or not sent)
   std::vector<VcpuFigures> vcpus;
   std::vector<JobSection> sections;  // --job with several sections or an order; else empty
+  bool group_reporting = false;  // the job file's: one text block per reporting group, not per job
   // The host emulation threads' statistics groups ("mainloop",
   // "iothread0", ...), in the report's order.
   std::vector<std::string> host_threads;

@@ -199,7 +199,10 @@ RunResults simulate(const Config& config, bool host_stats, Traces* traces, const
   if (r.interrupted) r.interrupt_signal = interrupt::received();
   for (auto& log : logs)
     if (const std::string e = log->write_files(); !e.empty() && log_error.empty()) log_error = "--job: " + e;
-  if (fio) r.sections = job_sections(*fio);
+  if (fio) {
+    r.sections = job_sections(*fio);
+    r.group_reporting = fio->group_reporting;
+  }
   if (traces) {
     traces->end_ps = sc_core::sc_time_stamp().value();
     traces->tee.end(traces->end_ps);
@@ -504,10 +507,26 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   }
   if (sig) out << interrupted_mark(sig, ran) << "\n";
   if (!headline.empty()) out << headline << "\n";
-  out << "nvmesim default experiment: rw=" << base.text("rw") << " bs=" << base.text("bs")
-      << " iodepth=" << base.text("iodepth") << " numjobs=" << base.text("numjobs")
-      << " backend=" << base.text("nvme.backend") << " number_ios=" << base.text("number_ios")
-      << ", MMIO doorbell exit " << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz")
+  out << "nvmesim default experiment: ";
+  if (options.fio && options.fio->jobs.size() > 1) {
+    // A job file of several sections: each by its own options as written,
+    // the [global] ones apart (the run's rw, iodepth... are only the first's).
+    out << options.fio->jobs.size() << " job sections:";
+    for (const FioJob& j : options.fio->jobs) {
+      out << " [" << j.name << "]";
+      for (const auto& [name, value] : j.options) out << " " << name << (value.empty() ? "" : "=") << value;
+      out << ";";
+    }
+    out << " global:";
+    for (const auto& [name, value] : options.fio->global_options)
+      out << " " << name << (value.empty() ? "" : "=") << value;
+    out << ", backend=" << base.text("nvme.backend");
+  } else {
+    out << "rw=" << base.text("rw") << " bs=" << base.text("bs") << " iodepth=" << base.text("iodepth")
+        << " numjobs=" << base.text("numjobs") << " backend=" << base.text("nvme.backend")
+        << " number_ios=" << base.text("number_ios");
+  }
+  out << ", MMIO doorbell exit " << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz")
       << " GHz\n";
   if (const std::string more = other_settings(base); !more.empty()) out << "also set: " << more << "\n";
   out << "\n";

@@ -189,3 +189,17 @@ TEST_CASE("comparison: a trace makes one run, and a job file without nvme.dbbuf 
     CHECK(doc["runs"][mode]["write_ios"] == 300);
   }
 }
+
+TEST_CASE("comparison: a job file of several sections is described by its sections", "[comparison][binary]") {
+  // The run's own rw/iodepth are only its first section's: the header names
+  // each section's options as written, and [global]'s apart.
+  const std::string job = "/tmp/nvmesim_comparison_sections_" + std::to_string(::getpid()) + ".fio";
+  std::ofstream(job) << "[global]\nioengine=libaio\nrw=randread\nnumber_ios=200\n[a]\niodepth=4\n[b]\niodepth=16\n";
+  const auto r = run_nvmesim("--job " + job);
+  std::remove(job.c_str());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.substr(0, r.out.find('\n')) ==
+        "nvmesim default experiment: 2 job sections: [a] iodepth=4; [b] iodepth=16; global: ioengine=libaio "
+        "rw=randread number_ios=200, backend=null, MMIO doorbell exit 5100cyc at 2.3 GHz");
+}

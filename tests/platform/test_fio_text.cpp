@@ -72,3 +72,66 @@ TEST_CASE("fio text: a group's status line sums its jobs and spans their bandwid
         "   READ: bw=1953MiB/s (2048MB/s), 977MiB/s-1953MiB/s (1024MB/s-2048MB/s), io=8000KiB (8192kB), "
         "run=2-4msec\n");
 }
+
+TEST_CASE("fio text: one job's bandwidth range equals its group's bandwidth", "[fio][text]") {
+  // fio's stat.c divides both by the runtime in whole milliseconds, rounded
+  // up: 2000 reads of 4 KiB in 10.976 ms are 8192000 B / 11 ms =
+  // 744727272 B/s, 710 MiB/s (745 MB/s) for the group and for the job alike.
+  platform::RunResults r;
+  test::put_stat(r.stats, "vcpu0.read_ios", 2000);
+  test::put_stat(r.stats, "vcpu0.read_bytes", 8192000, stats::Unit::Bytes);
+  test::put_stat(r.stats, "vcpu0.write_ios", 0);
+  test::put_stat(r.stats, "vcpu0.write_bytes", 0, stats::Unit::Bytes);
+  platform::VcpuFigures f;
+  f.sim_time_ns = 10.976e6;
+  r.vcpus.push_back(f);
+  std::ostringstream o;
+  platform::fio_text::group_status(o, r);
+  CHECK(o.str() ==
+        "\nRun status group 0 (all jobs):\n"
+        "   READ: bw=710MiB/s (745MB/s), 710MiB/s-710MiB/s (745MB/s-745MB/s), io=8000KiB (8192kB), "
+        "run=11-11msec\n");
+}
+
+TEST_CASE("fio text: a job file's jobs get a block each, or one per group with group_reporting", "[fio][text]") {
+  // Section a (numjobs=2: vCPUs 0 and 1) and section b (vCPU 2), one group.
+  // vCPU v: 1000 x (v + 1) reads of 4 KiB in 2 ms, so 500k, 1.00M, 1.50M IOPS.
+  platform::RunResults r;
+  for (unsigned v = 0; v < 3; ++v) {
+    const std::string vcpu = "vcpu" + std::to_string(v) + ".";
+    test::put_stat(r.stats, vcpu + "read_ios", 1000 * (v + 1));
+    test::put_stat(r.stats, vcpu + "read_bytes", 4096000 * (v + 1), stats::Unit::Bytes);
+    test::put_stat(r.stats, vcpu + "write_ios", 0);
+    test::put_stat(r.stats, vcpu + "write_bytes", 0, stats::Unit::Bytes);
+    platform::VcpuFigures f;
+    f.sim_time_ns = 2e6;
+    r.vcpus.push_back(f);
+  }
+  platform::JobSection a, b;
+  a.name = "a";
+  a.vcpus = {0, 1};
+  b.name = "b";
+  b.vcpus = {2};
+  r.sections = {a, b};
+  auto heads = [&](bool group_reporting) {
+    r.group_reporting = group_reporting;
+    std::ostringstream o;
+    platform::fio_text::job_blocks(o, r);
+    std::istringstream in(o.str());
+    std::string out, line;
+    while (std::getline(in, line))
+      if (line.rfind("  IO depths", 0) != 0 && line.rfind("     ", 0) != 0) out += line + "\n";
+    return out;
+  };
+  CHECK(heads(false) ==
+        "a: (groupid=0, jobs=1): vcpu0\n"
+        "  read: IOPS=500.0k, BW=1953.1MiB/s (2048.0MB/s) (1000 I/Os in 2000.0 us simulated)\n"
+        "a: (groupid=0, jobs=1): vcpu1\n"
+        "  read: IOPS=1.00M, BW=3906.2MiB/s (4096.0MB/s) (2000 I/Os in 2000.0 us simulated)\n"
+        "b: (groupid=0, jobs=1): vcpu2\n"
+        "  read: IOPS=1.50M, BW=5859.4MiB/s (6144.0MB/s) (3000 I/Os in 2000.0 us simulated)\n");
+  // One group: named after its first job, 6000 I/Os over the 2 ms.
+  CHECK(heads(true) ==
+        "a: (groupid=0, jobs=3): vcpu0,1,2\n"
+        "  read: IOPS=3.00M, BW=11718.8MiB/s (12288.0MB/s) (6000 I/Os in 2000.0 us simulated)\n");
+}
