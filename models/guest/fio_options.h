@@ -147,13 +147,43 @@ inline std::string parse_bsrange(const std::string& text, BsRange dirs[2]) {
 }
 
 // ---- random_distribution: random | zipf[:theta] | pareto[:h] |
-// normal[:dev] (alias gauss), each with an optional ":center" (0..1).
-enum class Distribution { Random, Zipf, Pareto, Normal };
+// normal[:dev] (alias gauss), each with an optional ":center" (0..1);
+// zoned:A/S:A/S... (options.c parse_zoned_distribution: A percent of the
+// accesses land in the next S percent of the region; both directions).
+enum class Distribution { Random, Zipf, Pareto, Normal, Zoned };
+struct ZoneSplit {
+  uint32_t access_perc, size_perc;
+};
 struct DistributionSpec {
   Distribution kind = Distribution::Random;
   double value = 0;     // theta, h, or the deviation in percent
   double center = -1;   // -1: none (fio's rand_off from the generator)
+  std::vector<ZoneSplit> zones;  // zoned: in region order
 };
+// zoned's "A/S:A/S...": the access percentages add up to 100 and the size
+// percentages to at most 100, as options.c requires.
+inline std::string parse_zones(const std::vector<std::string>& parts, std::vector<ZoneSplit>& zones) {
+  if (parts.size() < 2) return "'zoned' needs access/size percentages (zoned:50/5:50/95)";
+  uint32_t access = 0, size = 0;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const std::string& z = parts[i];
+    if (z.find(',') != std::string::npos) return "per-direction zones (',') are not modelled";
+    const size_t slash = z.find('/');
+    char* end = nullptr;
+    const unsigned long a = std::strtoul(z.c_str(), &end, 10);
+    if (slash == std::string::npos || end != z.c_str() + slash || slash == 0) return "'" + z + "' is not access/size";
+    const std::string s = z.substr(slash + 1);
+    const unsigned long b = std::strtoul(s.c_str(), &end, 10);
+    if (s.empty() || *end || a > 100 || b > 100 || !b) return "'" + z + "' is not access/size percentages";
+    zones.push_back({uint32_t(a), uint32_t(b)});
+    access += uint32_t(a);
+    size += uint32_t(b);
+  }
+  if (access != 100 || size > 100)
+    return "the access percentages must add up to 100 and the sizes to at most 100 (got " +
+           std::to_string(access) + " and " + std::to_string(size) + ")";
+  return "";
+}
 inline std::string parse_distribution(const std::string& text, DistributionSpec& out) {
   out = DistributionSpec{};
   const std::string t = trim(text);
@@ -166,8 +196,9 @@ inline std::string parse_distribution(const std::string& text, DistributionSpec&
   if (name == "zipf") out.kind = Distribution::Zipf, out.value = 1.1;        // FIO_DEF_ZIPF
   else if (name == "pareto") out.kind = Distribution::Pareto, out.value = 0.2;  // FIO_DEF_PARETO
   else if (name == "normal" || name == "gauss") out.kind = Distribution::Normal, out.value = 0;
-  else if (name == "zoned" || name == "zoned_abs") return "'" + name + "' is not modelled";
-  else return "'" + name + "' is not random, zipf, pareto or normal";
+  else if (name == "zoned") return out.kind = Distribution::Zoned, parse_zones(parts, out.zones);
+  else if (name == "zoned_abs") return "'" + name + "' is not modelled (zoned is)";
+  else return "'" + name + "' is not random, zipf, pareto, normal or zoned";
   if (parts.size() > 3) return "too many ':' values";
   auto number = [](const std::string& s, double& v) {
     char* end = nullptr;

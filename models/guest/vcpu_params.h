@@ -67,8 +67,11 @@ struct WorkloadParams {
            "block sizes by weight, fio's bs/perc:bs/perc[,write's] (empty: bs)");
     v.text(job.bsrange_text, "bsrange", "", fio_opt::check_bsrange,
            "block sizes min-max[,write's], uniform over multiples of min as fio (empty: bs)");
+    v.size(job.blockalign, "blockalign", "0", 0, 1 * MiB,
+           "random offsets aligned to this many bytes, a multiple of nvme.lba_bytes (fio's blockalign / ba; "
+           "0 = the block size; sequential I/O ignores it, as fio)");
     v.text(job.distribution_text, "random_distribution", "random", fio_opt::check_distribution,
-           "random offsets: random, zipf[:theta], pareto[:h], normal[:dev%] (fio's, lib/zipf.c)");
+           "random offsets: random, zipf[:theta], pareto[:h], normal[:dev%] (fio's, lib/zipf.c), zoned:A/S:... (A% of accesses in the next S% of the region)");
     v.text(rate, "rate", "", fio_opt::check_rate,
            "bytes per second per job, read[,write] (fio's rate; empty: no limit)");
     v.text(rate_iops, "rate_iops", "", fio_opt::check_rate_iops,

@@ -74,6 +74,14 @@ Workload::Workload(const JobSpec& spec)
   blocks_ = range_bytes_ ? spec.size / range_bytes_ : 0;
   if (spec.bs == 0 || blocks_ == 0 || std::max(spec.max_bs(0), spec.max_bs(1)) > spec.size)
     throw std::invalid_argument("bs must be > 0 and <= size");
+  // io_u.c last_block: the random offsets b * ba, b below (size - (min_bs -
+  // ba when larger)) / ba, so that an I/O of min_bs fits.
+  if (spec.blockalign)
+    for (unsigned d = 0; d < 2; ++d) {
+      const uint64_t ba = spec.blockalign, over = minbs_[d] > ba ? minbs_[d] - ba : 0;
+      aligned_blocks_[d] = (spec.size - over) / ba;
+      if (!aligned_blocks_[d]) throw std::invalid_argument("blockalign must be <= size");
+    }
   // The distribution's own generator (fio: zs->rand, gs->r), so the
   // direction and size draws do not depend on it.
   if (dist_.kind != fio_opt::Distribution::Random) {
@@ -102,6 +110,7 @@ Workload::Workload(const JobSpec& spec)
         rand_off_ = dist_.center == -1 ? 0 : uint64_t(int64_t(double(n) * (dist_.center - 0.5)));
         break;
       case fio_opt::Distribution::Random:
+      case fio_opt::Distribution::Zoned:
         break;
     }
   }
@@ -148,11 +157,32 @@ uint64_t Workload::next_bytes(unsigned d) {
   }
 }
 
+// io_u.c __get_next_rand_offset_zoned: v in 1..100 picks the zone of the
+// v-th access percent; the block is uniform over that zone's share of the
+// region's last_block blocks of ba (blockalign, else min_bs) bytes.
+uint64_t Workload::next_zoned_block(unsigned d) {
+  const uint64_t ba = spec_.blockalign ? spec_.blockalign : minbs_[d];
+  const uint64_t over = minbs_[d] > ba ? minbs_[d] - ba : 0;
+  const uint64_t lastb = (spec_.size - over) / ba;
+  const uint32_t v = 1 + uint32_t(dist_rng_.below(100));  // rand_between(zone_state, 1, 100)
+  uint32_t access = 0, size_prev = 0;
+  for (const fio_opt::ZoneSplit& z : dist_.zones) {
+    access += z.access_perc;
+    if (v <= access) {
+      const uint64_t start = size_prev * lastb / 100, blocks = lastb * z.size_perc / 100;
+      return start + (blocks ? rng_.below(blocks) : 0);
+    }
+    size_prev += z.size_perc;
+  }
+  return 0;  // the access percentages add up to 100: not reached
+}
+
 // The block number (in range_bytes_ units) of the next random I/O.
 uint64_t Workload::next_block() {
   const uint64_t n = blocks_;
   switch (dist_.kind) {
     case fio_opt::Distribution::Random:
+    case fio_opt::Distribution::Zoned:  // (next_zoned_block's)
       return rng_.below(n);
     case fio_opt::Distribution::Zipf: {  // zipf_next
       const double theta = dist_.value;
@@ -194,7 +224,18 @@ NextIo Workload::next() {
   pending_dir_ = -1;
   io.write = d == 1;
   const bool random = spec_.rw == RwMode::RandRead || spec_.rw == RwMode::RandWrite || spec_.rw == RwMode::RandRw;
-  if (random) {
+  if (random && dist_.kind == fio_opt::Distribution::Zoned) {
+    next_offset_ = next_zoned_block(d) * (spec_.blockalign ? spec_.blockalign : minbs_[d]);
+  } else if (random && spec_.blockalign && dist_.kind == fio_opt::Distribution::Random) {
+    // fio's blockalign (init.c: random I/O only): uniform over its aligned
+    // block numbers (io_u.c get_next_offset, b * td->o.ba[ddir]).
+    next_offset_ = rng_.below(aligned_blocks_[d]) * spec_.blockalign;
+  } else if (random && spec_.blockalign) {
+    // A distribution's block (in range_bytes_ units), aligned down to ba.
+    next_offset_ = next_block() * range_bytes_;
+    next_offset_ -= next_offset_ % spec_.blockalign;
+    if (next_offset_ + minbs_[d] > spec_.size) next_offset_ = 0;
+  } else if (random) {
     next_offset_ = next_block() * range_bytes_;
     next_offset_ -= next_offset_ % minbs_[d];
     if (next_offset_ + minbs_[d] > spec_.size) next_offset_ = 0;

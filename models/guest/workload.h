@@ -24,6 +24,7 @@ struct JobSpec {
   uint32_t bs{};               // bytes per I/O
   uint64_t size{};             // region addressed, bytes from offset 0
   uint32_t rwmixread{};        // percent reads for RandRw
+  uint64_t blockalign{};       // random offsets' alignment, fio's ba (0: each direction's min_bs)
   uint64_t seed{};
   // fio's bssplit, bsrange, random_distribution as given (models/guest/fio_options.h).
   std::string bssplit_text, bsrange_text, distribution_text;
@@ -66,6 +67,7 @@ class Workload {
  private:
   uint64_t next_bytes(unsigned d);
   uint64_t next_block();
+  uint64_t next_zoned_block(unsigned d);
   bool next_offset_fits(uint64_t bytes) const { return next_offset_ + bytes <= spec_.size; }  // io_u_fits
   uint32_t rand32() { return uint32_t(rng_.next() >> 32); }  // fio's __rand (FRAND32_MAX)
   uint32_t dist_rand32() { return uint32_t(dist_rng_.next() >> 32); }
@@ -78,6 +80,7 @@ class Workload {
   uint64_t minbs_[2], maxbs_[2];  // fio's min_bs, max_bs per direction
   uint64_t range_bytes_;  // fio's range_size: the smallest block size of either direction
   uint64_t blocks_;       // size / range_bytes_ (fio's nranges)
+  uint64_t aligned_blocks_[2]{};  // blockalign: io_u.c last_block per direction
   uint64_t next_offset_ = 0;
   int pending_dir_ = -1;  // -1: not decided yet
   // lib/zipf.c's state.

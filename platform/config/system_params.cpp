@@ -175,10 +175,29 @@ static void check_virtio_params(const SystemParams& p, const Config& c) {
                       std::to_string((need + (1u << 20) - 1) >> 20) + "m)");
 }
 
+// fio's blockalign: offsets whole LBAs (fio's interval 512); verify's
+// per-block pattern needs blocks that do not overlap (ba = bs).
+static void check_blockalign(const SystemParams& p, uint64_t lba, const char* lba_param) {
+  for (const models::WorkloadParams& w : p.jobs) {
+    const uint64_t ba = w.job.blockalign;
+    if (!ba) continue;
+    if (ba % lba)
+      throw ConfigError("--blockalign: " + std::to_string(ba) + " bytes is not a multiple of " + lba_param + " (" +
+                        std::to_string(lba) + "; allowed 0 or a multiple up to 1m)");
+    if (ba > w.job.size)
+      throw ConfigError("--blockalign: " + std::to_string(ba) + " bytes is larger than size (" +
+                        std::to_string(w.job.size) + ")");
+    if (w.verify && ba != w.job.bs)
+      throw ConfigError("--blockalign: " + std::to_string(ba) + " with verify=pattern must be 0 or bs (" +
+                        std::to_string(w.job.bs) + "): the pattern's blocks must not overlap");
+  }
+}
+
 void check_system_params(const SystemParams& p, const Config& c) {
   check_simulated_time_range(p, c);
   if (p.device.device == DeviceKind::VirtioBlk) {
     check_virtio_params(p, c);
+    check_blockalign(p, fw::virtio::BLK_SECTOR_BYTES, "virtio-blk's sector");
     check_hv_params(p, c);
     return;
   }
@@ -230,6 +249,7 @@ void check_system_params(const SystemParams& p, const Config& c) {
     if (w.verify && (w.job.min_bs(0) != w.job.max_bs(0) || w.job.min_bs(1) != w.job.max_bs(1)))
       throw ConfigError("--verify: pattern needs one block size (not bssplit or bsrange)");
   }
+  check_blockalign(p, fc.lba_bytes ? fc.lba_bytes : 512, "nvme.lba_bytes");
   // Each doorbell-buffer page holds an SQ tail and a CQ head per queue id.
   const uint32_t max_q = fc.max_io_queues, dstrd = fc.dstrd;
   if (fc.dbbuf != fw::DbbufMode::Off && fw::dbbuf_bytes_needed(uint16_t(max_q), dstrd) > 4096)

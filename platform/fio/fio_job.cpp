@@ -47,7 +47,7 @@ const Alias kMapped[] = {
     {"size", "size"},     {"rwmixread", "rwmixread"}, {"rwmixwrite", "rwmixread"},
     {"randseed", "seed"}, {"verify", "verify"},    {"time_based", ""},
     {"bssplit", "bssplit"}, {"bsrange", "bsrange"}, {"blocksize_range", "bsrange"},
-    {"random_distribution", "random_distribution"}, {"rate", "rate"}, {"rate_iops", "rate_iops"},
+    {"random_distribution", "random_distribution"}, {"blockalign", "blockalign"}, {"ba", "blockalign"}, {"rate", "rate"}, {"rate_iops", "rate_iops"},
     {"thinktime", "thinktime"}, {"thinktime_spin", "thinktime_spin"},
     {"thinktime_blocks", "thinktime_blocks"}, {"io_size", ""}, {"io_limit", ""}, {"ioengine", ""},
 };

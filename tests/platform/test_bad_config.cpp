@@ -78,6 +78,14 @@ TEST_CASE("bad config: combinations of values", "[cli][bad_config]") {
       {"--nvme.capacity=1g --size=1t", "--size: 1t is larger than nvme.capacity (1g)"},
       {"--nvme.capacity=1m --size=2m", "--size: 2m is larger than nvme.capacity (1m)"},
       {"--runtime=0s --number_ios=0", "number_ios and runtime are both 0"},
+      {"--blockalign=1000", "--blockalign: 1000 bytes is not a multiple of nvme.lba_bytes (512; allowed 0 or a "
+                            "multiple up to 1m)"},
+      {"--blockalign=8k --size=4k", "--blockalign: 8192 bytes is larger than size (4096)"},
+      {"--blockalign=8k --verify=pattern --nvme.backend=ram",
+       "--blockalign: 8192 with verify=pattern must be 0 or bs (4096): the pattern's blocks must not overlap"},
+      {"--random_distribution=zoned:50/5:30/15",
+       "--random_distribution: 'zoned:50/5:30/15': the access percentages must add up to 100 and the sizes to at "
+       "most 100 (got 80 and 20)"},
       {"--bs=1m --nvme.mdts=1", "--iodepth: 32 I/Os of bs 1m, split at nvme.mdts's 8k into 128 commands each, need 4096 tags; an I/O queue of 1024 entries has 1023 (lower iodepth or bs, or raise nvme.mdts, guest.io_queue_entries and nvme.mqes)"},
       // Checked where the system is assembled (run_experiment: still exit 2).
       {"--hv.notify=ioeventfd --hv.device_thread=vcpu",
