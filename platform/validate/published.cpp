@@ -82,10 +82,28 @@ std::vector<std::string> source_presets(const PublishedSetup& setup, const Publi
   return out;
 }
 
+void check_fit_one(const std::string& value) {
+  if (value == "exit") return;
+  const ParamSpec* spec = ParamRegistry::builtin().find(value);
+  if (!spec || spec->kind != ParamKind::Time)
+    throw ConfigError("--fit-one: " + quoted(value) +
+                      " is not one of exit (each source's doorbell exit) or a time parameter (see --list-params)");
+}
+
+std::string fit_one_param(const std::string& fit_one, const PublishedSource& source) {
+  if (fit_one != "exit") return fit_one;
+  // QEMU attaches the doorbells' ioeventfds only with ioeventfd=on; then a
+  // doorbell write is signalled in the kernel, else it exits to QEMU.
+  return source.reference_baseline().ioeventfd ? "hv.exit_ioeventfd" : "hv.exit_mmio";
+}
+
 std::vector<Calibration> source_calibrations(const PublishedSetup& setup, const PublishedSource& source) {
   std::vector<Calibration> out;
   if (setup.no_calibrate) return out;
-  if (!setup.calibrations.empty()) {
+  if (!setup.fit_one.empty()) {
+    check_fit_one(setup.fit_one);
+    out.push_back(parse_calibration(fit_one_param(setup.fit_one, source)));
+  } else if (!setup.calibrations.empty()) {
     out = setup.calibrations;
   } else {
     try {
@@ -156,6 +174,7 @@ void check_published_setup(const PublishedSetup& setup, const std::vector<Publis
 PublishedResult validate_published(const PublishedSetup& setup, const std::vector<PublishedSource>& sources) {
   check_published_setup(setup, sources);
   PublishedResult result;
+  result.fit_one = setup.fit_one;
   for (const PublishedSource& s : sources) try {
     PublishedSourceResult out;
     out.source = &s;

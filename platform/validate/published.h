@@ -51,6 +51,7 @@ struct PublishedSourceResult {
 };
 
 struct PublishedResult {
+  std::string fit_one;                         // PublishedSetup's, for the report
   std::vector<PublishedSourceResult> sources;  // interrupted: the sources judged whole
   int interrupted = 0;                         // the signal that cut it short, or 0
   unsigned points = 0, in_band = 0;
@@ -59,17 +60,26 @@ struct PublishedResult {
 
 // What the command line gives every source: presets (after each source's
 // own), what-ifs, I/Os per job, and the costs to fit (empty: each source's
-// `calibrate` column, else hv.exit_mmio; no_calibrate: none).
+// `calibrate` column, else hv.exit_mmio; no_calibrate: none; fit_one: exactly
+// that one cost per source, fit_one_param()).
 struct PublishedSetup {
   std::vector<std::string> presets;
   std::vector<std::pair<std::string, std::string>> what_if;
   std::vector<Calibration> calibrations;
   bool no_calibrate = false;
+  std::string fit_one;  // --fit-one: "exit" or a time parameter; empty: not given
   uint64_t number_ios = 10000;
 };
 
 // The presets a source's rows run with: the source's, then the command line's.
 std::vector<std::string> source_presets(const PublishedSetup& setup, const PublishedSource& source);
+// --fit-one's values: "exit" or a time parameter's name. Throws ConfigError
+// with one line naming the option and what it accepts.
+void check_fit_one(const std::string& value);
+// The one cost --fit-one fits for a source: "exit" is the doorbell's exit
+// as the source's (first) baseline row runs it, hv.exit_ioeventfd with
+// ioeventfd on, else hv.exit_mmio; any other value is that parameter.
+std::string fit_one_param(const std::string& fit_one, const PublishedSource& source);
 // The costs fitted for a source. Throws ConfigError.
 std::vector<Calibration> source_calibrations(const PublishedSetup& setup, const PublishedSource& source);
 

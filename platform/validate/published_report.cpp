@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/platform/validate/cost_ranges.h"
 
 namespace nvmesim::platform {
 
@@ -41,6 +42,18 @@ std::string joined(const std::vector<std::string>& items, const char* separator)
   return out;
 }
 
+J range_json(const std::string& param) {
+  const CostRange* r = cost_range(param);
+  if (!r) return nullptr;
+  return {{"lo_ns", r->lo_ns}, {"hi_ns", r->hi_ns}, {"source", r->source}};
+}
+
+J in_range_json(const Calibration& c) {
+  const CostRange* r = cost_range(c.param);
+  if (!r) return nullptr;
+  return in_physical_range(*r, c.value_ns);
+}
+
 J calibration_json(const Calibration& c) {
   return {{"parameter", c.param},
           {"target", c.target == Calibration::Target::Iops ? "iops" : "spread"},
@@ -49,7 +62,21 @@ J calibration_json(const Calibration& c) {
           {"matched_rows", c.matched_rows},
           {"reference", round_to(c.reference_iops, 1)},
           {"model", round_to(c.model_iops, 1)},
-          {"converged", c.converged}};
+          {"converged", c.converged},
+          {"physical_range", range_json(c.param)},
+          {"in_physical_range", in_range_json(c)},
+          {"range_note", range_note(c.param, c.value_ns)}};
+}
+
+// The fitted costs of a source, for its summary line: "; fitted hv.exit_mmio
+// = 5.71 us (within its physical range 2us..8us)"; a fit that missed its
+// figure by more than 5% says NOT converged.
+std::string fitted_summary(const PublishedSourceResult& sr) {
+  std::string out;
+  for (const Calibration& c : sr.calibrations)
+    out += std::string(out.empty() ? "; fitted " : ", ") + c.param + " = " + fixed(c.value_ns / 1000, 2) + " us" +
+           (c.converged ? "" : ", NOT converged") + " (" + range_note(c.param, c.value_ns) + ")";
+  return out;
 }
 
 }  // namespace
@@ -59,6 +86,10 @@ void write_published_text(const std::string& file, const PublishedResult& result
       << " points\n";
   out << "band: IOPS and latency as ratios to the source's baseline row within +-25%; MMIO doorbell\n"
          "writes per I/O within +-0.15; * marks a point out of band; published / model\n";
+  if (!result.fit_one.empty())
+    out << "fitted: exactly one cost per source on its baseline rows' IOPS (--fit-one " << result.fit_one
+        << (result.fit_one == "exit" ? ": hv.exit_ioeventfd where the baseline runs with ioeventfd, else hv.exit_mmio)\n"
+                                     : ")\n");
   for (const PublishedSourceResult& sr : result.sources) {
     const PublishedSource& s = *sr.source;
     out << "\nsource " << s.id << ": " << (s.author.empty() ? "" : s.author + ", ") << "\"" << s.title << "\"";
@@ -80,7 +111,8 @@ void write_published_text(const std::string& file, const PublishedResult& result
       out << "  calibrated on " << c.matched_rows << " baseline row(s): " << c.param << " = " << fixed(c.value_ns, 1)
           << " ns (published " << fixed(c.reference_iops, 0)
           << (c.target == Calibration::Target::Iops ? " IOPS, model " : " ns latency p99 - p50, model ")
-          << fixed(c.model_iops, 0) << (c.converged ? ")" : "; NOT converged)") << "\n";
+          << fixed(c.model_iops, 0) << (c.converged ? ")" : "; NOT converged)") << "; "
+          << range_note(c.param, c.value_ns) << "\n";
     char line[512];
     std::snprintf(line, sizeof line, "  %-14s %-9s %5s %5s %5s %5s %5s %4s %9s %9s | %s\n", "row", "rw", "depth",
                   "dbbuf", "ioefd", "iothr", "poll", "base", "IOPS", "model", "points");
@@ -103,7 +135,8 @@ void write_published_text(const std::string& file, const PublishedResult& result
   }
   out << "\n";
   for (const PublishedSourceResult& sr : result.sources)
-    out << "source " << sr.source->id << ": " << share_line(sr.in_band, sr.points, sr.in_band_share()) << "\n";
+    out << "source " << sr.source->id << ": " << share_line(sr.in_band, sr.points, sr.in_band_share())
+        << fitted_summary(sr) << "\n";
   out << share_line(result.in_band, result.points, result.in_band_share()) << "\n";
 }
 
@@ -113,6 +146,7 @@ void write_published_json(const std::string& file, const PublishedSetup& setup, 
   root["format"] = "published";
   root["file"] = file;
   root["presets"] = setup.presets;
+  root["fit_one"] = setup.fit_one.empty() ? J(nullptr) : J(setup.fit_one);
   J sources = J::array();
   for (const PublishedSourceResult& sr : result.sources) {
     const PublishedSource& s = *sr.source;

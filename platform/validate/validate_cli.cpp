@@ -1,4 +1,4 @@
-// nvmesim validate REFERENCE.csv|FIGURES.csv [--preset NAME[,NAME]] [--calibrate PARAM[@ROWS]]...
+// nvmesim validate REFERENCE.csv|FIGURES.csv [--preset NAME[,NAME]] [--calibrate PARAM[@ROWS]]... [--fit-one COST]
 //                                [--set PARAM=VALUE]... [--timing FILE] [--number_ios N]
 //                                [--output-format normal|json]
 #include "nvmesim/platform/cli/options.h"
@@ -11,6 +11,7 @@
 #include "nvmesim/platform/config/params.h"
 #include "nvmesim/platform/config/presets.h"
 #include "nvmesim/platform/config/user_text.h"
+#include "nvmesim/platform/validate/cost_ranges.h"
 #include "nvmesim/platform/validate/csv_table.h"
 #include "nvmesim/platform/validate/published.h"
 #include "nvmesim/platform/validate/published_report.h"
@@ -34,10 +35,13 @@ const char* kHelp =
     "A table of published figures (validation/published/figures.csv, columns in\n"
     "validation/published/README.md; recognised by its source and baseline columns) is\n"
     "judged per source: its presets (column preset) come before --preset, at most two costs\n"
-    "are fitted on its baseline rows' IOPS (--calibrate, else its calibrate column, else\n"
-    "hv.exit_mmio), and each published figure is a point: IOPS and latency as ratios to the\n"
-    "baseline row within +-25%, MMIO doorbell writes per I/O within +-0.15. The last lines\n"
-    "are the share of points in band per source and overall.\n"
+    "are fitted on its baseline rows' IOPS (--fit-one's one, else --calibrate, else its\n"
+    "calibrate column, else hv.exit_mmio), and each published figure is a point: IOPS and\n"
+    "latency as ratios to the baseline row within +-25%, MMIO doorbell writes per I/O within\n"
+    "+-0.15. The last lines are the share of points in band per source (with its fitted\n"
+    "costs) and overall. Each fitted cost is printed with its physical range (table in\n"
+    "validation/published/README.md), flagged \"outside its physical range\" when it leaves\n"
+    "it (\"no range documented\" where there is none).\n"
     "\n"
     "Options:\n"
     "  --preset NAME[,NAME]      presets applied to every row first (--list-presets of\n"
@@ -50,6 +54,12 @@ const char* kHelp =
     "                            ROWS narrows them (KEY=VALUE,... over rw, numjobs, dbbuf,\n"
     "                            ioeventfd); at most two; default: the presets' own choice\n"
     "  --no-calibrate            fit nothing\n"
+    "  --fit-one COST            published figures: fit exactly one cost per source on its\n"
+    "                            baseline rows' IOPS, in place of its calibrate column (as a\n"
+    "                            user with one measurement would); COST is exit (the\n"
+    "                            source's doorbell exit: hv.exit_ioeventfd when its baseline\n"
+    "                            runs with ioeventfd on, else hv.exit_mmio) or a time\n"
+    "                            parameter (--list-params), e.g. hv.dispatch_cost\n"
     "  --set PARAM=VALUE         a what-if for every row (after the presets)\n"
     "  --timing FILE             the device thread's timing measured in the real system at\n"
     "                            iodepth 1 (validation/qemu/trace_timing.py --csv): each row\n"
@@ -94,7 +104,8 @@ void write_json(const ValidateSetup& setup, const ValidateResult& result, std::o
                    {"matched_rows", c.matched_rows},
                    {"reference", round_to(c.reference_iops, 1)},
                    {"model", round_to(c.model_iops, 1)},
-                   {"converged", c.converged}});
+                   {"converged", c.converged},
+                   {"range_note", range_note(c.param, c.value_ns)}});
   root["calibration"] = cal;
   if (!setup.timing.empty()) {
     J timing = J::array();
@@ -170,7 +181,8 @@ void write_text(const std::string& file, const ValidateSetup& setup, const std::
     out << "calibrated on " << c.matched_rows << " iodepth=1 row(s)" << (c.rows.empty() ? "" : " with " + c.rows)
         << ": " << c.param << " = " << fixed(c.value_ns, 1) << " ns (reference " << fixed(c.reference_iops, 0)
         << (c.target == Calibration::Target::Iops ? " IOPS, model " : " ns latency p99 - p50, model ")
-        << fixed(c.model_iops, 0) << (c.converged ? ")" : "; NOT converged)") << "\n";
+        << fixed(c.model_iops, 0) << (c.converged ? ")" : "; NOT converged)") << "; "
+        << range_note(c.param, c.value_ns) << "\n";
   for (const TimingRow& t : setup.timing) {
     out << "measured at iodepth=1 (" << setup.timing_file << " line " << t.line << "), numjobs=" << t.numjobs
         << " dbbuf=" << (t.dbbuf ? "on" : "off") << ":";
@@ -226,7 +238,7 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
   };
   po::options_description desc;
   desc.add_options()("help,h", "")("preset", po::value<std::vector<std::string>>(), "")(
-      "calibrate", po::value<std::vector<std::string>>(), "")("no-calibrate", "")(
+      "calibrate", po::value<std::vector<std::string>>(), "")("no-calibrate", "")("fit-one", po::value<std::vector<std::string>>(), "")(
       "set", po::value<std::vector<std::string>>(), "")("timing", po::value<std::vector<std::string>>(), "")("number_ios", po::value<std::string>(), "")(
       "output-format", po::value<std::string>(), "")("reference", po::value<std::vector<std::string>>(), "");
   po::variables_map vm;
@@ -268,6 +280,19 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
   std::vector<std::string> calibrate;
   if (vm.count("calibrate")) calibrate = vm["calibrate"].as<std::vector<std::string>>();
   if (vm.count("no-calibrate") && !calibrate.empty()) return refuse("--no-calibrate: conflicts with --calibrate");
+  std::string fit_one;
+  if (vm.count("fit-one")) {
+    const auto values = vm["fit-one"].as<std::vector<std::string>>();
+    if (values.size() > 1) return refuse("--fit-one: one cost per source, given " + std::to_string(values.size()) + " times");
+    if (!calibrate.empty()) return refuse("--fit-one: conflicts with --calibrate");
+    if (vm.count("no-calibrate")) return refuse("--fit-one: conflicts with --no-calibrate");
+    fit_one = values.front();
+    try {
+      check_fit_one(fit_one);
+    } catch (const ConfigError& e) {
+      return refuse(e.what());
+    }
+  }
   std::vector<Calibration> explicit_calibrations;
   try {
     for (const std::string& c : calibrate) explicit_calibrations.push_back(parse_calibration(c));
@@ -290,6 +315,7 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
     pub.number_ios = setup.number_ios;
     pub.calibrations = explicit_calibrations;
     pub.no_calibrate = vm.count("no-calibrate") > 0;
+    pub.fit_one = fit_one;
     std::vector<PublishedSource> sources;
     try {
       sources = read_published_csv(file);
@@ -317,6 +343,9 @@ int run_validate_command(int argc, const char* const* argv, std::ostream& out, s
     return 0;
   }
 
+  if (!fit_one.empty())
+    return refuse("--fit-one: applies to published figures (validation/published/figures.csv), not to the "
+                  "real-system reference");
   setup.calibrations = explicit_calibrations;
   if (calibrate.empty() && !vm.count("no-calibrate"))
     try {
