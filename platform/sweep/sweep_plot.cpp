@@ -50,6 +50,8 @@ bool split_number(const std::string& s, double& value, std::string& unit) {
   return unit.find_first_of("0123456789") == std::string::npos;
 }
 
+}  // namespace
+
 std::string gp_quote(const std::string& s) {  // gnuplot single quotes: '' is a quote
   std::string o = "'";
   for (char c : s) o += c == '\'' ? std::string("''") : std::string(1, c);
@@ -67,11 +69,22 @@ std::string gp_dquote(const std::string& s) {
   return o + "\"";
 }
 
-}  // namespace
-
 PlotSpec parse_plot_arg(const std::string& arg) {
   PlotSpec p;
   size_t start = 0;
+  if (arg == "cdf" || arg.rfind("cdf,", 0) == 0) {
+    p.cdf = true;
+    for (start = 4; start < arg.size() + 1 && arg.size() > 3;) {
+      const size_t comma = arg.find(',', start);
+      const std::string item = arg.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (item.rfind("series=", 0) != 0 || item.size() == 7)
+        throw UsageError("--plot: cdf takes only series=COLUMN, got " + quoted(item));
+      p.series = item.substr(7);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return p;
+  }
   for (;;) {
     const size_t comma = arg.find(',', start);
     const std::string item = arg.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
@@ -95,7 +108,8 @@ PlotSpec parse_plot_arg(const std::string& arg) {
 }
 
 std::string plot_basename(const PlotSpec& spec) {
-  std::string s = "plot-" + spec.y + "-vs-" + spec.x;
+  std::string s = spec.cdf ? "plot-lat-cdf" + (spec.series.empty() ? "" : "-by-" + spec.series)
+                           : "plot-" + spec.y + "-vs-" + spec.x;
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
   return s;
@@ -168,6 +182,11 @@ const std::vector<std::string>& known_metric_columns() {
 
 void check_plot_columns(const PlotSpec& spec, const std::vector<std::string>& axis_names) {
   const auto& known = known_metric_columns();
+  if (spec.cdf) {  // curves per series value: a grid axis
+    if (!spec.series.empty() && std::find(axis_names.begin(), axis_names.end(), spec.series) == axis_names.end())
+      throw UsageError("--plot: cdf,series=" + shown(spec.series) + " is not a grid axis");
+    return;
+  }
   for (const auto& [key, name] : {std::pair{"y", &spec.y}, std::pair{"x", &spec.x}, std::pair{"series", &spec.series}}) {
     if (name->empty() && std::string(key) == "series") continue;
     const bool found = std::find(axis_names.begin(), axis_names.end(), *name) != axis_names.end() ||
@@ -183,6 +202,7 @@ void check_plot_columns(const PlotSpec& spec, const std::vector<std::string>& ax
 std::vector<std::string> write_plot(const std::string& dir, const PlotSpec& spec,
                                     const std::vector<std::string>& axis_names,
                                     const std::vector<Record>& records, const std::vector<std::string>& fixed) {
+  if (spec.cdf) return write_cdf_plot(dir, spec, axis_names, records, fixed);
   // Grid axes other than x and series: one panel per combination of their
   // values (an axis with one value goes to the subtitle instead).
   std::vector<std::string> others;
@@ -384,7 +404,11 @@ std::vector<std::string> write_plot(const std::string& dir, const PlotSpec& spec
   gp += "unset output\n";
   write_file_atomic(base + ".gp", gp);
 
-  const std::string log = base + ".log";
+  run_gnuplot(base + ".gp", base + ".log", what);
+  return {base + ".svg", base + ".png"};
+}
+
+void run_gnuplot(const std::string& script, const std::string& log, const std::string& what) {
   std::cout.flush();
   std::cerr.flush();
   const pid_t pid = ::fork();
@@ -396,7 +420,6 @@ std::vector<std::string> write_plot(const std::string& dir, const PlotSpec& spec
     ::dup2(in, 0);
     ::dup2(fe, 1);
     ::dup2(fe, 2);
-    const std::string script = base + ".gp";
     ::execlp("gnuplot", "gnuplot", script.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -409,7 +432,6 @@ std::vector<std::string> write_plot(const std::string& dir, const PlotSpec& spec
     throw std::runtime_error(what + ": gnuplot not found (apt-get install gnuplot-nox)");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error(what + ": gnuplot failed: " + first_line(log_text));
-  return {base + ".svg", base + ".png"};
 }
 
 }  // namespace nvmesim::platform::sweep

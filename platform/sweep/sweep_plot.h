@@ -14,9 +14,11 @@ namespace nvmesim::platform::sweep {
 struct PlotSpec {
   std::string y, x, series;  // CSV column names; series may be empty
   std::string logx = "auto";  // auto: log2 x when the values are powers of two spanning 8x or more
+  bool cdf = false;  // "cdf[,series=COLUMN]": each point's latency distribution (sweep_cdf.cpp)
 };
 
-// "y=per_io.exits,x=iodepth,series=nvme.dbbuf"; throws UsageError.
+// "y=per_io.exits,x=iodepth,series=nvme.dbbuf", or "cdf[,series=COLUMN]";
+// throws UsageError.
 PlotSpec parse_plot_arg(const std::string& arg);
 
 // Before any point runs: every column the spec names must be a grid
@@ -39,5 +41,25 @@ std::vector<std::string> write_plot(const std::string& dir, const PlotSpec& spec
                                     const std::vector<std::string>& axis_names,
                                     const std::vector<Record>& records,
                                     const std::vector<std::string>& fixed = {});
+
+// gnuplot string literals: single quotes ('' a quote), and double quotes
+// (backslash escapes, a new line as \n: titles with a subtitle).
+std::string gp_quote(const std::string& s);
+std::string gp_dquote(const std::string& s);
+
+// Runs gnuplot on `script`, its output into `log`; throws std::runtime_error
+// starting with `what` when gnuplot is missing or fails.
+void run_gnuplot(const std::string& script, const std::string& log, const std::string& what);
+
+// `--plot cdf[,series=COLUMN]`: each ok point's fio latency (lat_ns: min,
+// the fio percentiles 1..99.99, max) as a cumulative distribution over a
+// log10 latency axis, DIR/plot-lat-cdf[-by-COLUMN].svg and .png. Without
+// series one curve per point (labelled by the grid values that vary); with
+// it a panel per combination of the other varying axes and a curve per
+// series value. At most 12 panels and 16 curves a panel.
+std::vector<std::string> write_cdf_plot(const std::string& dir, const PlotSpec& spec,
+                                        const std::vector<std::string>& axis_names,
+                                        const std::vector<Record>& records,
+                                        const std::vector<std::string>& fixed = {});
 
 }  // namespace nvmesim::platform::sweep

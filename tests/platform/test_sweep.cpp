@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -357,4 +359,36 @@ TEST_CASE("sweep: plot refusals name the problem", "[sweep]") {
                       "series= or plot a smaller grid") != std::string::npos);
   nvmesim::test::check_refused("sweep --grid iodepth=1 --out " + d.path + " --plot y=iops,x=iodepth,logx=maybe",
                 "nvmesim sweep: error: --plot: logx='maybe' is not one of auto, on, off");
+}
+
+TEST_CASE("sweep: --plot cdf draws each point's latency distribution from its fio percentiles", "[sweep]") {
+  ScratchDir d;
+  const auto r = run_nvmesim("sweep --grid iodepth=1,4 --grid nvme.dbbuf=off,spec --jobs 2 --out " + d.path +
+                             " --plot cdf,series=nvme.dbbuf --plot cdf" + kSmall);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(slurp(d / "plot-lat-cdf-by-nvme.dbbuf.png").rfind("\x89PNG\r\n\x1a\n", 0) == 0);
+  CHECK(slurp(d / "plot-lat-cdf.svg").find("iodepth=4, nvme.dbbuf=spec") != std::string::npos);  // a curve's label
+  // Each curve: (min, 0), each fio percentile p at p / 100, (max, 1), in us,
+  // from the point's own JSON; the points in grid order, a data set each.
+  std::istringstream lines(slurp(d / "results.jsonl"));
+  std::string line, expect;
+  char buf[96];
+  while (std::getline(lines, line)) {
+    // ordered_json: the percentiles in the document's (numeric) order.
+    const nlohmann::ordered_json lat = nlohmann::ordered_json::parse(line)["results"]["lat_ns"];
+    std::snprintf(buf, sizeof buf, "%.17g\t0\n", lat["min"].get<double>() / 1000.0);
+    expect += buf;
+    for (const auto& [p, v] : lat["percentile"].items()) {
+      std::snprintf(buf, sizeof buf, "%.17g\t%.17g\n", v.get<double>() / 1000.0, std::stod(p) / 100.0);
+      expect += buf;
+    }
+    std::snprintf(buf, sizeof buf, "%.17g\t1\n\n\n", lat["max"].get<double>() / 1000.0);
+    expect += buf;
+  }
+  CHECK(slurp(d / "plot-lat-cdf.dat") == expect);
+  nvmesim::test::check_refused("sweep --grid iodepth=1 --out " + d.path + " --plot cdf,series=bs",
+                               "nvmesim sweep: error: --plot: cdf,series=bs is not a grid axis");
+  nvmesim::test::check_refused("sweep --grid iodepth=1 --out " + d.path + " --plot cdf,y=iops",
+                               "nvmesim sweep: error: --plot: cdf takes only series=COLUMN, got 'y=iops'");
 }
