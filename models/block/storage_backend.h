@@ -28,15 +28,34 @@ inline const char* to_string(BackendKind kind) { return enum_name(backend_kinds,
 
 class StorageBackend : public sc_core::sc_module {
  public:
-  // nvme.backend, nvme.backend_latency, nvme.backend_concurrency,
-  // nvme.backend_bandwidth and nvme.capacity: visited by
-  // NvmeControllerModel::Params.
+  // The backend's parameters. Each device owns its backend and visits them
+  // under its own prefix (NvmeControllerModel::Params: nvme.backend,
+  // nvme.backend_latency, nvme.backend_concurrency, nvme.backend_bandwidth,
+  // nvme.capacity; VirtioBlkModel::Params: the same names under virtio.),
+  // so the help texts name no device.
   struct Params {
     BackendKind kind{};
     sc_core::sc_time latency;
     uint32_t concurrency{};  // 0: unlimited
     double bandwidth_mb_s{};  // 10^6 bytes per second through the channel; 0: unlimited
     uint64_t capacity{};     // bytes
+
+    template <class V>
+    void visit(V& v) {
+      using namespace param_units;
+      v.choice(kind, "backend", "null", backend_kinds, "",
+               "storage backend: null (instant), fixed latency, or RAM disk");
+      v.time(latency, "backend_latency", "10us", 0, 1 * S, "backend service time per I/O");
+      v.integer(concurrency, "backend_concurrency", "0", "I/Os", 0, 65536,
+                "I/Os the backend serves at once (0 = unlimited)");
+      v.real(bandwidth_mb_s, "backend_bandwidth", "0", "MB/s", 0, 1e6,
+             "backend=latency: after its latency each I/O's data moves through one channel at "
+             "this rate, one I/O at a time (10^6 bytes/s; 0 = unlimited; else at least 0.001, so that "
+             "one transfer of the largest bs, 1 MiB, takes at most 1049 s)",
+             ParamOptions{false, false, "", 0.001});
+      v.size(capacity, "capacity", "1g", 1 * MiB, 16 * TiB,
+             "device size (the NVMe namespace; virtio-blk's capacity)");
+    }
   };
   // The channel time of `bytes` at `bandwidth_mb_s` (0: none), in whole ps.
   static sc_core::sc_time transfer_time(uint32_t bytes, double bandwidth_mb_s);

@@ -148,17 +148,9 @@ class NvmeControllerModel : public PcieEndpoint, public fw::ControllerEnv, priva
                "when completions are posted: pass (all ready ones in the emulation's pass, one "
                "MSI-X), each (each at once with its own MSI-X), each_ioeventfd (each at once with "
                "hv.notify=ioeventfd, per pass otherwise: QEMU 7.1)");
-      v.choice(backend.kind, "backend", "null", backend_kinds, "",
-               "storage backend: null (instant), fixed latency, or RAM disk");
-      v.time(backend.latency, "backend_latency", "10us", 0, 1 * S, "backend service time per I/O");
-      v.integer(backend.concurrency, "backend_concurrency", "0", "I/Os", 0, 65536,
-                "I/Os the backend serves at once (0 = unlimited)");
-      v.real(backend.bandwidth_mb_s, "backend_bandwidth", "0", "MB/s", 0, 1e6,
-             "nvme.backend=latency: after its latency each I/O's data moves through one channel at "
-             "this rate, one I/O at a time (10^6 bytes/s; 0 = unlimited; else at least 0.001, so that "
-             "one transfer of the largest bs, 1 MiB, takes at most 1049 s)",
-             ParamOptions{false, false, "", 0.001});
-      v.size(backend.capacity, "capacity", "1g", 1 * MiB, 16 * TiB, "namespace size");
+      // nvme.backend, backend_latency, backend_concurrency, backend_bandwidth,
+      // capacity: the backend's own visit lines, under nvme.
+      backend.visit(v);
       v.choice(firmware.lba_bytes, "lba_bytes", "512", lba_sizes, "bytes", "logical block size");
       v.integer(firmware.mdts, "mdts", "5", "", 0, 10,
                 "maximum data transfer size, 2^mdts memory pages (0 = no limit)");

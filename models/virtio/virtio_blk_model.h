@@ -6,7 +6,8 @@
 // engine on host threads (models/engine/emulation_engine.h, as the NVMe
 // model's emulated controller is: hv.notify in the exit, deferred to the
 // main loop or an iothread, ioeventfd), as QEMU's virtio_blk_handle_output
-// runs it; the requests go to the same StorageBackend.
+// runs it; the requests go to its own StorageBackend (virtio.backend,
+// virtio.capacity, ...: the NVMe controller's are nvme.*).
 #pragma once
 
 #include <cstdint>
@@ -66,6 +67,9 @@ class VirtioBlkModel : public PcieEndpoint, public fw::VirtioDeviceEnv, private 
              "host CPU time per request popped and started (virtio_blk_handle_request)");
       v.time(done_cost, "done_cost", "300ns", 0, param_units::MS,
              "host CPU time per request completed (virtio_blk_req_complete)");
+      // virtio.backend, backend_latency, backend_concurrency, backend_bandwidth,
+      // capacity: the device's own backend (the NVMe controller's is nvme.*).
+      backend.visit(v);
       v.time(busy_poll, "busy_poll", "0ns", 0, param_units::S,
              "vhost-style busy polling (Linux vhost_net_busy_poll; QEMU's tap poll-us): a drained queue keeps "
              "guest notifications off and its host thread spins on the avail ring this long (0 = off)");

@@ -13,6 +13,7 @@
 #include "nvmesim/platform/cli/options.h"
 
 #include "nvmesim/platform/config/config_dump.h"
+#include "nvmesim/platform/config/device_backend.h"
 #include "nvmesim/platform/config/input_file.h"
 #include "nvmesim/platform/sweep/sweep_output.h"
 #include "nvmesim/platform/fio/fio_job.h"
@@ -223,6 +224,8 @@ std::string help_text() {
        "are full names (the workload's flat names such as 'bs = 4k', or dotted\n"
        "ones); a [fio] section also holds the flat names; under [hv], 'exit_mmio =\n"
        "5100cyc' sets hv.exit_mmio.\n"
+       "\n" +
+           backend_params_help() +
        "\n"
        "Settings that act only with another's value (otherwise a warning, or refused):\n" +
            param_requirements_help() +

@@ -1,6 +1,6 @@
 // device: which storage device the system is built around (see
 // models/sim/param_visit.h). The NVMe controller takes nvme.*, the virtio-blk
-// function virtio.* (and the backend and per-request costs of nvme.*).
+// function virtio.* (its own backend too: platform/config/device_backend.h).
 #pragma once
 
 #include "nvmesim/firmware/sim/enum_table.h"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "nvmesim/platform/config/device_backend.h"
 #include "nvmesim/platform/config/params.h"
 
 namespace nvmesim::platform {
@@ -12,7 +13,8 @@ const std::vector<ParamRequirement>& param_requirements() {
       // with any other notify mode no eventfd exists to leave uncleared.
       {"hv.fault", "none", "hv.notify", {"ioeventfd"}, true, "no eventfd exists to fault"},
       // Only the ram backend stores data; null and latency move none, so
-      // every read would compare as a mismatch.
+      // every read would compare as a mismatch. The device's backend: with
+      // device=virtio-blk the check reads virtio.backend (device_backend.h).
       {"verify", "off", "nvme.backend", {"ram"}, true, "only the ram backend keeps the data written"},
       // The link model's parameters (models/pcie/pcie_link.cpp) and the emulated
       // device's: each mode reads only its own.
@@ -31,6 +33,14 @@ const std::vector<ParamRequirement>& param_requirements() {
       {"virtio.indirect_desc", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
       {"virtio.queue_size", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
       {"virtio.queues", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
+      {"virtio.backend", nullptr, "device", {"virtio-blk"}, false, "the NVMe controller's backend is nvme.backend"},
+      {"virtio.backend_latency", nullptr, "device", {"virtio-blk"}, false,
+       "the NVMe controller's backend is nvme.backend"},
+      {"virtio.backend_concurrency", nullptr, "device", {"virtio-blk"}, false,
+       "the NVMe controller's backend is nvme.backend"},
+      {"virtio.backend_bandwidth", nullptr, "device", {"virtio-blk"}, false,
+       "the NVMe controller's backend is nvme.backend"},
+      {"virtio.capacity", nullptr, "device", {"virtio-blk"}, false, "the NVMe namespace's size is nvme.capacity"},
       {"guest.virtio_fault", "none", "device", {"virtio-blk"}, true, "the fault is in a virtqueue"},
       {"guest.virtio_fault_after", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},
       {"nvme.dbbuf", nullptr, "device", {"nvme"}, false, "virtio-blk uses VIRTIO_RING_F_EVENT_IDX (virtio.event_idx)"},
@@ -123,7 +133,8 @@ const std::vector<ParamRequirement>& param_requirements() {
 }
 
 std::vector<std::string> check_param_requirements(const Config& config) {
-  std::vector<std::string> warnings;
+  // The old spellings of virtio-blk's backend parameters first.
+  std::vector<std::string> warnings = backend_alias_warnings(config);
   for (const ParamRequirement& q : param_requirements()) {
     if (!config.registry().find(q.param) || !config.registry().find(q.needs)) continue;
     if (!config.is_set(q.param)) continue;
@@ -133,12 +144,17 @@ std::vector<std::string> check_param_requirements(const Config& config) {
     const std::string& value = config.text(q.param);
     if (q.inert && value == q.inert) continue;
     if (q.only && value != q.only) continue;
-    const std::string& have = config.text(q.needs);
+    // A need of the backend is the run's device's backend (its value
+    // perhaps from the old spelling).
+    const bool backend = is_nvme_backend_param(q.needs);
+    const std::string field = backend ? std::string(q.needs).substr(5) : "";
+    const std::string needs = backend ? backend_param(config, field) : q.needs;
+    const std::string& have = config.text(backend ? backend_value_param(config, field) : needs);
     if (std::find(q.values.begin(), q.values.end(), have) != q.values.end()) continue;
     std::string allowed;
     for (size_t k = 0; k < q.values.size(); ++k) allowed += (k ? " or " : "") + std::string(q.values[k]);
     const std::string what = "--" + std::string(q.param) + ": " + (q.inert || q.only ? value + " " : "") +
-                             "needs " + q.needs + " " + allowed + " (it is " + have + ": " + q.why + ")";
+                             "needs " + needs + " " + allowed + " (it is " + have + ": " + q.why + ")";
     if (q.refuse) throw ConfigError(what);
     warnings.push_back("nvmesim: warning: " + what + "; the setting does nothing");
   }
@@ -151,8 +167,12 @@ std::string param_requirements_help() {
     std::string allowed;
     for (size_t k = 0; k < q.values.size(); ++k) allowed += (k ? "|" : "") + std::string(q.values[k]);
     const std::string which = q.only ? std::string("=") + q.only : q.inert ? std::string(" (not ") + q.inert + ")" : "";
-    o += "  " + std::string(q.param) + which + " needs " + q.needs + "=" + allowed + (q.refuse ? " [refused]" : "") +
-         ": " + q.why + "\n";
+    // A need of the backend: the device's own (device_backend.h).
+    const std::string virtio = is_nvme_backend_param(q.needs)
+                                   ? " (device=virtio-blk: virtio." + std::string(q.needs).substr(5) + ")"
+                                   : "";
+    o += "  " + std::string(q.param) + which + " needs " + q.needs + "=" + allowed + virtio +
+         (q.refuse ? " [refused]" : "") + ": " + q.why + "\n";
   }
   return o;
 }

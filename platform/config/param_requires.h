@@ -4,6 +4,7 @@
 //
 //   hv.fault (not none)      needs hv.notify ioeventfd        refused
 //   verify=pattern           needs nvme.backend ram           refused
+//                            (virtio.backend with device=virtio-blk)
 //   pcie.gen/lanes/mps/...   need pcie.mode link              warned
 //   pcie.host_copy_gbps/...  need pcie.mode emulated          warned
 //   guest.io_prp_fault       needs device nvme                warned
@@ -40,7 +41,8 @@ struct ParamRequirement {
 const std::vector<ParamRequirement>& param_requirements();
 
 // Throws ConfigError for the first refused combination in `config`; returns
-// the warnings ("nvmesim: warning: ..."), one per parameter.
+// the warnings ("nvmesim: warning: ..."), one per parameter: first those of
+// the backend's old spellings (backend_alias_warnings, device_backend.h).
 std::vector<std::string> check_param_requirements(const Config& config);
 
 // The table for --help, one line a requirement:

@@ -1,5 +1,6 @@
 // Parameter registry, typed configuration, unit parsing and INI files.
 #include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/device_backend.h"
 #include "nvmesim/platform/config/input_file.h"
 #include "nvmesim/platform/config/user_text.h"
 #include "nvmesim/models/guest/fio_options.h"
@@ -252,13 +253,15 @@ void fit_namespace_to_size(std::vector<Config*> configs) {
     return;
   uint64_t largest = 0;
   for (const Config* c : configs) {
-    if (c->is_set("nvme.capacity")) return;  // the user's namespace: validate_all checks it
+    // The user's namespace (the device's own capacity, or its old spelling):
+    // validate_all checks it.
+    if (c->is_set(backend_value_param(*c, "capacity"))) return;
     largest = std::max(largest, c->size_bytes("size"));
   }
-  const uint64_t capacity = configs[0]->size_bytes("nvme.capacity");
+  const uint64_t capacity = configs[0]->size_bytes(backend_param(*configs[0], "capacity"));
   if (largest <= capacity) return;
   const uint64_t grown = (largest + 4095) / 4096 * 4096;  // whole 4 KiB pages (any LBA size divides them)
-  for (Config* c : configs) c->set("nvme.capacity", std::to_string(grown));
+  for (Config* c : configs) c->set(backend_param(*c, "capacity"), std::to_string(grown));
 }
 
 std::string format_time_ns(double ns) {
@@ -513,11 +516,14 @@ void Config::validate_all() const {
   auto has = [this](const char* n) { return registry_->find(n) != nullptr; };
   if (has("number_ios") && has("runtime") && integer("number_ios") == 0 && time_ns("runtime") == 0)
     throw ConfigError("number_ios and runtime are both 0");
-  // An unset nvme.capacity grows to the jobs' size (fit_namespace_to_size).
-  if (has("size") && has("nvme.capacity") && is_set("nvme.capacity") &&
-      size_bytes("size") > size_bytes("nvme.capacity"))
-    throw ConfigError("--size: " + text("size") + " is larger than nvme.capacity (" +
-                      text("nvme.capacity") + ")");
+  // An unset capacity grows to the jobs' size (fit_namespace_to_size). The
+  // device's own (nvme.capacity, virtio.capacity), or its old spelling.
+  if (has("size") && has("nvme.capacity")) {
+    const std::string capacity = backend_value_param(*this, "capacity");
+    if (is_set(capacity) && size_bytes("size") > size_bytes(capacity))
+      throw ConfigError("--size: " + text("size") + " is larger than " + backend_param(*this, "capacity") + " (" +
+                        text(capacity) + ")");
+  }
   if (has("bs") && has("size") && size_bytes("bs") > size_bytes("size"))
     throw ConfigError("--bs: " + text("bs") + " is larger than size (" + text("size") + ")");
   // bssplit's and bsrange's largest size, for reads and for writes, must fit

@@ -174,8 +174,10 @@ class Config {
   //   - every Time in range after converting `cyc` with hv.cpu_ghz
   //     ("--hv.exit_mmio: 5000000cyc (2.17391ms at hv.cpu_ghz 2.3) is out of range (0ns..1ms)");
   //   - "number_ios and runtime are both 0";
-  //   - size <= nvme.capacity (when nvme.capacity was given; otherwise
-  //     fit_namespace_to_size grows it), bs <= size, bs a multiple of nvme.lba_bytes;
+  //   - size <= the device's capacity when it was given (nvme.capacity, or
+  //     virtio.capacity with device=virtio-blk or its old spelling:
+  //     device_backend.h; otherwise fit_namespace_to_size grows it), bs <=
+  //     size, bs a multiple of nvme.lba_bytes;
   //   - guest.io_queue_entries <= nvme.mqes + 1 (CAP.MQES is 0's based).
   void validate_all() const;
 
@@ -200,9 +202,10 @@ class Config {
   std::vector<Value> values_;
 };
 
-// fio's size just works: when nvme.capacity was not given and a job's size
-// (the largest of `configs`) exceeds it, every config's nvme.capacity grows
-// to that size (whole 4 KiB pages). The RAM backend maps the namespace
+// fio's size just works: when the device's capacity (nvme.capacity, or
+// virtio.capacity with device=virtio-blk; platform/config/device_backend.h)
+// was not given and a job's size (the largest of `configs`) exceeds it,
+// every config's capacity grows to that size (whole 4 KiB pages). The RAM backend maps the namespace
 // sparsely (MAP_NORESERVE), so memory follows what is written, not the size.
 void fit_namespace_to_size(std::vector<Config*> configs);
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nvmesim/models/guest/fio_options.h"
+#include "nvmesim/platform/config/device_backend.h"
 #include "nvmesim/platform/config/params.h"
 
 namespace nvmesim::platform {
@@ -65,8 +66,8 @@ void check_simulated_time_range(const SystemParams& p, const Config& c) {
     // At most iodepth I/Os wait at the backend at once.
     if (backend.kind != models::BackendKind::Null)
       bound(std::ceil(ios / std::max(1u, unsigned(w.iodepth))) * backend.latency.to_seconds(),
-            "nvme.backend_latency",
-            c.text("nvme.backend_latency") + " per round of iodepth " + std::to_string(w.iodepth) +
+            backend_param(c, "backend_latency"),
+            c.text(backend_value_param(c, "backend_latency")) + " per round of iodepth " + std::to_string(w.iodepth) +
                 " I/Os and number_ios " + std::to_string(w.number_ios));
     if (least > kSimTimeRefusedShare * kSimTimeRangeSeconds)
       throw ConfigError("--" + option + ": " + because + " need at least " + days(least) +

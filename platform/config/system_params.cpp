@@ -5,6 +5,7 @@
 #include <string>
 
 #include "nvmesim/firmware/nvme/eventidx.h"
+#include "nvmesim/platform/config/device_backend.h"
 #include "nvmesim/platform/config/visitors.h"
 #include "nvmesim/platform/config/params.h"
 
@@ -79,16 +80,26 @@ SystemParams load_system_params(const Config& c, const std::vector<const Config*
   dc.memory_base = 1u << 20;  // the first MiB stays the firmware's / kernel's
   dc.memory_bytes = p.mem.size - dc.memory_base;
 
-  // device=virtio-blk: the same backend and notification as the controller
-  // would have (hv.notify: each device's engine its copy), its own request
-  // costs (virtio.req_cost, virtio.done_cost); a virtqueue per job unless virtio.queues says.
+  // device=virtio-blk: its own backend (virtio.backend*, virtio.capacity;
+  // the old spellings nvme.* that apply: device_backend.h), the same
+  // notification as the controller would have (hv.notify: each device's
+  // engine its copy), its own request costs (virtio.req_cost,
+  // virtio.done_cost); a virtqueue per job unless virtio.queues says.
   p.device = load_params<DeviceParams>(c);
   p.virtio = load_params<models::VirtioBlkModel::Params>(c);
+  if (p.device.device == DeviceKind::VirtioBlk) {
+    Config aliased = c;  // virtio.<field> holding the old spelling's value
+    bool any = false;
+    for (const char* f : kBackendFields) {
+      const std::string from = backend_value_param(c, f), to = std::string("virtio.") + f;
+      if (from != to) aliased.set(to, c.text(from)), any = true;
+    }
+    if (any) p.virtio.backend = load_params<models::VirtioBlkModel::Params>(aliased).backend;
+  }
   fw::VirtioBlkDeviceConfig& vc = p.virtio.firmware;
   vc.num_queues = uint16_t(p.virtio.queues ? p.virtio.queues : p.numjobs());
-  vc.capacity_sectors = p.nvme.backend.capacity / fw::virtio::BLK_SECTOR_BYTES;
+  vc.capacity_sectors = p.virtio.backend.capacity / fw::virtio::BLK_SECTOR_BYTES;
   vc.seg_max = std::min<uint32_t>(vc.queue_size_max - 2u, 126u);
-  p.virtio.backend = p.nvme.backend;
   p.virtio.notifier = p.nvme.notifier;
   vc.vhost_notify = p.virtio.busy_poll != sc_core::SC_ZERO_TIME;
   fw::VirtioBlkDriverConfig& vd = p.virtio_driver;

@@ -184,11 +184,12 @@ void write_normal(const RunResults& r, std::ostream& o) {
   if (!headline.empty()) o << headline << "\n";
   const std::string& pt = cfg("hv.passthrough");
   const bool passthrough = pt == "on" || pt == "true" || pt == "yes" || pt == "1";
+  const std::string backend = r.backend.empty() ? cfg("nvme.backend") : r.backend;  // the device's
   if (r.sections.size() > 1)  // each section's own workload is listed below
-    o << "jobs: " << r.sections.size() << " sections (their options below), backend=" << cfg("nvme.backend");
+    o << "jobs: " << r.sections.size() << " sections (their options below), backend=" << backend;
   else
     o << "job: rw=" << cfg("rw") << ", bs=" << cfg("bs") << ", iodepth=" << cfg("iodepth")
-      << ", numjobs=" << cfg("numjobs") << ", backend=" << cfg("nvme.backend");
+      << ", numjobs=" << cfg("numjobs") << ", backend=" << backend;
   if (cfg("device") == "virtio-blk")  // its kicks' EventIdx is VIRTIO_RING_F_EVENT_IDX
     o << ", device=virtio-blk, event_idx=" << cfg("virtio.event_idx")
       << (r.dbbuf_active ? " (negotiated)" : " (not negotiated)");

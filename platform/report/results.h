@@ -57,6 +57,10 @@ struct JobSection {
 // job file's sections and the host process's figures.
 struct RunResults {
   std::vector<std::pair<std::string, std::string>> config;  // every effective parameter
+  // The device's backend (null, latency, ram): nvme.backend, or virtio-blk's
+  // virtio.backend (or its old spelling; platform/config/device_backend.h).
+  // Empty: nvme.backend's.
+  std::string backend;
   double sim_time_ns = 0;  // the measured interval
   // What utilisation is a fraction of: the measured interval, extended to
   // the end of the vCPUs' work after their last completion (the CQ doorbell

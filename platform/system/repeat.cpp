@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/platform/config/device_backend.h"
 #include "nvmesim/platform/config/params.h"
 #include "nvmesim/platform/config/user_text.h"
 #include "nvmesim/platform/fio/fio_job.h"
@@ -172,12 +173,14 @@ std::vector<double> ratios_of(const std::vector<const Seed*>& seeds, const std::
 // The parameters the user set that the header does not show (the seed is
 // the header's).
 std::string other_settings(const Config& c, bool comparison) {
-  static const char* const shown_in_header[] = {"rw", "bs", "iodepth", "numjobs", "nvme.backend", "number_ios",
+  // The backend shown is the device's (device_backend.h).
+  static const char* const shown_in_header[] = {"rw", "bs", "iodepth", "numjobs", "number_ios",
                                                 "hv.exit_mmio", "hv.cpu_ghz", "seed"};
+  const std::string backend = backend_value_param(c, "backend");
   std::string out;
   for (const ParamSpec& spec : c.registry().all()) {
     if (!c.is_set(spec.name) || (spec.name == "nvme.dbbuf" && !comparison)) continue;
-    bool in_header = false;
+    bool in_header = spec.name == backend;
     for (const char* h : shown_in_header) in_header = in_header || spec.name == h;
     if (!in_header) out += (out.empty() ? "" : " ") + spec.name + "=" + c.text(spec.name);
   }
@@ -372,7 +375,7 @@ RepeatOutcome run_repeat(const Config& base, const RunOptions& options, std::ost
   out << (comparison ? "nvmesim default experiment" : "nvmesim one run") << " over " << options.repeat
       << " seeds (seed=" << seed0 << ".." << last << "): rw=" << base.text("rw") << " bs=" << base.text("bs")
       << " iodepth=" << base.text("iodepth") << " numjobs=" << base.text("numjobs")
-      << " backend=" << base.text("nvme.backend") << " number_ios=" << base.text("number_ios")
+      << " backend=" << base.text(backend_value_param(base, "backend")) << " number_ios=" << base.text("number_ios")
       << (comparison ? "" : " nvme.dbbuf=" + base.text("nvme.dbbuf")) << ", MMIO doorbell exit "
       << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz") << " GHz\n";
   if (const std::string more = other_settings(base, comparison); !more.empty()) out << "also set: " << more << "\n";

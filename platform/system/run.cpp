@@ -26,6 +26,7 @@
 #include "nvmesim/models/guest/vcpu.h"
 #include "nvmesim/platform/cli/exit_codes.h"
 #include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/platform/config/device_backend.h"
 #include "nvmesim/platform/config/params.h"
 #include "nvmesim/platform/report/derived_figures.h"
 #include "nvmesim/platform/report/pending_file.h"
@@ -370,11 +371,13 @@ double ratio(double spec, double off) { return off > 0 && spec >= 0 ? spec / off
 
 // The parameters the user set that the comparison's header does not show.
 std::string other_settings(const Config& c) {
-  static const char* const shown_in_header[] = {"rw", "bs", "iodepth", "numjobs", "nvme.backend",
+  // The backend shown is the device's (device_backend.h).
+  static const char* const shown_in_header[] = {"rw", "bs", "iodepth", "numjobs",
                                                 "number_ios", "hv.exit_mmio", "hv.cpu_ghz"};
+  const std::string backend = backend_value_param(c, "backend");
   std::string out;
   for (const ParamSpec& spec : c.registry().all()) {
-    if (!c.is_set(spec.name) ||
+    if (!c.is_set(spec.name) || spec.name == backend ||
         std::find(std::begin(shown_in_header), std::end(shown_in_header), spec.name) != std::end(shown_in_header))
       continue;
     out += (out.empty() ? "" : " ") + spec.name + "=" + c.text(spec.name);
@@ -507,6 +510,7 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   }
   if (sig) out << interrupted_mark(sig, ran) << "\n";
   if (!headline.empty()) out << headline << "\n";
+<<<<<<< HEAD
   out << "nvmesim default experiment: ";
   if (options.fio && options.fio->jobs.size() > 1) {
     // A job file of several sections: each by its own options as written,
@@ -527,6 +531,12 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
         << " number_ios=" << base.text("number_ios");
   }
   out << ", MMIO doorbell exit " << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz")
+=======
+  out << "nvmesim default experiment: rw=" << base.text("rw") << " bs=" << base.text("bs")
+      << " iodepth=" << base.text("iodepth") << " numjobs=" << base.text("numjobs")
+      << " backend=" << base.text(backend_value_param(base, "backend")) << " number_ios=" << base.text("number_ios")
+      << ", MMIO doorbell exit " << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz")
+>>>>>>> virtiobackend
       << " GHz\n";
   if (const std::string more = other_settings(base); !more.empty()) out << "also set: " << more << "\n";
   out << "\n";

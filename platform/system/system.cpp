@@ -21,6 +21,7 @@
 #include "nvmesim/platform/config/system_params.h"
 #include "nvmesim/platform/system/system_device.h"
 #include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/platform/config/device_backend.h"
 #include "nvmesim/platform/config/params.h"
 
 using namespace sc_core;
@@ -343,6 +344,7 @@ RunResults System::run() {
   }
   RunResults r;
   r.config = config_.effective();
+  r.backend = config_.text(backend_value_param(config_, "backend"));
   const fw::VirtioBlkDriver* vd = guest_->virtio();
   r.bringup_ok = guest_->bringup().ok;
   r.bringup_error = guest_->bringup().error ? guest_->bringup().error : "";

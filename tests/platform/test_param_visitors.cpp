@@ -54,9 +54,9 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 134 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 139 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 134);
+  REQUIRE(reg.all().size() == 139);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, the engine's hv.notify,
   // hv.timer_delay and hv.fault, then the device choice and virtio.*.

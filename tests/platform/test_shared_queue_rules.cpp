@@ -63,7 +63,7 @@ TEST_CASE("shared virtqueues: verify=pattern finds no error and every job comple
   for (const char* rw : {"randwrite", "randrw"})
     for (const SharedRow row : {SharedRow{2, 1, 1, rw}, SharedRow{2, 1, 8, rw}, SharedRow{4, 1, 4, rw},
                                 SharedRow{4, 1, 16, rw}, SharedRow{3, 2, 8, rw}, SharedRow{4, 2, 32, rw}})
-      check_binary_run("--device=virtio-blk --nvme.backend=ram --verify=pattern --size=256k --rw=" +
+      check_binary_run("--device=virtio-blk --virtio.backend=ram --verify=pattern --size=256k --rw=" +
                            std::string(rw) + " --numjobs=" + std::to_string(row.numjobs) +
                            " --virtio.queues=" + std::to_string(row.queues) + " --iodepth=" +
                            std::to_string(row.iodepth),
@@ -74,7 +74,7 @@ TEST_CASE("shared virtqueues: the reported case, 4 jobs on one queue, verify=pat
   for (const char* rw : {"randwrite", "randrw"})
     for (const char* size : {"", " --size=256k"})
       check_binary_run(std::string("--device=virtio-blk --numjobs=4 --virtio.queues=1 --verify=pattern "
-                                   "--nvme.backend=ram --rw=") + rw + size,
+                                   "--virtio.backend=ram --rw=") + rw + size,
                        4, 500);
 }
 
@@ -149,7 +149,7 @@ TEST_CASE("shared virtqueue: the reported stall command completes all 40000 I/Os
 // depth exceeds the queue wait for tags (FioJob::wait_for_tag) and complete.
 TEST_CASE("shared virtqueue: jobs deeper than the queue wait for tags and complete", "[shared][tag_wait]") {
   for (const char* size : {"16", "64"})
-    check_binary_run(std::string("--device=virtio-blk --nvme.backend=ram --numjobs=4 --virtio.queues=1 "
+    check_binary_run(std::string("--device=virtio-blk --virtio.backend=ram --numjobs=4 --virtio.queues=1 "
                                  "--iodepth=16 --rw=randrw --verify=pattern --size=256k --virtio.queue_size=") +
                          size,
                      4, 500);

@@ -97,7 +97,7 @@ TEST_CASE("virtio-blk platform: iodepth 32 without EVENT_IDX interrupts for ever
 }
 
 TEST_CASE("virtio-blk platform: data written through the ring reads back (ram backend, verify=pattern)") {
-  Config c = make_config({{"nvme.backend", "ram"}, {"rw", "randrw"}, {"verify", "pattern"}, {"size", "64k"},
+  Config c = make_config({{"virtio.backend", "ram"}, {"rw", "randrw"}, {"verify", "pattern"}, {"size", "64k"},
                           {"bs", "16k"}, {"number_ios", "2000"}});
   System sys(c);
   const RunResults r = sys.run();

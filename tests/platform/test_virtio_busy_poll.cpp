@@ -135,7 +135,7 @@ TEST_CASE("busy poll: the polled time is the sum of the windows and part of the 
           "[binary]") {
   // Two runs, so two processes: the binary's JSON carries the statistics (in ns).
   auto run = [](const char* window) {
-    const auto p = test::run_nvmesim(std::string("--device=virtio-blk --nvme.backend=null --iodepth=1 "
+    const auto p = test::run_nvmesim(std::string("--device=virtio-blk --virtio.backend=null --iodepth=1 "
                                                  "--number_ios=500 --output-format=json --virtio.busy_poll=") +
                                      window);
     REQUIRE(p.exit_code == 0);
@@ -168,7 +168,7 @@ TEST_CASE("busy poll: the polled time is the sum of the windows and part of the 
 TEST_CASE("busy poll: completions on the polling thread break its windows, and the windows add up") {
   Config c = test::virtio_config({{"iodepth", "4"}, {"numjobs", "2"}, {"number_ios", "400"},
                                   {"hv.device_thread", "iothread"}, {"hv.iothreads", "1"},
-                                  {"nvme.backend", "latency"}, {"nvme.backend_latency", "20us"},
+                                  {"virtio.backend", "latency"}, {"virtio.backend_latency", "20us"},
                                   {"virtio.busy_poll", "30us"}});
   System sys(c);
   const RunResults r = sys.run();
@@ -193,7 +193,7 @@ TEST_CASE("busy poll: completions on the polling thread break its windows, and t
 TEST_CASE("busy poll: the same configuration gives byte-identical JSON", "[binary]") {
   const std::string args =
       "--device=virtio-blk --iodepth=4 --numjobs=2 --number_ios=1000 --rw=randrw --virtio.busy_poll=5us "
-      "--nvme.backend=latency --output-format=json";
+      "--virtio.backend=latency --output-format=json";
   const auto a = test::run_nvmesim(args);
   const auto b = test::run_nvmesim(args);
   REQUIRE(a.exit_code == 0);

@@ -120,7 +120,7 @@ TEST_CASE("virtio hostile run: the broken device stops every queue, each job's I
 
 TEST_CASE("virtio hostile run: the binary exits 0, reports needs_reset in JSON, same seed same bytes") {
   const std::string args =
-      "--device=virtio-blk --nvme.backend=null --iodepth=1 --number_ios=50 --guest.virtio_fault=desc_loop "
+      "--device=virtio-blk --virtio.backend=null --iodepth=1 --number_ios=50 --guest.virtio_fault=desc_loop "
       "--guest.virtio_fault_after=7 --output-format=json";
   const test::ProcessResult a = test::run_nvmesim(args);
   const test::ProcessResult b = test::run_nvmesim(args);

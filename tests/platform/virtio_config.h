@@ -14,7 +14,7 @@ using Settings = std::vector<std::pair<const char*, const char*>>;
 inline platform::Config virtio_config(const Settings& settings) {
   platform::Config c;
   c.set("device", "virtio-blk");
-  c.set("nvme.backend", "null");
+  c.set("virtio.backend", "null");
   for (const auto& [k, v] : settings) c.set(k, v);
   c.validate_all();
   return c;
