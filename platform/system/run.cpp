@@ -510,7 +510,6 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   }
   if (sig) out << interrupted_mark(sig, ran) << "\n";
   if (!headline.empty()) out << headline << "\n";
-<<<<<<< HEAD
   out << "nvmesim default experiment: ";
   if (options.fio && options.fio->jobs.size() > 1) {
     // A job file of several sections: each by its own options as written,
@@ -524,19 +523,13 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
     out << " global:";
     for (const auto& [name, value] : options.fio->global_options)
       out << " " << name << (value.empty() ? "" : "=") << value;
-    out << ", backend=" << base.text("nvme.backend");
+    out << ", backend=" << base.text(backend_value_param(base, "backend"));
   } else {
     out << "rw=" << base.text("rw") << " bs=" << base.text("bs") << " iodepth=" << base.text("iodepth")
-        << " numjobs=" << base.text("numjobs") << " backend=" << base.text("nvme.backend")
+        << " numjobs=" << base.text("numjobs") << " backend=" << base.text(backend_value_param(base, "backend"))
         << " number_ios=" << base.text("number_ios");
   }
   out << ", MMIO doorbell exit " << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz")
-=======
-  out << "nvmesim default experiment: rw=" << base.text("rw") << " bs=" << base.text("bs")
-      << " iodepth=" << base.text("iodepth") << " numjobs=" << base.text("numjobs")
-      << " backend=" << base.text(backend_value_param(base, "backend")) << " number_ios=" << base.text("number_ios")
-      << ", MMIO doorbell exit " << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz")
->>>>>>> virtiobackend
       << " GHz\n";
   if (const std::string more = other_settings(base); !more.empty()) out << "also set: " << more << "\n";
   out << "\n";
