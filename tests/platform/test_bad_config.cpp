@@ -78,7 +78,6 @@ TEST_CASE("bad config: combinations of values", "[cli][bad_config]") {
       {"--nvme.capacity=1g --size=1t", "--size: 1t is larger than nvme.capacity (1g)"},
       {"--nvme.capacity=1m --size=2m", "--size: 2m is larger than nvme.capacity (1m)"},
       {"--runtime=0s --number_ios=0", "number_ios and runtime are both 0"},
-      {"--bs=1m --nvme.mdts=1", "--iodepth: 32 I/Os of bs 1m, split at nvme.mdts's 8k into 128 commands each, need 4096 tags; an I/O queue of 1024 entries has 1023 (lower iodepth or bs, or raise nvme.mdts, guest.io_queue_entries and nvme.mqes)"},
       // Checked where the system is assembled (run_experiment: still exit 2).
       {"--hv.notify=ioeventfd --hv.device_thread=vcpu",
        "--hv.notify: ioeventfd needs a host thread (hv.device_thread mainloop or iothread, not "
