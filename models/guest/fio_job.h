@@ -74,7 +74,9 @@ class FioJob {
   bool poll_cq();  // one poll of the job's CQ (guest.completion=poll): true if it found a completion
   // A request of the shared queue completed: wake the jobs sleeping for a tag.
   void wake_tag_waiters(uint16_t q);  // virtio.queues < numjobs: other jobs use this job's queue
-  unsigned issue(const NextIo& io, const sc_core::sc_time& started);  // NVMe commands issued (0: none)
+  // NVMe commands issued, each waiting for its tag (virtio-blk: 0 when the
+  // virtqueue has no room)
+  unsigned issue(const NextIo& io, const sc_core::sc_time& started);
   // Largest NVMe command the block layer sends (MDTS x 4 KiB; 0: no limit):
   // a larger I/O is split into parts, one command and tag each.
   uint32_t max_command_bytes() const;
