@@ -189,8 +189,8 @@ void FioJob::wait_for_tag() {
 }
 
 // One command on an NVMe queue, waiting for a tag as blk-mq does: with
-// every tag of the queue taken (its depth is entries - 1, the driver's
-// nvme_alloc_io_tag_set), blk_mq_get_tag (block/blk-mq-tag.c) runs the
+// every tag of the queue taken (entries - 1: drivers/nvme/host/pci.c sizes
+// the tag set at q_depth - 1), blk_mq_get_tag (block/blk-mq-tag.c) runs the
 // hardware queue (blk_mq_run_hw_queue) and sleeps in io_schedule, whose
 // sched_submit_work -> blk_flush_plug dispatches the plug: the commands this
 // io_submit added so far get their SQ doorbell update before the job sleeps.
