@@ -91,8 +91,8 @@ void FioJob::submit_batch() {
   while (n < params_.batch_submit && can_issue() && (n == 0 || !rate_wait(false))) {
     const NextIo io = workload_.next();
     const sc_time started = cpu_.current_time();
-    const unsigned commands = issue(io, started);
-    if (!commands) break;  // SQ full: publish what we have
+    const unsigned commands = issue(io, started);  // NVMe: waits for tags (issue_command_waiting)
+    if (!commands) break;  // no descriptors: publish what we have
     ++n;
     // Each NVMe command (nvme_queue_rq) costs the driver its work.
     cpu_.guest_work(commands == 1 ? params_.submit_cost : params_.submit_cost * double(commands));
@@ -171,13 +171,43 @@ void FioJob::submit_batch_shared(fw::VirtioBlkDriver& vb) {
 }
 
 // Sleeps until the queue's interrupt handler completes a request (its own
-// interrupt, if this vCPU takes the queue's, or another vCPU's wake-up).
+// interrupt, if this vCPU takes the queue's, or another vCPU's wake-up);
+// with polled completions (guest.completion=poll) the job polls its CQ
+// until a completion frees a tag.
 void FioJob::wait_for_tag() {
+  ++stats_.tag_waits;
   waiting_for_tag_ = true;
   ++guest_.tag_waiters();
-  cpu_.wait_for_io();
+  if (params_.poll_completions) {
+    while (!poll_cq()) {
+    }
+  } else {
+    cpu_.wait_for_io();
+  }
   --guest_.tag_waiters();
   waiting_for_tag_ = false;
+}
+
+// One command on an NVMe queue, waiting for a tag as blk-mq does: with
+// every tag of the queue taken (entries - 1: drivers/nvme/host/pci.c sizes
+// the tag set at q_depth - 1), blk_mq_get_tag (block/blk-mq-tag.c) runs the
+// hardware queue (blk_mq_run_hw_queue) and sleeps in io_schedule, whose
+// sched_submit_work -> blk_flush_plug dispatches the plug: the commands this
+// io_submit added so far get their SQ doorbell update before the job sleeps.
+// fio's io_submit (libaio, no IOCB_NOWAIT) blocks in the kernel meanwhile, so
+// the batch's slat includes the wait. blk_mq_put_tag at the completion frees
+// the tag (the job's own interrupt: one NVMe queue per job).
+int32_t FioJob::issue_command_waiting(const NextIo& io, const sc_time& started, uint64_t part_offset,
+                                      uint32_t part_bytes, uint32_t group) {
+  fw::Driver& d = guest_.driver();
+  for (;;) {
+    const int32_t tag = issue_command(io, started, part_offset, part_bytes, group);
+    if (tag >= 0) return tag;
+    if (*d.last_submit_error())
+      throw std::logic_error(std::string("the driver refused a command: ") + d.last_submit_error());
+    trace_update(true, d.ring_sq(params_.qid));
+    wait_for_tag();
+  }
 }
 
 bool FioJob::virtqueue_shared() const {
@@ -205,25 +235,27 @@ unsigned FioJob::issue(const NextIo& io, const sc_time& started) {
   if (vb && guest_.watching_avail() && !virtqueue_shared()) cpu_.sync_local();
   const uint32_t max = vb ? 0 : max_command_bytes();
   unsigned commands = 1;
-  if (!max || io.bytes <= max) {
-    if (!vb) plug_add(uint32_t(io.bytes));
+  if (vb) {
     if (issue_command(io, started, 0, uint32_t(io.bytes), kNoGroup) < 0) return 0;
+  } else if (!max || io.bytes <= max) {
+    plug_add(uint32_t(io.bytes));
+    issue_command_waiting(io, started, 0, uint32_t(io.bytes), kNoGroup);
   } else {
     commands = unsigned((io.bytes + max - 1) / max);
-    fw::Driver& d = guest_.driver();
-    // Tags for every part (check_system_params sizes the queue for
-    // iodepth x parts, so they are there whenever fio may issue).
-    if (d.outstanding(params_.qid) + commands > d.tags_per_queue() || free_groups_.empty()) return 0;
+    // A group per I/O whose parts are not all completed: at most iodepth
+    // (fio's unreaped I/Os), fewer than the groups (tag_count).
+    if (free_groups_.empty()) throw std::logic_error("split I/O: no free group");
     const uint32_t g = free_groups_.back();
     free_groups_.pop_back();
     groups_[g] = SplitIo{commands, 0, false, false};
+    // The parts go one by one (the bio split off each time, the rest
+    // resubmitted: __bio_split_to_limits, submit_bio_noacct), each waiting
+    // for its tag: parts beyond the free tags wait for earlier ones to complete.
     for (unsigned p = 0; p < commands; ++p) {
       const uint64_t off = uint64_t(p) * max;
       const uint32_t len = uint32_t(std::min<uint64_t>(max, io.bytes - off));
       plug_add(len);
-      if (issue_command(io, started, off, len, g) < 0)
-        throw std::logic_error("split I/O: the driver refused part " + std::to_string(p) + ": " +
-                               d.last_submit_error());
+      issue_command_waiting(io, started, off, len, g);
     }
   }
   rate_.issued(io.write ? 1 : 0, io.bytes);

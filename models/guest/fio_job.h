@@ -68,9 +68,15 @@ class FioJob {
   void submitted(unsigned n);  // the batch's io_submit returned
   bool virtqueue_shared() const;
   void wait_for_tag();  // blk_mq_get_tag's sleep
+  // issue_command on an NVMe queue, sleeping for a tag until one is free.
+  int32_t issue_command_waiting(const NextIo& io, const sc_core::sc_time& started, uint64_t part_offset,
+                                uint32_t part_bytes, uint32_t group);
+  bool poll_cq();  // one poll of the job's CQ (guest.completion=poll): true if it found a completion
   // A request of the shared queue completed: wake the jobs sleeping for a tag.
   void wake_tag_waiters(uint16_t q);  // virtio.queues < numjobs: other jobs use this job's queue
-  unsigned issue(const NextIo& io, const sc_core::sc_time& started);  // NVMe commands issued (0: none)
+  // NVMe commands issued, each waiting for its tag (virtio-blk: 0 when the
+  // virtqueue has no room)
+  unsigned issue(const NextIo& io, const sc_core::sc_time& started);
   // Largest NVMe command the block layer sends (MDTS x 4 KiB; 0: no limit):
   // a larger I/O is split into parts, one command and tag each.
   uint32_t max_command_bytes() const;

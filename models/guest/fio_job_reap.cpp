@@ -29,7 +29,7 @@ void FioJob::process_completions() {
         finish_io(c);
       } else {
         cpu_.guest_work(params_.complete_cost);
-        owner->complete_remote(c, cpu_.current_time());
+        if (owner->complete_remote(c, cpu_.current_time())) cpu_.send_ipi();
       }
       vb->end_request(q, c.tag);
       wake_tag_waiters(q);
@@ -49,7 +49,8 @@ void FioJob::process_completions() {
 void FioJob::wake_tag_waiters(uint16_t q) {
   if (!guest_.tag_waiters()) return;  // per request: no scan of the vCPUs unless a job sleeps for a tag
   for (Vcpu* v : guest_.vcpus())
-    if (v != &cpu_ && v->job().waiting_for_tag() && v->virtqueue() == q) v->wake(cpu_.current_time());
+    if (v != &cpu_ && v->job().waiting_for_tag() && v->virtqueue() == q && v->wake(cpu_.current_time()))
+      cpu_.send_ipi();
 }
 
 void FioJob::finish_io(const fw::Completion& c) {
@@ -116,11 +117,7 @@ void FioJob::reap() {
   const uint32_t want = std::min(params_.batch_complete_min, inflight_);
   while (ready_ < want) {
     if (params_.poll_completions) {
-      cpu_.guest_work(params_.poll_interval);
-      cpu_.sync_local();
-      const bool found = guest_.driver().completion_ready(params_.qid);
-      cpu_.polled(found);
-      if (found) process_completions();
+      poll_cq();
       continue;
     }
     cpu_.wait_for_io();
@@ -159,6 +156,15 @@ void FioJob::reap_events(uint32_t n) {
     stats_.lat[d].add(lat);
     if (io_sink_) io_sink_({(t - stats_.start).value(), slat, clat, lat, e.write, e.bytes, e.offset});
   }
+}
+
+bool FioJob::poll_cq() {
+  cpu_.guest_work(params_.poll_interval);
+  cpu_.sync_local();
+  const bool found = guest_.driver().completion_ready(params_.qid);
+  cpu_.polled(found);
+  if (found) process_completions();
+  return found;
 }
 
 void FioJob::quiesce() {

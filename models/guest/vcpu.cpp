@@ -200,15 +200,33 @@ void Vcpu::take_admin_interrupts() {
   }
 }
 
-void Vcpu::complete_remote(const fw::Completion& c, const sc_time& at) {
+bool Vcpu::complete_remote(const fw::Completion& c, const sc_time& at) {
   job_.record_completion(c, at);
-  wake(at);
+  return wake(at);
 }
 
-void Vcpu::wake(const sc_time& at) {
+// A wake-up of a job already woken (its task running again) sends no
+// second IPI: try_to_wake_up finds it TASK_RUNNING.
+bool Vcpu::wake(const sc_time& at) {
+  const bool ipi = asleep_ && !woken_;
   if (!woken_ || at < wake_time_) wake_time_ = at;
   woken_ = true;
   activations::notify(irq_event_, at > kernel_now() ? at - kernel_now() : SC_ZERO_TIME);
+  return ipi;
+}
+
+// try_to_wake_up -> ttwu_queue / resched_curr -> smp_send_reschedule
+// (arch/x86/kernel/smp.c native_smp_send_reschedule): an x2APIC ICR write,
+// which KVM handles in its fast path (handle_fastpath_set_msr_irqoff ->
+// kvm_x2apic_icr_write) without a trip to QEMU; Intel's IPI virtualization
+// sends it with no exit at all. The woken vCPU pays its own wake-up from
+// the halt (wait_for_interrupt).
+void Vcpu::send_ipi() {
+  ++results_.ipis;
+  const sc_time exit = guest_.hypervisor().ipi_exit(params_.index);
+  if (exit == SC_ZERO_TIME) return;
+  if (auto* t = traces::active()) t->vm_exit(params_.index, "ipi", now().value(), (now() + exit).value());
+  qk_.inc(exit);
 }
 
 void Vcpu::wait_for_io() {
@@ -224,6 +242,7 @@ bool Vcpu::wait_for_interrupt() {
   auto woken = [&] { return woken_ && wake_time_ <= kernel_now(); };
   // Reported as it starts, so trace writers need not hold events back.
   const bool idles = !irq_due() && !woken();
+  asleep_ = idles;
   // KVM halt polling: the vCPU thread keeps its core while it polls.
   const sc_time poll = idles ? halt_poll_window_ : SC_ZERO_TIME;
   bool scheduled_out = false;
@@ -258,6 +277,7 @@ bool Vcpu::wait_for_interrupt() {
     }
   }
   waits_on_device_ = false;
+  asleep_ = false;
   sc_time idle = kernel_now() - t0;
   if (idles) {
     const Hypervisor::Params& hv = guest_.hypervisor().params();

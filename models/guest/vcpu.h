@@ -98,12 +98,18 @@ class Vcpu : public sc_core::sc_module,
   uint16_t virtqueue() const { return job_.virtqueue(); }
   // Another vCPU's virtblk_done completed this job's I/O at `at` (a virtqueue
   // shared by several vCPUs interrupts one of them): blk_mq_complete_request
-  // ran there, the job's io_getevents sleeper is woken (the wake-up IPI's
-  // own exits are not modelled).
-  void complete_remote(const fw::Completion& c, const sc_core::sc_time& at);
+  // ran there, the job's io_getevents sleeper is woken. True when the wake-up
+  // needs an IPI (wake).
+  bool complete_remote(const fw::Completion& c, const sc_core::sc_time& at);
   // Wakes the job's sleep (wait_for_io returns) at `at`: another vCPU's
-  // handler completed one of its I/Os or freed a tag it waits for.
-  void wake(const sc_core::sc_time& at);
+  // handler completed one of its I/Os or freed a tag it waits for. True when
+  // the job was asleep (this vCPU halted in wait_for_io) and not yet woken:
+  // try_to_wake_up on a sleeping CPU sends it an IPI (send_ipi on the waker).
+  bool wake(const sc_core::sc_time& at);
+  // The interrupt handler on this vCPU woke a job sleeping on another:
+  // the reschedule IPI (native_smp_send_reschedule), an x2APIC ICR write,
+  // costs this vCPU an exit unless IPI virtualization is on (hv.ipiv).
+  void send_ipi();
 
   // ---- Stall reports: its queue as the driver sees it, around the
   // device's descriptions of its SQ and CQ.
@@ -169,6 +175,7 @@ class Vcpu : public sc_core::sc_module,
   sc_core::sc_event irq_event_;
   unsigned admin_irqs_pending_ = 0;
   bool woken_ = false;  // complete_remote: a wake-up at wake_time_
+  bool asleep_ = false;  // halted in wait_for_interrupt with nothing due: a wake-up needs an IPI
   sc_core::sc_time wake_time_;
   sc_core::sc_time halt_poll_window_;  // KVM's vcpu->halt_poll_ns
   // hv.wakeup=measured: this vCPU's own draws of its wake-up after it

@@ -40,6 +40,12 @@ struct VcpuStats : stats::Group {
                         "halts whose interrupt came while KVM polled (hv.halt_poll)"};
   Scalar halt_sleeps{*this, "halt_sleeps", COUNT,
                      "halts after which the vCPU thread scheduled out (each costs a wake-up: a measured draw, or hv.halt_wakeup with hv.wakeup=fixed)"};
+  Scalar tag_waits{*this, "tag_waits", COUNT,
+                   "submissions that slept for a free tag of the job's queue (blk_mq_get_tag): its depth, "
+                   "or the jobs sharing it, above the queue's tags"};
+  Scalar ipis{*this, "ipis", COUNT,
+              "wake-up IPIs this vCPU sent: its interrupt handler woke another vCPU's sleeping job "
+              "(each an exits.ipi unless hv.ipiv)"};
   sc_core::sc_time start, end;   // measured phase: first submission, last completion
   sc_core::sc_time released;     // when the jobs it waits for had finished (0: it waits for none)
   sc_core::sc_time done;         // when its job finished

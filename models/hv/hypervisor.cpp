@@ -126,6 +126,13 @@ sc_time Hypervisor::eoi_exit(unsigned vcpu) {
   return t;
 }
 
+sc_time Hypervisor::ipi_exit(unsigned vcpu) {
+  if (params_.ipi_virtualization) return SC_ZERO_TIME;
+  const sc_time t = cost(params_.exit_ipi);
+  exits_.at(vcpu).add(ExitKind::Ipi, t);
+  return t;
+}
+
 void Hypervisor::record_halt(unsigned vcpu, const sc_time& idle) {
   exits_.at(vcpu).add(ExitKind::Hlt, idle);
 }

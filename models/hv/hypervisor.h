@@ -42,6 +42,13 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
     sc_core::sc_time exit_eoi;         // EOI
     bool posted_interrupts{};          // no injection exit on the receiving vCPU
     bool virtual_eoi{};                // APIC virtualization: EOI without exit
+    // An IPI the guest sends (a wake-up's reschedule IPI): its x2APIC ICR
+    // write is an MSR-write exit, handled in KVM's fast path
+    // (arch/x86/kvm/x86.c handle_fastpath_set_msr_irqoff ->
+    // kvm_x2apic_icr_write), unless IPI virtualization (Intel IPIv) sends it
+    // without an exit.
+    sc_core::sc_time exit_ipi;
+    bool ipi_virtualization{};
     bool pio_doorbells{};              // what-if: doorbells written with port I/O
     sc_core::sc_time exit_pio;         // port I/O exit
     sc_core::sc_time exit_pio_ioeventfd;
@@ -114,6 +121,8 @@ class Hypervisor : public sc_core::sc_module, public MsiSink {
   sc_core::sc_time interrupt_lock(unsigned vcpu);
   bool interrupts_take_lock() const { return params_.bql && params_.bql_interrupts; }
   sc_core::sc_time eoi_exit(unsigned vcpu);
+  // The vCPU sends an IPI: the exit it takes (none with hv.ipiv).
+  sc_core::sc_time ipi_exit(unsigned vcpu);
   void record_halt(unsigned vcpu, const sc_core::sc_time& idle);
 
   ExitStats exits(unsigned vcpu) const { return exits_.at(vcpu).figures(); }

@@ -11,6 +11,7 @@ const char* to_string(ExitKind kind) {
     case ExitKind::Interrupt: return "interrupt";
     case ExitKind::Eoi: return "eoi";
     case ExitKind::Hlt: return "hlt";
+    case ExitKind::Ipi: return "ipi";
   }
   return "?";
 }

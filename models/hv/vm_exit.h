@@ -20,8 +20,9 @@ enum class ExitKind : uint8_t {
   Interrupt,     // interrupt injection into the vCPU
   Eoi,           // end-of-interrupt write to the local APIC
   Hlt,           // the vCPU halted, waiting for an interrupt (time = idle time)
+  Ipi,           // x2APIC ICR write sending an IPI (an MSR-write exit; none with IPI virtualization)
 };
-constexpr unsigned EXIT_KIND_COUNT = 7;
+constexpr unsigned EXIT_KIND_COUNT = 8;
 const char* to_string(ExitKind kind);
 
 struct ExitStats {

@@ -95,6 +95,12 @@ struct HvParams {
     v.time(exits.inject, "inject", "1us", 0, 1 * MS, "interrupt injection exit on the vCPU");
     v.time(exits.exit_eoi, "exit_eoi", "1us", 0, 1 * MS, "EOI exit");
     v.flag(exits.posted_interrupts, "posted_interrupts", "off", "posted interrupts: injection without an exit");
+    v.time(exits.exit_ipi, "exit_ipi", "1us", 0, 1 * MS,
+           "IPI exit on the sending vCPU: a wake-up's reschedule IPI to another vCPU's sleeping job is an "
+           "x2APIC ICR write, an MSR-write exit handled in KVM's fast path (kvm_x2apic_icr_write); "
+           "assumed as hv.exit_eoi, no source");
+    v.flag(exits.ipi_virtualization, "ipiv", "off",
+           "IPI virtualization (Intel IPIv, Sapphire Rapids): the guest sends IPIs without an exit");
     // host: the machine the hypervisor runs on.
     v.integer(host_cores, "host.cores", "0", "cores", 0, 1024,
               "host cores shared by vCPU and emulation threads (0 = one per thread)");

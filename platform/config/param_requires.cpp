@@ -27,6 +27,11 @@ const std::vector<ParamRequirement>& param_requirements() {
       {"pcie.host_copy_gbps", nullptr, "pcie.mode", {"emulated"}, false, "the link model times transfers"},
       {"pcie.emulated_access", nullptr, "pcie.mode", {"emulated"}, false, "the link model times transfers"},
       {"hv.timer_delay", nullptr, "hv.notify", {"timer"}, false, "no timer is armed"},
+      // Wake-up IPIs: only a virtqueue shared by several jobs has one vCPU
+      // complete another's I/O (an NVMe queue is a job's own).
+      {"hv.exit_ipi", nullptr, "hv.ipiv", {"off"}, false, "IPI virtualization sends IPIs without an exit"},
+      {"hv.exit_ipi", nullptr, "device", {"virtio-blk"}, false, "only jobs sharing a virtqueue wake another vCPU"},
+      {"hv.ipiv", nullptr, "device", {"virtio-blk"}, false, "only jobs sharing a virtqueue wake another vCPU"},
       // Each device reads its own settings: virtio.* the virtio-blk function,
       // the doorbell buffer and its EventIdx the NVMe controller and driver.
       {"virtio.event_idx", nullptr, "device", {"virtio-blk"}, false, "no virtio-blk device is built"},

@@ -215,11 +215,9 @@ void check_system_params(const SystemParams& p, const Config& c) {
   const fw::ControllerConfig& fc = p.nvme.firmware;
   const fw::DriverConfig& dc = p.guest.driver;
   const uint32_t numjobs = p.numjobs(), iodepth = p.iodepth, bs = p.bs;
-  const uint32_t entries = dc.io_queue_entries;
-  if (iodepth > entries - 1)
-    throw ConfigError("--iodepth: " + std::to_string(iodepth) + " does not fit an I/O queue of " +
-                      std::to_string(entries) + " entries (allowed 1.." + std::to_string(entries - 1) +
-                      "; raise guest.io_queue_entries and nvme.mqes)");
+  // A job's depth above the I/O queue's tags (entries - 1), or its I/Os
+  // split at MDTS into more commands than the tags, runs: its submissions
+  // wait for free tags as blk_mq_get_tag sleeps (FioJob::issue_command_waiting).
   if (dc.io_cq_entries == 1)
     throw ConfigError("--guest.io_cq_entries: 1 is not a queue size (allowed 0 = as the SQ, or "
                       "2..65536)");
@@ -227,19 +225,6 @@ void check_system_params(const SystemParams& p, const Config& c) {
     throw ConfigError("--numjobs: " + std::to_string(numjobs) +
                       " needs more I/O queues than nvme.max_io_queues (" +
                       std::to_string(fc.max_io_queues) + ")");
-  // A job's I/Os above MDTS are split, each part a command with its own tag
-  // (blk-mq's tags are per request): iodepth x parts must fit the queue.
-  // blk-mq would make the parts wait for tags; this model refuses instead.
-  const uint64_t mdts_bytes = fc.mdts ? (4096ull << fc.mdts) : ~0ull;
-  for (const models::WorkloadParams& w : p.jobs) {
-    const uint64_t parts = commands_per_io(w.max_bs(), fc.mdts);
-    if (parts > 1 && w.iodepth * parts > entries - 1)
-      throw ConfigError("--iodepth: " + std::to_string(w.iodepth) + " I/Os of bs " + format_size(w.max_bs()) +
-                        ", split at nvme.mdts's " + format_size(mdts_bytes) + " into " + std::to_string(parts) +
-                        " commands each, need " + std::to_string(w.iodepth * parts) + " tags; an I/O queue of " +
-                        std::to_string(entries) + " entries has " + std::to_string(entries - 1) +
-                        " (lower iodepth or bs, or raise nvme.mdts, guest.io_queue_entries and nvme.mqes)");
-  }
   // fio's bssplit / bsrange: every size a whole number of LBAs; verify's
   // per-block pattern needs one size.
   // (bs alone is Config::validate_all's.)

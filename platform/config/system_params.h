@@ -41,8 +41,8 @@ struct SystemParams {
 // vCPU j runs *job_configs[j]'s.
 SystemParams load_system_params(const Config& config, const std::vector<const Config*>& job_configs);
 
-// Throws ConfigError for combinations that cannot run (an iodepth the I/O
-// queues cannot hold, a transfer larger than MDTS, queues that do not fit
+// Throws ConfigError for combinations that cannot run (an iodepth a
+// virtqueue cannot hold, more jobs than I/O queues, queues that do not fit
 // the doorbell-buffer page, a notify mode without a host thread, guest
 // memory too small for the driver, ...). `config` gives the values as the
 // user wrote them, for the messages.

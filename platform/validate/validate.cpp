@@ -244,8 +244,8 @@ void finish_row_config(Config& c, const std::vector<Calibration>& calibrations, 
     if (cal.value_ns > 0) c.set(cal.param, time_value_text(cal.value_ns));
   c.set("runtime", "0s");
   c.set("number_ios", std::to_string(number_ios));
-  // What the model would refuse (an iodepth the queues cannot hold, a bs
-  // above MDTS, a setting that needs another) is refused here, before any
+  // What the model would refuse (more jobs than I/O queues, a setting
+  // that needs another) is refused here, before any
   // run: check_setup builds every row's configuration up front.
   c.validate_all();
   check_param_requirements(c);

@@ -86,7 +86,6 @@ TEST_CASE("bad config: combinations of values", "[cli][bad_config]") {
       {"--random_distribution=zoned:50/5:30/15",
        "--random_distribution: 'zoned:50/5:30/15': the access percentages must add up to 100 and the sizes to at "
        "most 100 (got 80 and 20)"},
-      {"--bs=1m --nvme.mdts=1", "--iodepth: 32 I/Os of bs 1m, split at nvme.mdts's 8k into 128 commands each, need 4096 tags; an I/O queue of 1024 entries has 1023 (lower iodepth or bs, or raise nvme.mdts, guest.io_queue_entries and nvme.mqes)"},
       // Checked where the system is assembled (run_experiment: still exit 2).
       {"--hv.notify=ioeventfd --hv.device_thread=vcpu",
        "--hv.notify: ioeventfd needs a host thread (hv.device_thread mainloop or iothread, not "

@@ -79,7 +79,7 @@ TEST_CASE("no exit 1: every refusal reachable from input ends in its own status,
       "--config " + d / "garbage.txt", "--config " + d / "bad.ini", "--job " + d / "missing.fio",
       "--job " + d / "garbage.txt", "--job " + d / "bad.fio", "--job " + d / "empty.txt",
       "--single-run --bsrange=4k-128k --size=64k", "--single-run --bssplit=4k/60:8k/60",
-      "--single-run --bs=1m --nvme.mdts=1", "--single-run --iodepth=5000",
+      "--single-run --numjobs=8 --nvme.max_io_queues=4", "--single-run --iodepth=5000",
       // eventidx
       "eventidx", "eventidx --bogus", "eventidx --qsize 0 --old 1 --new 2 --eventidx 3",
       "eventidx --qsize 4 --old 9 --new 1 --eventidx 0", "eventidx --qsize abc --exhaustive",

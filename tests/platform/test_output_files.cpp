@@ -46,13 +46,15 @@ TEST_CASE("output files: a run refused after the options leaves existing files a
   };
   const std::vector<Case> table = {
       // Refused where the system is assembled, after the files were named.
-      {"--bs=1m --nvme.mdts=1 --output {F}", "--iodepth: 32 I/Os of bs 1m, split at nvme.mdts's 8k into 128 commands each, need 4096 tags; an I/O queue of 1024 entries has 1023 (lower iodepth or bs, or raise nvme.mdts, guest.io_queue_entries and nvme.mqes)"},
+      {"--guest.irq_coalescing_time=150us --output {F}",
+       "--guest.irq_coalescing_time: 150us is not a multiple of 100us in 0..25.5ms"},
       {"--hv.notify=ioeventfd --hv.device_thread=vcpu --output {F}",
        "--hv.notify: ioeventfd needs a host thread (hv.device_thread mainloop or iothread, not vcpu)"},
       {"--single-run --vcd {F} --trace-signals 'nosuch*'",
        "--trace-signals: 'nosuch*' matches no signal (names such as q1.shadow_sq_tail, vcpu0.state, "
        "host0.state, msix.vector1; timeline: q1.io, vcpu0.exit, host0.burst)"},
-      {"--single-run --timeline {F} --bs=1m --nvme.mdts=1", "--iodepth: 32 I/Os of bs 1m, split at nvme.mdts's 8k into 128 commands each, need 4096 tags; an I/O queue of 1024 entries has 1023 (lower iodepth or bs, or raise nvme.mdts, guest.io_queue_entries and nvme.mqes)"},
+      {"--single-run --timeline {F} --guest.irq_coalescing_time=150us",
+       "--guest.irq_coalescing_time: 150us is not a multiple of 100us in 0..25.5ms"},
   };
   for (const Case& c : table) {
     write(prev, "previous results\n");

@@ -54,9 +54,9 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 139 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 141 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 139);
+  REQUIRE(reg.all().size() == 141);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, the engine's hv.notify,
   // hv.timer_delay and hv.fault, then the device choice and virtio.*.
@@ -71,21 +71,23 @@ TEST_CASE("visitors: the registry holds the 139 parameters with their specs", "[
   CHECK(reg.all()[76].name == "nvme.sqe_burst");
   CHECK(reg.all()[77].name == "pcie.mode");
   CHECK(reg.all()[86].name == "hv.cpu_ghz");
-  CHECK(reg.all()[114].name == "host.cores");
-  CHECK(reg.all()[115].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all()[116].name == "hv.device_thread");
-  CHECK(reg.all()[117].name == "hv.passthrough");
-  CHECK(reg.all()[118].name == "hv.msix_bar_mmap");
-  CHECK(reg.all()[119].name == "hv.page_size");
+  CHECK(reg.all()[114].name == "hv.exit_ipi");  // the IPI exit and hv.ipiv, after hv.posted_interrupts
+  CHECK(reg.all()[115].name == "hv.ipiv");
+  CHECK(reg.all()[116].name == "host.cores");
+  CHECK(reg.all()[117].name == "host.wakeup_wait");  // added by its Params field and visit line only
+  CHECK(reg.all()[118].name == "hv.device_thread");
+  CHECK(reg.all()[119].name == "hv.passthrough");
+  CHECK(reg.all()[120].name == "hv.msix_bar_mmap");
+  CHECK(reg.all()[121].name == "hv.page_size");
   // QEMU's engine's notification: its own table (models::NotifierParams).
-  CHECK(reg.all()[120].name == "hv.notify");
-  CHECK(reg.all()[121].name == "hv.timer_delay");
-  CHECK(reg.all()[122].name == "hv.fault");
+  CHECK(reg.all()[122].name == "hv.notify");
+  CHECK(reg.all()[123].name == "hv.timer_delay");
+  CHECK(reg.all()[124].name == "hv.fault");
   // How its MSIs reach KVM and what they cost (models::MsiParams).
-  CHECK(reg.all()[123].name == "hv.msi");
-  CHECK(reg.all()[125].name == "hv.msi_irqfd_cost");
-  CHECK(reg.all()[126].name == "device");
-  CHECK(reg.all()[130].name == "virtio.queues");
+  CHECK(reg.all()[125].name == "hv.msi");
+  CHECK(reg.all()[127].name == "hv.msi_irqfd_cost");
+  CHECK(reg.all()[128].name == "device");
+  CHECK(reg.all()[132].name == "virtio.queues");
   CHECK(reg.all().back().name == "virtio.busy_poll");
   const ParamSpec* busy_poll = reg.find("virtio.busy_poll");
   REQUIRE(busy_poll);
@@ -311,21 +313,23 @@ TEST_CASE("cross-field checks: each is made in one place", "[params][visit]") {
   size.set("size", "2g");
   CHECK(error_of([&] { size.validate_all(); }) == "--size: 2g is larger than nvme.capacity (1g)");
   CHECK(system_error(size) == "");
-  // bs split at MDTS needs the controller's queue: check_system_params's alone.
+  // bs split at MDTS into more commands than the queue's tags: its parts
+  // wait for tags (blk_mq_get_tag), nothing refuses it.
   Config mdts;
   mdts.set("bs", "1m");
   mdts.set("nvme.mdts", "1");
   CHECK(error_of([&] { mdts.validate_all(); }) == "");
-  CHECK(system_error(mdts) == "--iodepth: 32 I/Os of bs 1m, split at nvme.mdts's 8k into 128 commands each, need 4096 tags; an I/O queue of 1024 entries has 1023 (lower iodepth or bs, or raise nvme.mdts, guest.io_queue_entries and nvme.mqes)");
-  // Per-vCPU workloads: the largest iodepth is the one that must fit.
+  CHECK(system_error(mdts) == "");
+  // Per-vCPU workloads: the largest iodepth is the one that must fit a virtqueue.
   Config base, deep;
-  base.set("guest.io_queue_entries", "64");
+  base.set("device", "virtio-blk");
+  base.set("virtio.queue_size", "64");
   deep = base;
-  deep.set("iodepth", "64");
+  deep.set("iodepth", "65");
   base.set("iodepth", "8");
   CHECK(error_of([&] {
           platform::check_system_params(platform::load_system_params(base, {&base, &deep}), base);
-        }) == "--iodepth: 64 does not fit an I/O queue of 64 entries (allowed 1..63; raise "
-              "guest.io_queue_entries and nvme.mqes)");
+        }) == "--iodepth: 65 does not fit a virtqueue of 64 descriptors, 1 per request (allowed 1..64; "
+              "raise virtio.queue_size)");
   CHECK(system_error(base) == "");
 }
