@@ -381,7 +381,7 @@ void render_page(PageBuilder& page, const std::string& title, std::ostream& html
   // Geometry: 1 px per `us_per_px` of simulated time from the window's
   // start (t0: --trace-start, else 0); rows 14 px.
   const double t0 = std::min(page.t_start, t_end);
-  const double width_px = 1600, us_per_px = std::max(t_end - t0, 1.0) / width_px;
+  const double width_px = 1200, us_per_px = std::max(t_end - t0, 1.0) / width_px;
   const int label_px = 130, row_px = 14, axis_px = 24;
   // The legend: the kinds this page shows, in the colour table's order
   // (others after, by name); a legend row per 6 kinds.
@@ -554,7 +554,9 @@ int run_timeline_html_command(int argc, const char* const* argv, std::ostream& o
       "Usage: nvmesim timeline-html IN.json OUT.html\n"
       "Writes the timeline IN.json (from --timeline FILE) as one self-contained HTML\n"
       "page (inline SVG, no network needed): vCPU, host-thread and queue tracks, each\n"
-      "queue's I/Os one row per command tag; hover a bar for its name and times.\n";
+      "queue's I/Os one row per command tag; hover a bar for its name and times, a\n"
+      "doorbell update for its new, old and EventIdx values, an I/O for its doorbell\n"
+      "updates and interrupt (a click pins them). The axis starts at --trace-start.\n";
   if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
     out << usage;
     return 0;
