@@ -295,7 +295,7 @@ struct PageBuilder {
 // itself) with nlohmann's parser callback, handing each event to `page` as
 // it ends and discarding it. The callback hears SIGINT/SIGTERM/SIGHUP every
 // 64k values.
-void parse_events(const std::string& trace_json, PageBuilder& page) {
+void parse_events(const std::string& trace_json, PageBuilder& page, bool hear_signals = true) {
   using Event = Json::parse_event_t;
   int root = -1;            // 0: an object, 1: an array, 2: anything else
   int events_depth = -1;    // the depth of the events while inside their array
@@ -303,7 +303,7 @@ void parse_events(const std::string& trace_json, PageBuilder& page) {
   std::string key;          // the root object's member being parsed
   size_t index = 0, values = 0;
   auto callback = [&](int depth, Event event, Json& parsed) {
-    if ((++values & 0xFFFF) == 0) throw_if_interrupted();
+    if ((++values & 0xFFFF) == 0 && hear_signals) throw_if_interrupted();
     if (depth == 0 && root < 0) {
       root = event == Event::object_start ? 0 : event == Event::array_start ? 1 : 2;
       if (root == 1) saw_events = true, events_depth = 1;
@@ -547,6 +547,12 @@ std::string timeline_html(const std::string& trace_json, const std::string& titl
   std::ostringstream html;
   render_page(page, title, html);
   return html.str();
+}
+
+void timeline_html_of_run(const std::string& trace_json, const std::string& title, std::ostream& out) {
+  PageBuilder page;
+  parse_events(trace_json, page, false);
+  render_page(page, title, out);
 }
 
 int run_timeline_html_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {

@@ -30,6 +30,11 @@ struct TimelineInterrupted {};
 // `trace_json` is not a trace, TimelineInterrupted on a signal.
 std::string timeline_html(const std::string& trace_json, const std::string& title);
 
+// The page of this run's own trace (--timeline FILE.html: run.cpp), written
+// to `out`: as timeline_html, deaf to signals (an interrupted run still
+// writes its files).
+void timeline_html_of_run(const std::string& trace_json, const std::string& title, std::ostream& out);
+
 int run_timeline_html_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
 }  // namespace nvmesim::platform

@@ -69,6 +69,16 @@ TEST_CASE("timeline race: a doorbell update shows its new, old and EventIdx valu
   REQUIRE(run_nvmesim("timeline-html " + d / "t.json " + d / "t.html").exit_code == 0);
   const Json trace = Json::parse(slurp(d / "t.json"));
   const std::string page = slurp(d / "t.html");
+  // --timeline FILE.html writes the same page straight away (its title
+  // names the file).
+  REQUIRE(run_nvmesim("--number_ios=20 --nvme.dbbuf=spec --guest.io_queue_entries=16 --iodepth=8 "
+                      "--trace-start 150us --timeline " + d / "direct.html >/dev/null").exit_code == 0);
+  const std::string direct = slurp(d / "direct.html");
+  const std::string from_json = "nvmesim timeline " + d / "t.json", from_run = "nvmesim timeline " + d / "direct.html";
+  std::string expected = page;
+  for (size_t at = expected.find(from_json); at != std::string::npos; at = expected.find(from_json, at + 1))
+    expected.replace(at, from_json.size(), from_run);
+  CHECK(direct == expected);
 
   // Every update through the shadow: the rule, computed here, decides MMIO
   // write or suppressed; each value is what the last update published.
