@@ -8,7 +8,9 @@ namespace nvmesim::traces {
 
 namespace {
 
-enum ArgsKind : uint8_t { kNoArgs, kIoArgs, kBurstArgs, kDoorbellShadow, kDoorbellDirect, kMsixArgs };
+enum ArgsKind : uint8_t {
+  kNoArgs, kIoArgs, kBurstArgs, kDoorbellShadow, kDoorbellDirect, kMsixArgs, kIoEndArgs, kIrqArgs, kEventIdxArgs
+};
 
 // One event's line, built in a fixed buffer and written at once. Appending
 // to a std::string piece by piece cost more than the rest of a traced run;
@@ -103,7 +105,19 @@ void TimelineWriter::begin(unsigned vcpus, unsigned queues, unsigned host_thread
   auto pick = [&](const std::string& track, const char* what, uint16_t bit) {
     return options_.selected(track + "." + what) ? bit : uint16_t(0);
   };
-  std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out_);
+  qlinks_.assign(queues, QueueLinks{});
+  vlinks_.assign(vcpus, VcpuLinks{});
+  // displayTimeUnit first: Perfetto's importer reads it only from the file's
+  // first chunk. otherData's values are strings, as the format's own example.
+  std::fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace_start_us\":\"", out_);
+  {
+    Line s(out_);
+    append_us(s, options_.start_ps);
+    s += "\",\"trace_stop_us\":\"";
+    if (options_.stop_ps != UINT64_MAX) append_us(s, options_.stop_ps);
+    s.write_out();
+  }
+  std::fputs("\"},\"traceEvents\":[", out_);
   metadata(0, "process_name", "nvmesim", 0);
   for (unsigned v = 0; v < vcpus; ++v) {
     const std::string n = "vcpu" + std::to_string(v);
@@ -119,7 +133,8 @@ void TimelineWriter::begin(unsigned vcpus, unsigned queues, unsigned host_thread
     const std::string n = "q" + std::to_string(q);
     sel_[queue_tid(q)] = pick(n, "io", kIo) | pick(n, "sq_doorbell_mmio", kSqMmio) |
                          pick(n, "cq_doorbell_mmio", kCqMmio) | pick(n, "sq_suppressed", kSqSupp) |
-                         pick(n, "cq_suppressed", kCqSupp) | pick(n, "msix", kMsix);
+                         pick(n, "cq_suppressed", kCqSupp) | pick(n, "msix", kMsix) |
+                         pick(n, "sq_eventidx", kSqEi) | pick(n, "cq_eventidx", kCqEi);
     names_.push_back(n + " read");
     names_.push_back(n + " write");
     metadata(queue_tid(q), "thread_name", n, queue_tid(q));
@@ -168,6 +183,24 @@ void TimelineWriter::write(const Event& e, Ph ph, uint64_t ts, uint64_t dur) {
     s += '"';
   }
   if (ph == Ph::Instant) s += ",\"s\":\"t\"";
+  // Ordinals (n, sq_doorbell, ...) are 0 when unknown: left out.
+  auto link = [&s](const char* key, size_t len, uint32_t n) {
+    if (!n) return;
+    s += ",\"";
+    s.append(key, len);
+    s += "\":";
+    append_u64(s, n);
+  };
+#define NVMESIM_LINK(key, n) link(key, sizeof(key) - 1, n)
+  if (ph == Ph::AsyncEnd && e.args == kIoEndArgs) {
+    // The I/O's CQ doorbell update and the interrupt it completed in.
+    s += ",\"args\":{\"qid\":";
+    append_u64(s, e.a3);
+    NVMESIM_LINK("cq_doorbell", e.a0);
+    NVMESIM_LINK("interrupt", e.a1);
+    NVMESIM_LINK("msix", e.a2);
+    s += '}';
+  }
   if (ph != Ph::End && ph != Ph::AsyncEnd) {
     switch (e.args) {
       case kIoArgs:
@@ -175,6 +208,7 @@ void TimelineWriter::write(const Event& e, Ph ph, uint64_t ts, uint64_t dur) {
         append_u64(s, e.a1);
         s += ",\"tag\":";
         append_u64(s, e.a0);
+        NVMESIM_LINK("sq_doorbell", e.a2);
         s += '}';
         break;
       case kBurstArgs:
@@ -188,20 +222,38 @@ void TimelineWriter::write(const Event& e, Ph ph, uint64_t ts, uint64_t dur) {
       case kDoorbellDirect:
         s += ",\"args\":{\"value\":";
         append_u64(s, e.a0);
+        s += ",\"old\":";
+        append_u64(s, e.a2);
         if (e.args == kDoorbellShadow) {
           s += ",\"eventidx\":";
           append_u64(s, e.a1);
         }
+        NVMESIM_LINK("n", e.a3);
         s += '}';
         break;
       case kMsixArgs:
         s += ",\"args\":{\"vector\":";
         append_u64(s, e.a0);
+        NVMESIM_LINK("n", e.a1);
+        s += '}';
+        break;
+      case kIrqArgs:
+        s += ",\"args\":{\"n\":";
+        append_u64(s, e.a0);
+        NVMESIM_LINK("msix", e.a1);
+        s += '}';
+        break;
+      case kEventIdxArgs:
+        s += ",\"args\":{\"value\":";
+        append_u64(s, e.a0);
+        s += ",\"old\":";
+        append_u64(s, e.a1);
         s += '}';
         break;
       default: break;
     }
   }
+#undef NVMESIM_LINK
   s += '}';
   s.write_out();
 }
@@ -258,7 +310,12 @@ void TimelineWriter::emit(const Event& e) {
       const uint64_t key = e.ph == Ph::End ? e.id : e.id | (1ull << 63);
       auto it = open_.find(key);
       if (it == open_.end()) break;
-      if (it->second.written && !stopped_) write(it->second.begin, e.ph, e.t, 0);
+      if (it->second.written && !stopped_) {
+        Event w = it->second.begin;  // its name and id; the end's own args
+        w.args = e.args;
+        w.a0 = e.a0, w.a1 = e.a1, w.a2 = e.a2, w.a3 = e.a3;
+        write(w, e.ph, e.t, 0);
+      }
       open_.erase(it);
       break;
     }
@@ -297,27 +354,67 @@ void TimelineWriter::vm_exit(unsigned vcpu, const char* kind, uint64_t start_ps,
   push(Event{start_ps, 0, Ph::Complete, tid, kind, "exit", end_ps - start_ps, 0, 0, 0, kNoArgs});
 }
 
+// Links: an I/O is begun (io_start) once its command is in the SQ, and the
+// driver's next update of that SQ's doorbell publishes it (one vCPU drives a
+// queue, so its calls come in program order); it completes (io) inside the
+// handler of the interrupt its vCPU took last, when that came after it began
+// (else it was polled), and the next CQ update returns its CQ entry.
 void TimelineWriter::io_start(uint16_t qid, uint32_t tag, bool write, uint64_t t_ps) {
-  if (qid == 0 || qid > queues_ || !on(queue_tid(qid), kIo)) return;
-  push(Event{t_ps, 0, Ph::AsyncBegin, queue_tid(qid), names_[(qid - 1u) * 2 + write].c_str(), "io", 0,
-             (uint64_t(qid) << 16) | tag, tag, qid, kIoArgs});
+  if (qid == 0 || qid > queues_) return;
+  QueueLinks& l = qlinks_[qid - 1u];
+  if (tag >= l.io_begun.size()) l.io_begun.resize(size_t(tag) + 1);
+  l.io_begun[tag] = ++calls_;
+  if (!on(queue_tid(qid), kIo)) return;
+  Event e{t_ps, 0, Ph::AsyncBegin, queue_tid(qid), names_[(qid - 1u) * 2 + write].c_str(), "io", 0,
+          (uint64_t(qid) << 16) | tag, tag, qid, kIoArgs};
+  e.a2 = l.sq_updates + 1;
+  push(e);
 }
 
 void TimelineWriter::io(uint16_t qid, uint32_t tag, bool write, uint64_t, uint64_t end_ps) {
   if (qid == 0 || qid > queues_ || !on(queue_tid(qid), kIo)) return;
-  push(Event{end_ps, 0, Ph::AsyncEnd, queue_tid(qid), names_[(qid - 1u) * 2 + write].c_str(), "io", 0,
-             (uint64_t(qid) << 16) | tag, tag, qid, kNoArgs});
+  const QueueLinks& l = qlinks_[qid - 1u];
+  Event e{end_ps, 0, Ph::AsyncEnd, queue_tid(qid), names_[(qid - 1u) * 2 + write].c_str(), "io", 0,
+          (uint64_t(qid) << 16) | tag, l.cq_updates + 1, 0, kIoEndArgs};
+  e.a3 = qid;
+  if (qid <= vcpus_ && tag < l.io_begun.size()) {
+    const VcpuLinks& v = vlinks_[qid - 1u];  // one I/O queue per vCPU
+    if (v.interrupts && v.call > l.io_begun[tag]) e.a1 = v.interrupts, e.a2 = v.msix;
+  }
+  push(e);
 }
 
-void TimelineWriter::doorbell_update(uint16_t qid, bool sq, uint64_t t_ps, uint16_t value, bool mmio,
-                                     bool via_shadow, uint16_t eventidx) {
+void TimelineWriter::doorbell_update(uint16_t qid, bool sq, uint64_t t_ps, uint16_t value, uint16_t old_value,
+                                     bool mmio, bool via_shadow, uint16_t eventidx) {
   if (qid == 0 || qid > queues_) return;
+  QueueLinks& l = qlinks_[qid - 1u];
+  const uint32_t n = sq ? ++l.sq_updates : ++l.cq_updates;
+  ++calls_;
   const uint16_t bit = mmio ? (sq ? kSqMmio : kCqMmio) : (sq ? kSqSupp : kCqSupp);
   if (!on(queue_tid(qid), bit)) return;
   const char* name = mmio ? (sq ? "sq_doorbell_mmio" : "cq_doorbell_mmio")
                           : (sq ? "sq_suppressed" : "cq_suppressed");
-  push(Event{t_ps, 0, Ph::Instant, queue_tid(qid), name, "doorbell", 0, 0, value, eventidx,
-             uint8_t(via_shadow ? kDoorbellShadow : kDoorbellDirect)});
+  Event e{t_ps, 0, Ph::Instant, queue_tid(qid), name, "doorbell", 0, 0, value, eventidx,
+          uint8_t(via_shadow ? kDoorbellShadow : kDoorbellDirect)};
+  e.a2 = old_value;
+  e.a3 = n;
+  push(e);
+}
+
+// The device writing an EventIdx entry (its DMA; models/nvme): an instant
+// with the value before it, so a suppressed update can be read against it.
+// A write of the value already there changes nothing the driver can read
+// (QEMU rewrites the CQ's before every CQE): left out.
+void TimelineWriter::queue_value(uint16_t qid, QueueSignal signal, uint64_t t_ps, uint32_t value) {
+  if (signal != QueueSignal::SqEventIdx && signal != QueueSignal::CqEventIdx) return;
+  if (qid == 0 || qid > queues_) return;
+  const bool sq = signal == QueueSignal::SqEventIdx;
+  uint32_t& last = qlinks_[qid - 1u].eventidx[sq ? 0 : 1];
+  const uint32_t old = last;
+  last = value;
+  if (old == value || !on(queue_tid(qid), sq ? kSqEi : kCqEi)) return;
+  push(Event{t_ps, 0, Ph::Instant, queue_tid(qid), sq ? "sq_eventidx" : "cq_eventidx", "eventidx", 0, 0, value,
+             old, kEventIdxArgs});
 }
 
 // One B/E span per working or polling period; a new state ends the last.
@@ -341,14 +438,33 @@ void TimelineWriter::device_burst(unsigned thread, uint64_t start_ps, uint64_t e
 }
 
 void TimelineWriter::msix(uint16_t vector, uint64_t t_ps) {
-  if (vector == 0 || vector > queues_ || !on(queue_tid(vector), kMsix)) return;
-  push(Event{t_ps, 0, Ph::Instant, queue_tid(vector), "msix", "irq", 0, 0, vector, 0, kMsixArgs});
+  if (vector == 0 || vector > queues_) return;
+  QueueLinks& l = qlinks_[vector - 1u];
+  const uint32_t n = ++l.msix;
+  l.msix_t[n % 4] = t_ps;
+  l.msix_n[n % 4] = n;
+  if (!on(queue_tid(vector), kMsix)) return;
+  push(Event{t_ps, 0, Ph::Instant, queue_tid(vector), "msix", "irq", 0, 0, vector, n, kMsixArgs});
 }
 
+// The interrupt answers the last MSI-X message of its queue's vector sent
+// by then (the device may have sent a later one already: its time decides).
 void TimelineWriter::interrupt(unsigned vcpu, uint64_t t_ps) {
   const uint32_t tid = vcpu_tid(vcpu);
-  if (vcpu >= vcpus_ || !on(tid, kIrq)) return;
-  push(Event{t_ps, 0, Ph::Instant, tid, "interrupt", "irq", 0, 0, 0, 0, kNoArgs});
+  if (vcpu >= vcpus_) return;
+  VcpuLinks& v = vlinks_[vcpu];
+  v.msix = 0;
+  if (vcpu < queues_) {
+    const QueueLinks& l = qlinks_[vcpu];
+    uint64_t best_t = 0;
+    for (unsigned k = 0; k < 4; ++k)
+      if (l.msix_n[k] && l.msix_t[k] <= t_ps && (!v.msix || l.msix_t[k] >= best_t))
+        best_t = l.msix_t[k], v.msix = uint32_t(l.msix_n[k]);
+  }
+  ++v.interrupts;
+  v.call = ++calls_;
+  if (!on(tid, kIrq)) return;
+  push(Event{t_ps, 0, Ph::Instant, tid, "interrupt", "irq", 0, 0, v.interrupts, v.msix, kIrqArgs});
 }
 
 void TimelineWriter::hold_begin(Hold hold, unsigned index, uint64_t t_ps) {

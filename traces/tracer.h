@@ -51,8 +51,12 @@ class Tracer {
   // One I/O, from the driver starting to build it to the driver finishing it.
   virtual void io(uint16_t qid, uint32_t tag, bool write, uint64_t start_ps, uint64_t end_ps) = 0;
   // One SQ or CQ doorbell update: written to BAR0 (mmio) or suppressed.
-  virtual void doorbell_update(uint16_t qid, bool sq, uint64_t t_ps, uint16_t value, bool mmio,
-                               bool via_shadow, uint16_t eventidx) = 0;
+  // `value` is the index published, `old_value` the one before it (the
+  // shadow's, with the doorbell buffer; else the last published), `eventidx`
+  // the EventIdx the driver loaded (via_shadow only): the three values the
+  // shadow-doorbell rule decided with.
+  virtual void doorbell_update(uint16_t qid, bool sq, uint64_t t_ps, uint16_t value, uint16_t old_value,
+                               bool mmio, bool via_shadow, uint16_t eventidx) = 0;
   virtual void queue_value(uint16_t qid, QueueSignal signal, uint64_t t_ps, uint32_t value) = 0;
   virtual void thread_state(unsigned thread, uint64_t t_ps, ThreadState state) = 0;
   // A device processing burst on a host thread (one emulation pass).
@@ -135,9 +139,9 @@ class TracerTee : public Tracer {
   void vm_exit(unsigned v, const char* k, uint64_t s, uint64_t e) override { for (auto* x : tracers_) x->vm_exit(v, k, s, e); }
   void io_start(uint16_t q, uint32_t tag, bool w, uint64_t t) override { for (auto* x : tracers_) x->io_start(q, tag, w, t); }
   void io(uint16_t q, uint32_t tag, bool w, uint64_t s, uint64_t e) override { for (auto* x : tracers_) x->io(q, tag, w, s, e); }
-  void doorbell_update(uint16_t q, bool sq, uint64_t t, uint16_t v, bool mmio, bool via_shadow,
+  void doorbell_update(uint16_t q, bool sq, uint64_t t, uint16_t v, uint16_t old, bool mmio, bool via_shadow,
                        uint16_t eventidx) override {
-    for (auto* x : tracers_) x->doorbell_update(q, sq, t, v, mmio, via_shadow, eventidx);
+    for (auto* x : tracers_) x->doorbell_update(q, sq, t, v, old, mmio, via_shadow, eventidx);
   }
   void queue_value(uint16_t q, QueueSignal s, uint64_t t, uint32_t v) override { for (auto* x : tracers_) x->queue_value(q, s, t, v); }
   void thread_state(unsigned th, uint64_t t, ThreadState s) override { for (auto* x : tracers_) x->thread_state(th, t, s); }

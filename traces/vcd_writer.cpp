@@ -289,7 +289,7 @@ void VcdWriter::vm_exit(unsigned vcpu, const char* kind, uint64_t start_ps, uint
   push(end_ps, vcpu_vars_[vcpu * 3 + 1], Op::SetString, 0, "guest");
 }
 
-void VcdWriter::doorbell_update(uint16_t qid, bool sq, uint64_t t_ps, uint16_t, bool mmio, bool,
+void VcdWriter::doorbell_update(uint16_t qid, bool sq, uint64_t t_ps, uint16_t, uint16_t, bool mmio, bool,
                                 uint16_t) {
   if (qid == 0 || qid > queues_) return;
   if (sq) first_io_ps_ = std::min(first_io_ps_, t_ps);

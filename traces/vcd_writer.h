@@ -41,8 +41,8 @@ class VcdWriter : public Tracer {
   void vm_exit(unsigned vcpu, const char* kind, uint64_t start_ps, uint64_t end_ps) override;
   void io_start(uint16_t, uint32_t, bool, uint64_t) override {}
   void io(uint16_t, uint32_t, bool, uint64_t, uint64_t) override {}
-  void doorbell_update(uint16_t qid, bool sq, uint64_t t_ps, uint16_t value, bool mmio,
-                       bool via_shadow, uint16_t eventidx) override;
+  void doorbell_update(uint16_t qid, bool sq, uint64_t t_ps, uint16_t value, uint16_t old_value,
+                       bool mmio, bool via_shadow, uint16_t eventidx) override;
   void queue_value(uint16_t qid, QueueSignal signal, uint64_t t_ps, uint32_t value) override;
   void thread_state(unsigned thread, uint64_t t_ps, ThreadState state) override;
   void device_burst(unsigned, uint64_t, uint64_t, unsigned, unsigned) override {}

@@ -361,7 +361,7 @@ void FioJob::trace_update(bool sq, const fw::DoorbellUpdate& u) {
   auto* t = traces::active();
   if (!t || !u.updated) return;
   const uint64_t at = cpu_.current_time().value();
-  t->doorbell_update(params_.qid, sq, at, u.new_value, u.mmio, u.via_shadow, u.eventidx);
+  t->doorbell_update(params_.qid, sq, at, u.new_value, u.old_value, u.mmio, u.via_shadow, u.eventidx);
   t->queue_value(params_.qid, sq ? traces::QueueSignal::DriverSqTail : traces::QueueSignal::DriverCqHead,
                  at, u.new_value);
   t->queue_value(params_.qid, traces::QueueSignal::Outstanding, at, outstanding_);

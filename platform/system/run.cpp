@@ -14,6 +14,7 @@
 #include <string>
 #include <systemc>
 #include <tuple>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@
 #include "nvmesim/platform/system/progress.h"
 #include "nvmesim/platform/system/repeat.h"
 #include "nvmesim/platform/system/system.h"
+#include "nvmesim/platform/timeline/timeline_html.h"
 #include "nvmesim/platform/config/user_text.h"
 #include "nvmesim/traces/timeline_writer.h"
 #include "nvmesim/traces/gtkwave_save.h"
@@ -49,6 +51,42 @@ namespace {
 // before its child process is forked), or none.
 std::string g_progress_label;
 const std::string& progress_label() { return g_progress_label; }
+
+// --timeline FILE.html: the trace, written as JSON to the temporary file,
+// becomes its HTML page there (platform/timeline/timeline_html.h); "" or a
+// one-line error.
+std::string timeline_json_to_html(const std::string& temp, const std::string& path) {
+  std::string text;
+  {
+    std::ifstream in(temp, std::ios::binary | std::ios::ate);
+    if (!in) return "cannot read back " + quoted(temp);
+    const auto size = uint64_t(in.tellg());
+    if (size > kTimelineInputMax)
+      return "the trace is " + std::to_string(size >> 20) + " MiB of JSON, more than a page holds (" +
+             std::to_string(kTimelineInputMax >> 20) +
+             " MiB): cut it with --trace-start/--trace-stop or --trace-signals, or name a .json file";
+    text.resize(size);
+    in.seekg(0);
+    in.read(text.data(), std::streamsize(size));
+    if (!in) return "cannot read back " + quoted(temp);
+  }
+  std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+  try {
+    timeline_html_of_run(text, "nvmesim timeline " + path, out);
+  } catch (const std::exception& e) {
+    return std::string("cannot make the HTML page (") + e.what() + ")";
+  }
+  out.close();
+  return out ? "" : "error writing " + quoted(path);
+}
+
+bool html_name(const std::string& path) {
+  for (const char* ext : {".html", ".htm"}) {
+    const size_t n = std::strlen(ext);
+    if (path.size() > n && strcasecmp(path.c_str() + path.size() - n, ext) == 0) return true;
+  }
+  return false;
+}
 
 // --vcd / --timeline: the files and writers of one run. Each file is
 // written under a temporary name and renamed when the run is done
@@ -95,6 +133,9 @@ struct Traces {
       const bool closed = std::fclose(*f) == 0;
       *f = nullptr;
       if (bad || !closed) return std::string(option) + ": error writing " + quoted(pending->path());
+      if (f == &timeline_file && html_name(pending->path()) && pending->temp_path() != pending->path())
+        if (const std::string e = timeline_json_to_html(pending->temp_path(), pending->path()); !e.empty())
+          return std::string(option) + ": " + e;
       if (const std::string e = pending->commit(); !e.empty())
         return std::string(option) + ": cannot rename the finished file to " + quoted(pending->path()) + " (" + e + ")";
     }

@@ -5,7 +5,12 @@
 // host threads, queues), in its sort order; each queue's I/Os one row per
 // command tag (the slot an I/O occupies, so concurrent I/Os never overlap);
 // spans (exits, host work) as bars, instants (doorbells, MSI-X) as ticks;
-// every element's <title> gives its name, start and duration.
+// every element's <title> gives its name, start and duration, a doorbell
+// update's the new, old and EventIdx values that decided it. Hovering (or
+// clicking) an I/O lights its SQ and CQ doorbell updates, its interrupt and
+// MSI-X, and the other way round (data-k / data-l keys, a few lines of
+// inline script). The axis starts at the trace's window (--trace-start);
+// colours come from one fixed table by kind of event, so every page agrees.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +29,11 @@ struct TimelineInterrupted {};
 // Throws std::runtime_error (one line, naming the event and field) when
 // `trace_json` is not a trace, TimelineInterrupted on a signal.
 std::string timeline_html(const std::string& trace_json, const std::string& title);
+
+// The page of this run's own trace (--timeline FILE.html: run.cpp), written
+// to `out`: as timeline_html, deaf to signals (an interrupted run still
+// writes its files).
+void timeline_html_of_run(const std::string& trace_json, const std::string& title, std::ostream& out);
 
 int run_timeline_html_command(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 

@@ -159,10 +159,18 @@ void write_trace(traces::Tracer& vcd, const Checked& run) {
     const uint64_t t = (i + 1) * kStepPs;
     const Step& st = run.result.steps[i];
     values(t, path[i + 1]);
+    // The driver's publish holds its new and old values (and, once decided,
+    // the EventIdx) until the doorbell write; a suppressed one is cleared at
+    // its EventIdx load, which reads the entry in memory (model.cpp).
+    const fw::DbbufPublish& held = path[i].publish;
     switch (st.kind) {
-      case StepKind::MmioDoorbell: vcd.doorbell_update(1, st.sq, t, st.arg, true, true, 0); break;
+      case StepKind::MmioDoorbell:
+        vcd.doorbell_update(1, st.sq, t, st.arg, held.old_value(), true, true, held.eventidx());
+        break;
       case StepKind::LoadEventIdx:
-        if (st.arg == 0) vcd.doorbell_update(1, st.sq, t, 0, false, true, 0);  // suppressed
+        if (st.arg == 0)  // suppressed
+          vcd.doorbell_update(1, st.sq, t, held.new_value(), held.old_value(), false, true,
+                              uint16_t(st.sq ? path[i].eventidx_sq : path[i].eventidx_cq));
         break;
       case StepKind::DevMsix: vcd.msix(1, t); break;
       case StepKind::TakeInterrupt: vcd.interrupt(0, t); break;

@@ -54,7 +54,7 @@ struct RecordingTracer : traces::Tracer {
   void io(uint16_t qid, uint32_t, bool, uint64_t s, uint64_t e) override {
     ios.push_back({qid, s, e});
   }
-  void doorbell_update(uint16_t, bool, uint64_t, uint16_t, bool, bool, uint16_t) override {}
+  void doorbell_update(uint16_t, bool, uint64_t, uint16_t, uint16_t, bool, bool, uint16_t) override {}
   void queue_value(uint16_t qid, traces::QueueSignal signal, uint64_t t, uint32_t v) override {
     values.push_back({qid, signal, t, v});
   }
