@@ -43,7 +43,7 @@ struct OutstandingTracer : traces::Tracer {
     max[qid] = std::max(max[qid], ++now[qid]);
   }
   void io(uint16_t qid, uint32_t, bool, uint64_t, uint64_t) override { --now[qid]; }
-  void doorbell_update(uint16_t, bool, uint64_t, uint16_t, bool, bool, uint16_t) override {}
+  void doorbell_update(uint16_t, bool, uint64_t, uint16_t, uint16_t, bool, bool, uint16_t) override {}
   void queue_value(uint16_t, traces::QueueSignal, uint64_t, uint32_t) override {}
   void thread_state(unsigned, uint64_t, traces::ThreadState) override {}
   void device_burst(unsigned, uint64_t, uint64_t, unsigned, unsigned) override {}
