@@ -128,15 +128,7 @@ std::vector<std::string> write_cdf_plot(const std::string& dir, const PlotSpec& 
     }
     body += plot + "\n";
   }
-  if (panels.size() > 1) body += "unset multiplot\n";
-  const std::string size = panels.size() > 1 ? std::to_string(560 * cols) + "," + std::to_string(400 * lines + 80)
-                                             : std::string("900,560");
-  gp += "set terminal svg size " + size + " noenhanced\nset output " + gp_quote(base + ".svg") + "\n" + body;
-  gp += "set terminal pngcairo size " + size + " noenhanced\nset output " + gp_quote(base + ".png") + "\n" + body;
-  gp += "unset output\n";
-  write_file_atomic(base + ".gp", gp);
-  run_gnuplot(base + ".gp", base + ".log", what);
-  return {base + ".svg", base + ".png"};
+  return render_plot(base, gp, body, panels.size(), what);
 }
 
 }  // namespace nvmesim::platform::sweep

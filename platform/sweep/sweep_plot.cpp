@@ -396,14 +396,19 @@ std::vector<std::string> write_plot(const std::string& dir, const PlotSpec& spec
     }
     body += plot + "\n";
   }
-  if (panels.size() > 1) body += "unset multiplot\n";
-  const std::string size = panels.size() > 1 ? std::to_string(560 * cols) + "," + std::to_string(400 * lines + 80)
-                                             : std::string("900,560");
+  return render_plot(base, gp, body, panels.size(), what);
+}
+
+std::vector<std::string> render_plot(const std::string& base, std::string gp, std::string body, size_t panels,
+                                     const std::string& what) {
+  const size_t cols = panels <= 1 ? 1 : panels <= 4 ? 2 : 3, lines = (panels + cols - 1) / cols;
+  if (panels > 1) body += "unset multiplot\n";
+  const std::string size =
+      panels > 1 ? std::to_string(560 * cols) + "," + std::to_string(400 * lines + 80) : std::string("900,560");
   gp += "set terminal svg size " + size + " noenhanced\nset output " + gp_quote(base + ".svg") + "\n" + body;
   gp += "set terminal pngcairo size " + size + " noenhanced\nset output " + gp_quote(base + ".png") + "\n" + body;
   gp += "unset output\n";
   write_file_atomic(base + ".gp", gp);
-
   run_gnuplot(base + ".gp", base + ".log", what);
   return {base + ".svg", base + ".png"};
 }

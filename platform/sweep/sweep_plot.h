@@ -47,6 +47,12 @@ std::vector<std::string> write_plot(const std::string& dir, const PlotSpec& spec
 std::string gp_quote(const std::string& s);
 std::string gp_dquote(const std::string& s);
 
+// Finishes a plot's script `gp` with `body` (its plot commands, a multiplot
+// of `panels` panels when more than one) for the svg and pngcairo
+// terminals, writes BASE.gp and runs gnuplot: BASE.svg and BASE.png.
+std::vector<std::string> render_plot(const std::string& base, std::string gp, std::string body, size_t panels,
+                                     const std::string& what);
+
 // Runs gnuplot on `script`, its output into `log`; throws std::runtime_error
 // starting with `what` when gnuplot is missing or fails.
 void run_gnuplot(const std::string& script, const std::string& log, const std::string& what);
