@@ -232,7 +232,11 @@ report::Json fio_json_plus_jobs(const RunResults& r, const Config& config, const
     for (unsigned v : job.vcpus) depths.merge(r.vcpus[v].depths);
     io_depths_json(j, depths);
     latency_shares(j, rd, wr);
-    j["latency_depth"] = job.iodepth;
+    // fio's ts->latency_depth: td->latency_qd, the latency_target search's
+    // depth (iodepth without one); the job's first clone's.
+    const uint64_t* qd = job.vcpus.empty() ? nullptr
+                                           : r.stats.find("vcpu" + std::to_string(job.vcpus[0]) + ".latency_target_depth");
+    j["latency_depth"] = qd ? *qd : uint64_t(job.iodepth);
     j["latency_target"] = 0;
     j["latency_percentile"] = flt(100.0);
     j["latency_window"] = 0;
