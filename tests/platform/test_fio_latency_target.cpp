@@ -48,6 +48,24 @@ TEST_CASE("fio latency_target: a device serving one I/O at a time ends the searc
   CHECK(test::json_number(j.out, "ios") < 1000);
 }
 
+TEST_CASE("fio latency_target: latency_run=1 keeps searching until number_ios", "[fio][latency_target]") {
+  // The same device and target: the search never ends the job, which runs
+  // its number_ios; the depth stays at 4 or tries 5 (rule:
+  // tests/models/test_fio_latency_target.cpp).
+  test::TempFile job(
+      "[a]\nioengine=libaio\nrw=randread\niodepth=32\nlatency_target=450\nlatency_window=3000\n"
+      "latency_percentile=99\nlatency_run=1\nnumber_ios=600\n");
+  const auto j = test::run_nvmesim("--job " + job.path +
+                                   " --nvme.backend=latency --nvme.backend_latency=100us "
+                                   "--nvme.backend_concurrency=1 --hv.wakeup=fixed --single-run --output-format=json");
+  INFO(j.err);
+  REQUIRE(j.exit_code == 0);
+  CHECK(test::json_number(j.out, "ios") == 600);
+  const double depth = test::json_number(j.out, "latency_target_depth");
+  CHECK((depth == 4 || depth == 5));
+  CHECK(test::json_number(j.out, "latency_target_windows") > 8);
+}
+
 TEST_CASE("fio latency_target: fio's examples/latency-profile.fio runs (its window shortened)",
           "[fio][latency_target]") {
   // fio's examples/latency-profile.fio as written; the 5 s window made 1 ms
