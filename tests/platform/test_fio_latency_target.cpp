@@ -43,6 +43,14 @@ TEST_CASE("fio latency_target: a device serving one I/O at a time ends the searc
   REQUIRE(j.exit_code == 0);
   CHECK(test::json_number(j.out, "latency_target_depth") == 4);
   CHECK(test::json_number(j.out, "latency_target_windows") == 8);
+  // fio's JSON (stat.c): latency_depth, latency_target in ns, latency_window in us.
+  const auto f = test::run_nvmesim("--job " + job.path + dev + " --output-format=json+");
+  REQUIRE(f.exit_code == 0);
+  const size_t at = f.out.find("\"latency_depth\" : ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stol(f.out.substr(at + 18)) == 4);
+  CHECK(f.out.find("\"latency_target\" : 450000,") != std::string::npos);
+  CHECK(f.out.find("\"latency_window\" : 3000\n") != std::string::npos);
   // The search ended the job long before number_ios: 8 windows of ~3 ms at
   // depths up to 8, each I/O 100 us: about 30 ms, 300 I/Os or so.
   CHECK(test::json_number(j.out, "ios") < 1000);
