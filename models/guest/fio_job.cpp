@@ -55,6 +55,7 @@ void FioJob::run() {
   cpu_.sync_local();
   stats_.start = kernel_now();
   stats_.end = stats_.start;
+  lat_start();
   const uint32_t low = params_.iodepth_low && params_.iodepth_low < params_.iodepth ? params_.iodepth_low
                                                                                      : params_.iodepth;
   for (;;) {
@@ -63,17 +64,20 @@ void FioJob::run() {
       if (!can_issue()) break;  // the runtime ended while it slept
       submit_batch();
       think();
+      lat_check();
     }
     if (inflight_ == 0) break;
-    const bool full = inflight_ >= params_.iodepth;
+    const bool full = inflight_ >= depth_limit();
     do reap();
     while (full && inflight_ > low);
+    lat_check();
   }
   cpu_.sync_local();
 }
 
 bool FioJob::can_issue(uint32_t pending) const {
-  if (inflight_ + pending >= params_.iodepth) return false;  // fio's queue is full until it reaps
+  if (inflight_ + pending >= depth_limit()) return false;  // fio's queue is full until it reaps (queue_full)
+  if (lat_target_.done()) return false;  // the latency_target search ended the job
   if (params_.number_ios && stats_.issued + pending >= params_.number_ios) return false;
   if (params_.runtime != SC_ZERO_TIME && cpu_.current_time() >= stats_.start + params_.runtime) return false;
   if (run_control::stop_requested()) return false;  // a signal: drain, as fio (models/sim/run_control.h)

@@ -18,6 +18,7 @@
 
 #include "nvmesim/firmware/guest/driver.h"
 #include "nvmesim/firmware/guest/virtio_blk_driver.h"
+#include "nvmesim/models/guest/fio_latency_target.h"
 #include "nvmesim/models/guest/fio_pacing.h"
 #include "nvmesim/models/guest/fio_verify.h"
 #include "nvmesim/models/guest/vcpu_params.h"
@@ -98,6 +99,13 @@ class FioJob {
   // `sleep`, quiesces and sleeps for it first (and returns false).
   bool rate_wait(bool sleep);
   void think();  // fio's handle_thinktime
+  // fio's latency_target (models/guest/fio_job_latency.cpp): the depth the
+  // job queues to (td->latency_qd; iodepth without a search), and
+  // lat_target_check with what it asks of the job.
+  uint32_t depth_limit() const { return lat_target_.enabled() ? lat_target_.depth() : params_.iodepth; }
+  void lat_start();
+  void lat_check();
+  void lat_completed(uint64_t lat_ns);  // one reaped I/O's total latency
   void trace_update(bool sq, const fw::DoorbellUpdate& u);
 
   Vcpu& cpu_;
@@ -108,6 +116,8 @@ class FioJob {
   FioRate rate_;
   FioThinktime thinktime_;
   FioVerify verify_;
+  FioLatencyTarget lat_target_;
+  bool lat_quiesce_ = false;  // a reap's failure lowered the depth: quiesce at the next check
 
   // Per tag: what fio and the statistics need of the I/O on it.
   std::vector<sc_core::sc_time> start_time_;  // fio prepared it (io_u->start_time)

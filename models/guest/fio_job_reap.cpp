@@ -154,6 +154,7 @@ void FioJob::reap_events(uint32_t n) {
     stats_.slat[d].add(slat);
     stats_.clat[d].add(clat);
     stats_.lat[d].add(lat);
+    lat_completed(lat);
     if (io_sink_) io_sink_({(t - stats_.start).value(), slat, clat, lat, e.write, e.bytes, e.offset});
   }
 }

@@ -33,6 +33,11 @@ struct WorkloadParams {
   sc_core::sc_time thinktime;     // fio thinktime: stall after every thinktime_blocks I/Os issued
   sc_core::sc_time thinktime_spin;  // ... of which the first part spins (guest work), the rest sleeps
   uint32_t thinktime_blocks{};    // fio thinktime_blocks
+  // fio's latency_target search (models/guest/fio_latency_target.h).
+  sc_core::sc_time latency_target;  // 0: no search, the depth is iodepth
+  sc_core::sc_time latency_window;  // each window judges the depth
+  double latency_percentile{};      // % of a window's I/Os within the target for success
+  bool latency_run{};               // keep searching instead of ending at the depth found
 
   WorkloadParams() { set_param_defaults(*this); }  // the visit lines' defaults
 
@@ -82,6 +87,15 @@ struct WorkloadParams {
            "part of thinktime spent busy (guest work) instead of sleeping (fio's)");
     v.integer(thinktime_blocks, "thinktime_blocks", "1", "I/Os", 1, 1e9,
               "I/Os issued between thinktimes (fio's)");
+    v.time(latency_target, "latency_target", "0s", 0, 3600 * S,
+           "search the largest queue depth up to iodepth at which latency_percentile of the I/Os' total latency "
+           "(fio's lat) stays within this (fio's latency_target; 0 = off)");
+    v.time(latency_window, "latency_window", "0s", 0, 3600 * S,
+           "time each depth of the latency_target search runs before it is judged (fio's latency_window)");
+    v.real(latency_percentile, "latency_percentile", "100", "%", 0, 100,
+           "share of a window's I/Os that must be within latency_target (fio's latency_percentile)");
+    v.flag(latency_run, "latency_run", "off",
+           "keep adjusting the depth to latency_target instead of ending the job at the depth found (fio's latency_run)");
   }
   // The largest I/O the job issues (buffers, MDTS).
   uint64_t max_bs() const { return std::max(job.max_bs(0), job.max_bs(1)); }

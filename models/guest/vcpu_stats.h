@@ -30,6 +30,11 @@ struct VcpuStats : stats::Group {
   Scalar reap_events{*this, "reap_events", COUNT, "I/Os the job reaped (events io_getevents returned)"};
   Scalar verified_reads{*this, "verified_reads", COUNT, "reads of blocks this job had written, checked (verify=pattern)"};
   Scalar verify_errors{*this, "verify_errors", COUNT, "checked reads whose data did not match"};
+  Scalar latency_target_depth{*this, "latency_target_depth", COUNT,
+                              "the job's queue depth at its end: the latency_target search's (fio's latency_qd, "
+                              "the depth found once it converged), else iodepth"};
+  Scalar latency_target_windows{*this, "latency_target_windows", COUNT,
+                                "latency_target windows the search judged (each a success or a failure of its depth)"};
   // fio's latencies (models/guest/fio_latency.h), per direction (read, write),
   // and the driver's own: building the command to finishing its completion.
   LatencyStat slat[2], clat[2], lat[2], driver_lat[2];

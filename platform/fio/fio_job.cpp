@@ -49,7 +49,9 @@ const Alias kMapped[] = {
     {"bssplit", "bssplit"}, {"bsrange", "bsrange"}, {"blocksize_range", "bsrange"},
     {"random_distribution", "random_distribution"}, {"blockalign", "blockalign"}, {"ba", "blockalign"}, {"rate", "rate"}, {"rate_iops", "rate_iops"},
     {"thinktime", "thinktime"}, {"thinktime_spin", "thinktime_spin"},
-    {"thinktime_blocks", "thinktime_blocks"}, {"io_size", ""}, {"io_limit", ""}, {"ioengine", ""},
+    {"thinktime_blocks", "thinktime_blocks"}, {"latency_target", "latency_target"},
+    {"latency_window", "latency_window"}, {"latency_percentile", "latency_percentile"},
+    {"latency_run", "latency_run"}, {"io_size", ""}, {"io_limit", ""}, {"ioengine", ""},
 };
 
 // fio 3.33's defaults (options.c .def, init.c fixup_options) for the
@@ -77,7 +79,7 @@ const std::pair<const char*, const char*> kDefaultOnly[] = {
     {"thinktime_blocks_type", "issue"}, {"rate_process", "linear"}, {"rate_ign_think", "0"},
     {"ratemin", "0"}, {"rate_min", "0"}, {"rate_iops_min", "0"}, {"fsync", "0"}, {"fdatasync", "0"},
     {"end_fsync", "0"}, {"fsync_on_close", "0"}, {"do_verify", "1"}, {"verify_backlog", "0"},
-    {"zonemode", "none"}, {"flow", "0"}, {"latency_target", "0"}, {"io_submit_mode", "inline"},
+    {"zonemode", "none"}, {"flow", "0"}, {"io_submit_mode", "inline"},
     {"bs_unaligned", "0"}, {"offset_increment", "0"},
 };
 
@@ -167,7 +169,8 @@ std::string fio_time_to_param(const std::string& value, const char* bare_unit) {
 }
 
 std::string fio_command_line_value(const std::string& name, const std::string& value) {
-  const bool seconds = name == "runtime", micro = name == "thinktime" || name == "thinktime_spin";
+  const bool seconds = name == "runtime", micro = name == "thinktime" || name == "thinktime_spin" ||
+                                               name == "latency_target" || name == "latency_window";
   if (!seconds && !micro) return value;
   const std::string v = trim(value);
   if (v.empty() || v.find_first_not_of("0123456789.") != std::string::npos) return value;  // has a unit
@@ -366,6 +369,13 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         job.wait_for_where = where;
         return;
       }
+      if (o.name == "random_generator" && lower(trim(o.value)) == "lfsr") {
+        // Not ignored silently: fio's LFSR visits every block once per pass.
+        const std::string w = "random_generator=lfsr: random offsets come from nvmesim's own generator "
+                              "(fio's LFSR visits each block exactly once per pass; nvmesim's draws may repeat)";
+        if (std::find(out.warnings.begin(), out.warnings.end(), w) == out.warnings.end()) out.warnings.push_back(w);
+        return;
+      }
       if (is_ignored(o.name)) {
         note_ignored(o.name);
         return;
@@ -445,10 +455,15 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         if (value.empty())
           throw ConfigError(where + option +
                             ": not a time (seconds, or with us, ms, s, m, h, d as fio)");
-      } else if (p == "thinktime" || p == "thinktime_spin") {
-        value = fio_time_to_param(o.value, "us");  // fio: a bare thinktime is microseconds
+      } else if (p == "thinktime" || p == "thinktime_spin" || p == "latency_target" || p == "latency_window") {
+        // fio: a bare thinktime, latency_target, latency_window is microseconds (options.c is_time)
+        value = fio_time_to_param(o.value, "us");
         if (value.empty())
           throw ConfigError(where + option + ": not a time (microseconds, or with us, ms, s as fio)");
+      } else if (p == "latency_run") {
+        bool on = true;
+        if (!parse_bool(value, on)) throw ConfigError(where + option + ": not a boolean (1/0, true/false)");
+        value = on ? "on" : "off";
       } else if (p == "verify") {
         const std::string v = lower(value);
         if (v == "0") value = "off";
@@ -532,7 +547,8 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
                                   "iodepth_batch_complete_min", "iodepth_batch_complete_max",
                                   "number_ios", "runtime", "size", "rwmixread", "seed", "verify",
                                   "iodepth_low", "bssplit", "bsrange", "random_distribution", "rate",
-                                  "rate_iops", "thinktime", "thinktime_spin", "thinktime_blocks"};
+                                  "rate_iops", "thinktime", "thinktime_spin", "thinktime_blocks",
+                                  "latency_target", "latency_window", "latency_percentile", "latency_run"};
   uint32_t total = 0;
   int group = 0;
   for (size_t j = 0; j < out.jobs.size(); ++j) {

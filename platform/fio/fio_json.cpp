@@ -149,6 +149,16 @@ void io_depths_json(Json& job, const models::IoDepthCounts& d) {
   calls("iodepth_complete", d.complete, d.complete_calls);
 }
 
+namespace {
+// The job's iodepth and latency_target options.
+void job_settings(FioJsonJob& j, const Config& c) {
+  j.iodepth = uint32_t(c.integer("iodepth"));
+  j.latency_target_ns = uint64_t(c.time_ns("latency_target"));
+  j.latency_window_us = uint64_t(c.time_ns("latency_window") / 1000);
+  j.latency_percentile = c.real("latency_percentile");
+}
+}  // namespace
+
 std::vector<FioJsonJob> fio_json_jobs(const RunResults& r, const Config& config, const FioJobs* fio) {
   std::vector<FioJsonJob> out;
   const unsigned vcpus = unsigned(r.vcpus.size());
@@ -159,7 +169,7 @@ std::vector<FioJsonJob> fio_json_jobs(const RunResults& r, const Config& config,
         FioJsonJob j;
         j.name = job.name;
         j.options = job.options;
-        j.iodepth = uint32_t(job.config.integer("iodepth"));
+        job_settings(j, job.config);
         j.group = job.group;
         out.push_back(std::move(j));
       }
@@ -178,12 +188,12 @@ std::vector<FioJsonJob> fio_json_jobs(const RunResults& r, const Config& config,
       const FioJob& job = fio->jobs[fio->vcpu_job[v]];
       j.name = job.name;
       j.options = job.options;
-      j.iodepth = uint32_t(job.config.integer("iodepth"));
+      job_settings(j, job.config);
       j.group = job.group;
     } else {
       j.name = "nvmesim";
       j.options = flat;
-      j.iodepth = uint32_t(config.integer("iodepth"));
+      job_settings(j, config);
     }
     j.vcpus.push_back(v);
     out.push_back(std::move(j));
@@ -232,10 +242,14 @@ report::Json fio_json_plus_jobs(const RunResults& r, const Config& config, const
     for (unsigned v : job.vcpus) depths.merge(r.vcpus[v].depths);
     io_depths_json(j, depths);
     latency_shares(j, rd, wr);
-    j["latency_depth"] = job.iodepth;
-    j["latency_target"] = 0;
-    j["latency_percentile"] = flt(100.0);
-    j["latency_window"] = 0;
+    // fio's ts->latency_depth: td->latency_qd, the latency_target search's
+    // depth (iodepth without one); the job's first clone's.
+    const uint64_t* qd = job.vcpus.empty() ? nullptr
+                                           : r.stats.find("vcpu" + std::to_string(job.vcpus[0]) + ".latency_target_depth");
+    j["latency_depth"] = qd ? *qd : uint64_t(job.iodepth);
+    j["latency_target"] = job.latency_target_ns;  // fio: ns (stat.c, ts->latency_target)
+    j["latency_percentile"] = flt(job.latency_percentile);
+    j["latency_window"] = job.latency_window_us;  // fio: us
     jobs.push_back(std::move(j));
   }
   return jobs;

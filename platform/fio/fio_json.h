@@ -52,6 +52,9 @@ struct FioJsonJob {
   std::vector<std::pair<std::string, std::string>> options;  // "job options"
   std::vector<unsigned> vcpus;
   uint32_t iodepth = 0;
+  // fio's latency_target options, as its JSON shows them (0: no search).
+  uint64_t latency_target_ns = 0, latency_window_us = 0;
+  double latency_percentile = 100;
   int group = 0;  // fio's groupid (stonewall, new_group)
 };
 

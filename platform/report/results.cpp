@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ostream>
 #include <nlohmann/json.hpp>
 
@@ -172,6 +173,28 @@ void write_json(const RunResults& r, std::ostream& o, const std::string& in) {
   o << in << report::dump(results_json(r), {}, unsigned(in.size() / 2));
 }
 
+
+// fio's latency_target line (stat.c show_thread_status: "latency   :
+// target=..., window=..., percentile=..., depth=N"), per job whose search ran.
+static void latency_target_lines(std::ostream& o, const RunResults& r) {
+  auto param = [&](const char* name) -> std::string {
+    for (const auto& [k, v] : r.config)
+      if (k == name) return v;
+    return "";
+  };
+  const std::string target = param("latency_target");
+  if (target.empty() || target == "0s" || target == "0") return;
+  for (size_t v = 0; v < r.vcpus.size(); ++v) {
+    const std::string vcpu = "vcpu" + std::to_string(v) + ".";
+    const uint64_t* windows = r.stats.find(vcpu + "latency_target_windows");
+    const uint64_t* depth = r.stats.find(vcpu + "latency_target_depth");
+    if (!windows || !depth) continue;
+    o << "    latency   : target=" << target << ", window=" << param("latency_window") << ", percentile="
+      << fixed(std::strtod(param("latency_percentile").c_str(), nullptr), 2) << "%, depth=" << *depth << " (vcpu"
+      << v << ", " << *windows << " windows judged)\n";
+  }
+}
+
 void write_normal(const RunResults& r, std::ostream& o) {
   auto cfg = [&](const char* name) -> std::string {
     for (const auto& kv : r.config)
@@ -226,6 +249,7 @@ void write_normal(const RunResults& r, std::ostream& o) {
     o << "    errors: " << errors << " completions with non-zero status\n";
   const uint64_t verified = r.count("verify.verified_reads"), mismatches = r.count("verify.errors");
   if (verified || mismatches) o << "    verify: " << verified << " reads checked, " << mismatches << " mismatches\n";
+  latency_target_lines(o, r);
   o << "doorbells (measured phase, I/O queues):\n";
   auto line = [&](const std::string& q) {
     const std::string d = "doorbells." + q + ".";
