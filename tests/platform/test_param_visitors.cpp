@@ -54,40 +54,40 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 141 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 146 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 141);
+  REQUIRE(reg.all().size() == 146);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, the engine's hv.notify,
   // hv.timer_delay and hv.fault, then the device choice and virtio.*.
   CHECK(reg.all().front().name == "rw");
-  CHECK(reg.all()[23].name == "sim.quantum");
-  CHECK(reg.all()[27].name == "guest.submit_cost");
-  CHECK(reg.all()[30].name == "guest.submit_call_cost");  // the costs per system call, after irq_entry
-  CHECK(reg.all()[32].name == "guest.reap_event_cost");
-  CHECK(reg.all()[47].name == "nvme.mqes");
-  CHECK(reg.all()[69].name == "nvme.clock");  // the hardware engine's 8, after the controller's 22
-  CHECK(reg.all()[75].name == "nvme.msix_cycles");
-  CHECK(reg.all()[76].name == "nvme.sqe_burst");
-  CHECK(reg.all()[77].name == "pcie.mode");
-  CHECK(reg.all()[86].name == "hv.cpu_ghz");
-  CHECK(reg.all()[114].name == "hv.exit_ipi");  // the IPI exit and hv.ipiv, after hv.posted_interrupts
-  CHECK(reg.all()[115].name == "hv.ipiv");
-  CHECK(reg.all()[116].name == "host.cores");
-  CHECK(reg.all()[117].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all()[118].name == "hv.device_thread");
-  CHECK(reg.all()[119].name == "hv.passthrough");
-  CHECK(reg.all()[120].name == "hv.msix_bar_mmap");
-  CHECK(reg.all()[121].name == "hv.page_size");
+  CHECK(reg.all()[27].name == "sim.quantum");
+  CHECK(reg.all()[31].name == "guest.submit_cost");
+  CHECK(reg.all()[34].name == "guest.submit_call_cost");  // the costs per system call, after irq_entry
+  CHECK(reg.all()[36].name == "guest.reap_event_cost");
+  CHECK(reg.all()[52].name == "nvme.mqes");
+  CHECK(reg.all()[74].name == "nvme.clock");  // the hardware engine's 8, after the controller's 22
+  CHECK(reg.all()[80].name == "nvme.msix_cycles");
+  CHECK(reg.all()[81].name == "nvme.sqe_burst");
+  CHECK(reg.all()[82].name == "pcie.mode");
+  CHECK(reg.all()[91].name == "hv.cpu_ghz");
+  CHECK(reg.all()[119].name == "hv.exit_ipi");  // the IPI exit and hv.ipiv, after hv.posted_interrupts
+  CHECK(reg.all()[120].name == "hv.ipiv");
+  CHECK(reg.all()[121].name == "host.cores");
+  CHECK(reg.all()[122].name == "host.wakeup_wait");  // added by its Params field and visit line only
+  CHECK(reg.all()[123].name == "hv.device_thread");
+  CHECK(reg.all()[124].name == "hv.passthrough");
+  CHECK(reg.all()[125].name == "hv.msix_bar_mmap");
+  CHECK(reg.all()[126].name == "hv.page_size");
   // QEMU's engine's notification: its own table (models::NotifierParams).
-  CHECK(reg.all()[122].name == "hv.notify");
-  CHECK(reg.all()[123].name == "hv.timer_delay");
-  CHECK(reg.all()[124].name == "hv.fault");
+  CHECK(reg.all()[127].name == "hv.notify");
+  CHECK(reg.all()[128].name == "hv.timer_delay");
+  CHECK(reg.all()[129].name == "hv.fault");
   // How its MSIs reach KVM and what they cost (models::MsiParams).
-  CHECK(reg.all()[125].name == "hv.msi");
-  CHECK(reg.all()[127].name == "hv.msi_irqfd_cost");
-  CHECK(reg.all()[128].name == "device");
-  CHECK(reg.all()[132].name == "virtio.queues");
+  CHECK(reg.all()[130].name == "hv.msi");
+  CHECK(reg.all()[132].name == "hv.msi_irqfd_cost");
+  CHECK(reg.all()[133].name == "device");
+  CHECK(reg.all()[137].name == "virtio.queues");
   CHECK(reg.all().back().name == "virtio.busy_poll");
   const ParamSpec* busy_poll = reg.find("virtio.busy_poll");
   REQUIRE(busy_poll);
@@ -204,7 +204,7 @@ TEST_CASE("visitors: load_params reads every field in its unit", "[params][visit
   const auto w = platform::load_params<models::WorkloadParams>(c);
   CHECK(w.job.rw == models::RwMode::RandWrite);
   CHECK(w.number_ios == 2048);
-  CHECK(w.verify);
+  CHECK(w.verify == models::VerifyMode::Pattern);
   CHECK(w.iodepth == 32);
 
   const auto guest = platform::load_params<models::GuestParams>(c);
