@@ -218,7 +218,7 @@ static void check_verify_interval(const SystemParams& p, uint64_t max_command) {
                         std::to_string(hdr) + " bytes)");
     if (hdr && max_command && w.job.bs > max_command && max_command % iv)
       throw ConfigError("--verify_interval: " + std::to_string(iv) + " must divide the largest command (" +
-                        std::to_string(max_command) + " bytes, nvme.mdts) that splits bs");
+                        std::to_string(max_command) + " bytes, nvme.mdts) that splits bs: give a verify_interval dividing it");
   }
 }
 

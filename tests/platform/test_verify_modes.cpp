@@ -76,6 +76,14 @@ TEST_CASE("verify modes: meta passes a small run with 512-byte intervals", "[ver
   CHECK(r.count("verify.errors") == 0);
 }
 
+TEST_CASE("verify modes: md5 over I/Os split at MDTS, one header per 64 KiB interval", "[verify_modes][e2e]") {
+  // bs 256k above nvme.mdts=5's 128 KiB: two commands per I/O, each two whole intervals.
+  const RunResults r = test::simulate({{"rw", "write"}, {"bs", "256k"}, {"size", "4m"}, {"number_ios", "16"},
+                                       {"nvme.backend", "ram"}, {"verify", "md5"}, {"verify_interval", "64k"}});
+  CHECK(r.count("verify.verified_reads") == 16);
+  CHECK(r.count("verify.errors") == 0);
+}
+
 TEST_CASE("verify modes: do_verify=off skips the read-back", "[verify_modes][e2e]") {
   const RunResults r = sequential_write("crc32c", "do_verify", "off");
   CHECK(r.count("write_ios") == 64);
@@ -179,4 +187,7 @@ TEST_CASE("verify modes: a verify_interval that does not divide bs is refused", 
   test::check_refused("--nvme.backend=ram --verify=sha256 --verify_interval=64",
                       "nvmesim: error: --verify_interval: 64 must divide bs (4096), be a multiple of 8 and "
                       "exceed verify=its header (112 bytes)");
+  test::check_refused("--nvme.backend=ram --verify=md5 --bs=256k",
+                      "nvmesim: error: --verify_interval: 262144 must divide the largest command (131072 bytes, "
+                      "nvme.mdts) that splits bs: give a verify_interval dividing it");
 }
