@@ -77,6 +77,8 @@ class StorageBackend : public sc_core::sc_module {
   uint64_t completed() const { return completed_; }
   stats::Group& stats() { return stats_; }
   const Params& params() const { return params_; }
+  // ram: the stored bytes from `offset` (tests corrupt one); null for the other kinds.
+  uint8_t* ram_data(uint64_t offset) { return store_ ? store_ + offset : nullptr; }
 
  private:
   struct InService {

@@ -30,7 +30,7 @@ uint32_t tag_count(const Guest& guest) {
 FioJob::FioJob(Vcpu& cpu, const VcpuParams& params, VcpuStats& stats, Guest& guest)
     : cpu_(cpu), params_(params), stats_(stats), guest_(guest), workload_(params.job),
       thinktime_(params.thinktime, params.thinktime_spin, params.thinktime_blocks),
-      verify_(params.verify, params.job.bs, params.job.size, tag_count(guest)) {
+      verify_(fio_verify_config(params, tag_count(guest))) {
   const uint32_t tags = tag_count(guest);
   start_time_.resize(tags);
   issue_time_.resize(tags);
@@ -63,10 +63,14 @@ void FioJob::run() {
       rate_wait(true);
       if (!can_issue()) break;  // the runtime ended while it slept
       submit_batch();
+      charge_verify();
       think();
       lat_check();
     }
-    if (inflight_ == 0) break;
+    if (inflight_ == 0) {
+      if (start_verify_phase()) continue;  // fio's do_verify, after do_io
+      break;
+    }
     const bool full = inflight_ >= depth_limit();
     do reap();
     while (full && inflight_ > low);
@@ -78,7 +82,7 @@ void FioJob::run() {
 bool FioJob::can_issue(uint32_t pending) const {
   if (inflight_ + pending >= depth_limit()) return false;  // fio's queue is full until it reaps (queue_full)
   if (lat_target_.done()) return false;  // the latency_target search ended the job
-  if (params_.number_ios && stats_.issued + pending >= params_.number_ios) return false;
+  if (!io_left(pending)) return false;  // number_ios, or the verify phase's blocks
   if (params_.runtime != SC_ZERO_TIME && cpu_.current_time() >= stats_.start + params_.runtime) return false;
   if (run_control::stop_requested()) return false;  // a signal: drain, as fio (models/sim/run_control.h)
   return true;
@@ -93,7 +97,7 @@ void FioJob::submit_batch() {
   unsigned n = 0;
   batch_tags_.clear();
   while (n < params_.batch_submit && can_issue() && (n == 0 || !rate_wait(false))) {
-    const NextIo io = workload_.next();
+    const NextIo io = next_io();
     const sc_time started = cpu_.current_time();
     const unsigned commands = issue(io, started);  // NVMe: waits for tags (issue_command_waiting)
     if (!commands) break;  // no descriptors: publish what we have
@@ -143,7 +147,7 @@ void FioJob::submitted(unsigned n) {
 void FioJob::submit_batch_shared(fw::VirtioBlkDriver& vb) {
   shared_batch_.clear();
   while (shared_batch_.size() < params_.batch_submit && can_issue(uint32_t(shared_batch_.size()))) {
-    const NextIo io = workload_.next();
+    const NextIo io = next_io();
     shared_batch_.push_back({io, cpu_.current_time()});
     cpu_.guest_work(params_.submit_cost);
   }

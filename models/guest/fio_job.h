@@ -30,6 +30,11 @@ namespace nvmesim::models {
 class Guest;
 class Vcpu;
 
+// The job's verify settings from its options (models/guest/fio_job_verify.cpp),
+// and the guest CPU throughput of a mode's checksum (GB/s; 0: not charged).
+FioVerifyConfig fio_verify_config(const VcpuParams& p, uint32_t tags);
+double fio_verify_gbps(VerifyMode m);
+
 class FioJob {
  public:
   // fio's per-I/O logs (write_lat_log, ...): one sample at each I/O's reap.
@@ -107,6 +112,14 @@ class FioJob {
   void lat_check();
   void lat_completed(uint64_t lat_ns);  // one reaped I/O's total latency
   void trace_update(bool sq, const fw::DoorbellUpdate& u);
+  // verify (models/guest/fio_job_verify.cpp): the next I/O (the workload's,
+  // or the verify phase's read-back); whether I/Os are left to issue
+  // (number_ios, the read-back's blocks, verify_fatal's stop); the verify
+  // phase's start; the guest CPU time of the checksums run so far.
+  NextIo next_io();
+  bool io_left(uint32_t pending) const;
+  bool start_verify_phase();
+  void charge_verify();
 
   Vcpu& cpu_;
   const VcpuParams& params_;
@@ -118,6 +131,8 @@ class FioJob {
   FioVerify verify_;
   FioLatencyTarget lat_target_;
   bool lat_quiesce_ = false;  // a reap's failure lowered the depth: quiesce at the next check
+  bool verify_phase_ = false;  // fio's do_verify: reading back what the job wrote
+  bool verify_stop_ = false;   // verify_fatal: a mismatch ended the job
 
   // Per tag: what fio and the statistics need of the I/O on it.
   std::vector<sc_core::sc_time> start_time_;  // fio prepared it (io_u->start_time)

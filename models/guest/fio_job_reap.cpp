@@ -97,7 +97,10 @@ void FioJob::io_done(uint32_t tag, uint16_t status, const sc_time& end, bool che
   if (status && stats_.errors++ == 0) stats_.first_error_status = status;
   if (checked) {
     ++stats_.verified_reads;
-    if (mismatch) ++stats_.verify_errors;
+    if (mismatch) {
+      ++stats_.verify_errors;
+      if (params_.verify_fatal) verify_stop_ = true;  // fio's verify_fatal: the job issues nothing more
+    }
   }
   const uint64_t bytes = bytes_[tag];
   if (write) {
@@ -134,6 +137,7 @@ void FioJob::reap() {
   ready_ -= n;
   inflight_ -= n;
   reap_events(n);
+  charge_verify();  // fio verifies each read after its completion's stamp (io_u.c ios_completed -> end_io)
 }
 
 // io_getevents returned n events: fio stamps them once (io_u.c

@@ -1,67 +1,78 @@
-// fio's verify=pattern for one job: a write fills its buffer with a pattern
-// of its block, a read of a block some write completed checks that pattern
-// (fio verify.c, simplified: the pattern depends on the block only, so every
-// job writes the same bytes to a block and overlapping writes cannot make a
-// correct read fail). A read's buffer is zeroed when it is issued, so stale
-// data cannot pass the check.
+// fio's verify for one job (fio verify.c). A write fills its buffer; a read
+// of a block the job wrote checks it:
+//  - verify=pattern: nvmesim's per-block pattern (it depends on the block
+//    only, so every job writes the same bytes to a block and overlapping
+//    writes cannot make a correct read fail), or verify_pattern's bytes
+//    repeated from the I/O's first byte (fio's fill_verify_pattern);
+//  - crc32c, crc32, md5, sha256, meta: every verify_interval of the I/O
+//    starts with fio's struct verify_header (verify.h: magic 0xacca,
+//    version, verify_type, len, rand_seed, offset, time, numberio, thread,
+//    then the CRC-32C of the header before its crc32 field) and the
+//    checksum of the rest of the interval (meta: none), whose bytes are
+//    random from the job's seed (fio's rand_seed) or verify_pattern's. A
+//    read checks magic, len, offset, the header's CRC and the checksum
+//    (verify.c verify_header, verify_io_u_*), each interval on its own, so
+//    the check needs no record of what was written.
+// Pattern checks reads of written blocks whenever they come; the header
+// modes check the reads of the verify phase (fio's do_verify, after the
+// write phase: verify_io_u runs on reads from the written-blocks list, or in
+// a read-only job, backend.c do_io's IO_U_F_VER_LIST test) — a read-only job
+// here wrote nothing, so checks nothing. A read's buffer is zeroed when it
+// is issued, so stale data cannot pass.
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <vector>
+
+#include "nvmesim/models/guest/fio_verify_opts.h"
 
 namespace nvmesim::models {
 
+struct FioVerifyConfig {
+  VerifyMode mode = VerifyMode::Off;
+  uint32_t bs = 4096;        // the job's one block size
+  uint32_t interval = 0;     // verify_interval (0: bs)
+  uint64_t region_bytes = 0; // the region the job addresses
+  uint32_t tags = 1;         // I/Os that can be in flight
+  uint64_t seed = 1;         // the job's seed (fio's rand_seed comes from it)
+  uint16_t thread = 1;       // fio's thread_number
+  std::vector<uint8_t> pattern;  // verify_pattern (empty: none)
+};
+
 class FioVerify {
  public:
-  // bs: the job's block size (what a pattern covers); region_bytes: the
-  // region the job addresses; tags: how many I/Os can be in flight.
-  FioVerify(bool enabled, uint32_t bs, uint64_t region_bytes, uint32_t tags) : enabled_(enabled), bs_(bs) {
-    if (!enabled) return;
-    block_.resize(tags);
-    check_.resize(tags);
-    part_.resize(tags);
-    written_.assign(region_bytes / bs, 0);
-  }
-  bool enabled() const { return enabled_; }
-  uint32_t block_bytes() const { return bs_; }
+  explicit FioVerify(const FioVerifyConfig& c);
+  bool enabled() const { return c_.mode != VerifyMode::Off; }
+  VerifyMode mode() const { return c_.mode; }
+  uint32_t block_bytes() const { return c_.bs; }
+  bool header_mode() const { return fio_opt::verify_header_bytes(c_.mode) != 0; }
 
   // The I/O on `tag` is being issued with its data buffer `buf` of `bytes`:
   // the whole I/O, or the part `part_offset` bytes into it (an I/O split at
   // MDTS: each part has its tag and buffer, and carries its share of the
-  // block's pattern).
-  void prepare(uint32_t tag, bool write, uint64_t offset, uint8_t* buf, uint32_t bytes,
-               uint32_t part_offset = 0) {
-    const uint64_t block = offset / bs_;
-    block_[tag] = block;
-    part_[tag] = Part{part_offset, bytes};
-    if (write) {
-      fill(buf, block, part_offset, bytes);
-    } else {
-      check_[tag] = written_[block];
-      std::memset(buf, 0, bytes);
-    }
-  }
-  // The I/O on `tag` completed without error: a write's block holds its
-  // pattern from now on; true for a read whose block had been written
-  // before it was issued (then check its buffer with matches).
-  bool completed(uint32_t tag, bool write) {
-    if (write) {
-      written_[block_[tag]] = 1;
-      return false;
-    }
-    return check_[tag] != 0;
-  }
+  // block's content; parts are whole verify_intervals).
+  void prepare(uint32_t tag, bool write, uint64_t offset, uint8_t* buf, uint32_t bytes, uint32_t part_offset = 0);
+  // The I/O on `tag` completed without error: a write's block counts as
+  // written from now on; true for a read that is to be checked (then check
+  // its buffer with matches).
+  bool completed(uint32_t tag, bool write);
   // The bytes of the block the I/O (or part) on `tag` carries.
   uint32_t part_bytes(uint32_t tag) const { return part_[tag].bytes; }
-  bool matches(uint32_t tag, const uint8_t* buf) const {
-    const uint64_t first = part_[tag].offset / 8;
-    for (uint64_t i = 0; i < part_[tag].bytes / 8; ++i) {
-      uint64_t w;
-      std::memcpy(&w, buf + 8 * i, 8);
-      if (w != pattern_word(block_[tag], first + i)) return false;
-    }
-    return true;
+  bool matches(uint32_t tag, const uint8_t* buf);
+
+  // The verify phase (fio's do_verify): reads of each written block once,
+  // in offset order (verify_sort).
+  void start_readback();
+  bool readback() const { return readback_; }
+  uint64_t readback_left() const { return readback_left_; }
+  uint64_t next_readback();  // the next block's byte offset
+  uint64_t blocks_written() const;
+
+  // Bytes the guest's CPU ran a checksum or pattern over since the last call.
+  uint64_t take_work_bytes() {
+    const uint64_t b = work_bytes_;
+    work_bytes_ = 0;
+    return b;
   }
 
   // Word i of block `block`'s pattern (splitmix64 of both).
@@ -70,24 +81,29 @@ class FioVerify {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     return z ^ (z >> 27);
   }
+  // One interval's header and checksum for data already in place at
+  // chunk[hdr..interval): what a write stores (public for tests).
+  void seal(uint8_t* chunk, uint64_t offset, uint64_t rand_seed, uint64_t numberio) const;
+  // What is wrong with one interval (nullptr: nothing).
+  const char* check_chunk(const uint8_t* chunk, uint64_t offset) const;
 
  private:
-  void fill(uint8_t* p, uint64_t block, uint32_t offset, uint32_t bytes) const {
-    for (uint64_t i = 0; i < bytes / 8; ++i) {
-      const uint64_t w = pattern_word(block, offset / 8 + i);
-      std::memcpy(p + 8 * i, &w, 8);
-    }
-  }
+  void fill(uint8_t* p, uint64_t offset, uint32_t part_offset, uint32_t bytes, uint64_t rand_seed);
 
-  bool enabled_;
-  uint32_t bs_;
+  FioVerifyConfig c_;
+  uint32_t interval_;
   std::vector<uint64_t> block_;   // per tag: the block its I/O addresses
-  std::vector<uint8_t> check_;    // per tag: a read of a block written before it
+  std::vector<uint8_t> check_;    // per tag: a read to check
   struct Part {
     uint32_t offset = 0, bytes = 0;  // into the block
   };
   std::vector<Part> part_;        // per tag: the part of the block its buffer holds
   std::vector<uint8_t> written_;  // per block: a write of it completed
+  uint64_t numberio_ = 0;         // writes issued (fio's io_issues[DDIR_WRITE])
+  uint64_t rand_seed_ = 0;        // the I/O being prepared's
+  bool readback_ = false;
+  uint64_t readback_next_ = 0, readback_left_ = 0;
+  uint64_t work_bytes_ = 0;
 };
 
 }  // namespace nvmesim::models

@@ -79,6 +79,10 @@ struct GuestParams {
               "guest.irq_coalescing_time > 0, TIME 0 = no delay)");
     v.time(irq_coalescing_time_ns, "irq_coalescing_time", "0us", 0, 25.5 * MS,
            "Set Features 0x08: or this long after the first held one (multiple of 100 us)");
+    v.real(cpu.verify_gbps, "verify_gbps", "0", "GB/s", 0, 1000,
+           "guest CPU throughput of fio verify's fill and check, per byte written or read back (0 = the "
+           "mode's figure measured for nvmesim's own table-driven code on one x86-64 core: "
+           "models/guest/fio_job_verify.cpp; an assumption for the guest's fio)");
   }
 };
 

@@ -9,6 +9,7 @@
 #include <systemc>
 
 #include "nvmesim/models/guest/fio_options.h"
+#include "nvmesim/models/guest/fio_verify_opts.h"
 #include "nvmesim/models/guest/workload.h"
 #include "nvmesim/models/sim/param_defaults.h"
 
@@ -27,7 +28,11 @@ struct WorkloadParams {
   uint32_t batch_submit{};        // fio iodepth_batch_submit: I/Os per SQ doorbell update
   uint32_t batch_complete_min{};  // fio iodepth_batch_complete_min: I/Os a reap waits for
   uint32_t batch_complete_max{};  // fio iodepth_batch_complete_max: most I/Os one reap takes
-  bool verify{};                  // fio verify=pattern: writes carry a per-block pattern, reads check it
+  VerifyMode verify{};            // fio verify: what writes carry and reads check (models/guest/fio_verify.h)
+  uint32_t verify_interval{};     // fio verify_interval: bytes per header (0 = bs)
+  std::string verify_pattern;     // fio verify_pattern (empty: none)
+  bool verify_fatal{};            // fio verify_fatal: the job stops at its first mismatch
+  bool do_verify{};               // fio do_verify: a writing job reads back what it wrote, after its writes
   uint32_t iodepth_low{};         // fio iodepth_low: a full queue is reaped down to this (0 = iodepth)
   std::string rate, rate_iops;    // fio rate / rate_iops: "read[,write]" per second (models/guest/fio_options.h)
   sc_core::sc_time thinktime;     // fio thinktime: stall after every thinktime_blocks I/Os issued
@@ -42,7 +47,10 @@ struct WorkloadParams {
   WorkloadParams() { set_param_defaults(*this); }  // the visit lines' defaults
 
   static constexpr const char* param_prefix = "";
-  static constexpr EnumEntry<bool> verify_modes[] = {{false, "off"}, {true, "pattern"}};
+  static constexpr EnumEntry<VerifyMode> verify_modes[] = {
+      {VerifyMode::Off, "off"},     {VerifyMode::Pattern, "pattern"}, {VerifyMode::Crc32c, "crc32c"},
+      {VerifyMode::Crc32, "crc32"}, {VerifyMode::Md5, "md5"},         {VerifyMode::Sha256, "sha256"},
+      {VerifyMode::Meta, "meta"}};
   template <class V>
   void visit(V& v) {
     using namespace param_units;
@@ -65,7 +73,8 @@ struct WorkloadParams {
     v.integer(batch_complete_max, "iodepth_batch_complete_max", "0", "I/Os", 0, 4095,
               "most I/Os one reap takes (fio's; 0 = iodepth_batch_complete_min)");
     v.choice(verify, "verify", "off", verify_modes, "",
-             "pattern: writes carry a per-block pattern that reads of written blocks check");
+             "fio's verify: pattern (a per-block pattern, or verify_pattern's), or crc32c, crc32, md5, sha256, "
+             "meta (fio's verify_header and checksum per verify_interval); reads of written blocks check it");
     v.integer(iodepth_low, "iodepth_low", "0", "I/Os", 0, 4095,
               "a full queue is reaped until this many I/Os are left (fio's; 0 = iodepth)");
     v.text(job.bssplit_text, "bssplit", "", fio_opt::check_bssplit,
@@ -96,6 +105,15 @@ struct WorkloadParams {
            "share of a window's I/Os that must be within latency_target (fio's latency_percentile)");
     v.flag(latency_run, "latency_run", "off",
            "keep adjusting the depth to latency_target instead of ending the job at the depth found (fio's latency_run)");
+    v.size(verify_interval, "verify_interval", "0", 0, 1 * MiB,
+           "bytes each verify header covers, dividing bs (fio's verify_interval; 0 = bs)");
+    v.text(verify_pattern, "verify_pattern", "", fio_opt::check_verify_pattern,
+           "bytes writes carry, repeated: 0x hex, a number or a \"string\" (fio's verify_pattern; empty: "
+           "random data, or pattern's own)");
+    v.flag(verify_fatal, "verify_fatal", "off", "a job stops at its first verify mismatch (fio's verify_fatal)");
+    v.flag(do_verify, "do_verify", "on",
+           "a job that writes with verify reads back each block it wrote, in offset order, after its writes "
+           "(fio's do_verify, verify_sort)");
   }
   // The largest I/O the job issues (buffers, MDTS).
   uint64_t max_bs() const { return std::max(job.max_bs(0), job.max_bs(1)); }
@@ -113,6 +131,7 @@ struct GuestCpuCosts {
   sc_core::sc_time reap_event_cost;   // per event io_getevents returns
   sc_core::sc_time poll_interval;     // polled completions: time between checks
   sc_core::sc_time store_visibility;  // store-buffer drain time
+  double verify_gbps{};               // fio verify's checksum throughput (0: the mode's own figure)
 };
 
 // One vCPU's settings: its job's options and the driver's costs (both from

@@ -3,7 +3,7 @@
 // one place, so that a setting never silently does nothing.
 //
 //   hv.fault (not none)      needs hv.notify ioeventfd        refused
-//   verify=pattern           needs nvme.backend ram           refused
+//   verify (any mode)        needs nvme.backend ram           refused
 //                            (virtio.backend with device=virtio-blk)
 //   pcie.gen/lanes/mps/...   need pcie.mode link              warned
 //   pcie.host_copy_gbps/...  need pcie.mode emulated          warned

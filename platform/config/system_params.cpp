@@ -198,14 +198,34 @@ static void check_blockalign(const SystemParams& p, uint64_t lba, const char* lb
     if (ba > w.job.size)
       throw ConfigError("--blockalign: " + std::to_string(ba) + " bytes is larger than size (" +
                         std::to_string(w.job.size) + ")");
-    if (w.verify && ba != w.job.bs)
+    if (w.verify != models::VerifyMode::Off && ba != w.job.bs)
       throw ConfigError("--blockalign: " + std::to_string(ba) + " with verify=pattern must be 0 or bs (" +
                         std::to_string(w.job.bs) + "): the pattern's blocks must not overlap");
   }
 }
 
+// fio's verify_interval: whole intervals in a block (verify.c fills one
+// header per interval), each larger than its header (fio refuses a header
+// that does not fit); an I/O split at MDTS carries whole intervals per command.
+static void check_verify_interval(const SystemParams& p, uint64_t max_command) {
+  for (const models::WorkloadParams& w : p.jobs) {
+    if (w.verify == models::VerifyMode::Off) continue;
+    const uint64_t iv = w.verify_interval ? w.verify_interval : w.job.bs;
+    const uint32_t hdr = models::fio_opt::verify_header_bytes(w.verify);
+    if (w.job.bs % iv || iv % 8 || iv <= hdr)
+      throw ConfigError("--verify_interval: " + std::to_string(iv) + " must divide bs (" + std::to_string(w.job.bs) +
+                        "), be a multiple of 8 and exceed verify=" + std::string(hdr ? "its header (" : "pattern's (") +
+                        std::to_string(hdr) + " bytes)");
+    if (hdr && max_command && w.job.bs > max_command && max_command % iv)
+      throw ConfigError("--verify_interval: " + std::to_string(iv) + " must divide the largest command (" +
+                        std::to_string(max_command) + " bytes, nvme.mdts) that splits bs: give a verify_interval dividing it");
+  }
+}
+
 void check_system_params(const SystemParams& p, const Config& c) {
   check_simulated_time_range(p, c);
+  check_verify_interval(p, p.device.device == DeviceKind::VirtioBlk || !p.nvme.firmware.mdts
+                               ? 0 : uint64_t(4096) << p.nvme.firmware.mdts);
   if (p.device.device == DeviceKind::VirtioBlk) {
     check_virtio_params(p, c);
     check_blockalign(p, fw::virtio::BLK_SECTOR_BYTES, "virtio-blk's sector");
@@ -242,7 +262,7 @@ void check_system_params(const SystemParams& p, const Config& c) {
                             std::to_string(b) + " bytes is not a multiple of nvme.lba_bytes (" +
                             std::to_string(lba) + ") in 512..1048576");
     }
-    if (w.verify && (w.job.min_bs(0) != w.job.max_bs(0) || w.job.min_bs(1) != w.job.max_bs(1)))
+    if (w.verify != models::VerifyMode::Off && (w.job.min_bs(0) != w.job.max_bs(0) || w.job.min_bs(1) != w.job.max_bs(1)))
       throw ConfigError("--verify: pattern needs one block size (not bssplit or bsrange)");
   }
   check_blockalign(p, fc.lba_bytes ? fc.lba_bytes : 512, "nvme.lba_bytes");

@@ -51,7 +51,9 @@ const Alias kMapped[] = {
     {"thinktime", "thinktime"}, {"thinktime_spin", "thinktime_spin"},
     {"thinktime_blocks", "thinktime_blocks"}, {"latency_target", "latency_target"},
     {"latency_window", "latency_window"}, {"latency_percentile", "latency_percentile"},
-    {"latency_run", "latency_run"}, {"io_size", ""}, {"io_limit", ""}, {"ioengine", ""},
+    {"latency_run", "latency_run"}, {"verify_interval", "verify_interval"},
+    {"verify_pattern", "verify_pattern"}, {"verify_fatal", "verify_fatal"}, {"do_verify", "do_verify"},
+    {"io_size", ""}, {"io_limit", ""}, {"ioengine", ""},
 };
 
 // fio 3.33's defaults (options.c .def, init.c fixup_options) for the
@@ -78,7 +80,7 @@ const std::pair<const char*, const char*> kDefaultOnly[] = {
     {"loops", "1"}, {"startdelay", "0"}, {"ramp_time", "0"}, {"offset", "0"}, {"thinktime_iotime", "0"},
     {"thinktime_blocks_type", "issue"}, {"rate_process", "linear"}, {"rate_ign_think", "0"},
     {"ratemin", "0"}, {"rate_min", "0"}, {"rate_iops_min", "0"}, {"fsync", "0"}, {"fdatasync", "0"},
-    {"end_fsync", "0"}, {"fsync_on_close", "0"}, {"do_verify", "1"}, {"verify_backlog", "0"},
+    {"end_fsync", "0"}, {"fsync_on_close", "0"}, {"verify_backlog", "0"},
     {"zonemode", "none"}, {"flow", "0"}, {"io_submit_mode", "inline"},
     {"bs_unaligned", "0"}, {"offset_increment", "0"},
 };
@@ -88,8 +90,7 @@ const std::pair<const char*, const char*> kDefaultOnly[] = {
 const char* const kIgnored[] = {
     "direct", "buffered", "filename", "filename_format", "directory", "nrfiles",
     "norandommap", "randrepeat", "random_generator", "group_reporting", "gtod_reduce",
-    "invalidate", "refill_buffers", "zero_buffers", "scramble_buffers", "verify_fatal",
-    "verify_pattern", "name", "description", "thread", "clat_percentiles", "lat_percentiles",
+    "invalidate", "refill_buffers", "zero_buffers", "scramble_buffers", "name", "description", "thread", "clat_percentiles", "lat_percentiles",
     "slat_percentiles", "percentile_list", "disable_lat", "disable_clat", "disable_slat",
     "disable_bw_measurement", "write_hist_log", "per_job_logs", "cpus_allowed", "cpus_allowed_policy",
     "cpumask", "numa_cpu_nodes", "numa_mem_policy", "nice", "prio", "prioclass", "clocksource",
@@ -110,7 +111,7 @@ const char* mapped_param(const std::string& name) {
 // command line as in a file.
 bool is_fio_only_option(const std::string& name) {
   for (const char* n : {"time_based", "write_lat_log", "write_bw_log", "write_iops_log", "log_avg_msec",
-                        "log_offset", "ioengine", "io_size"})
+                        "log_offset", "ioengine", "io_size", "verify_sort"})
     if (name == n) return true;
   return false;
 }
@@ -319,6 +320,7 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         if (base.registry().find(name) && !base.is_set(name)) c.set(name, value);
     std::string engine = fio_defaults ? "psync" : "libaio";  // fio's FIO_PREFERRED_ENGINE on Linux
     bool batch_submit_iodepth = false;  // iodepth_batch_submit=0: iodepth (init.c)
+    bool verify_set = false, verify_pattern_set = false;
     uint64_t io_size = 0;          // io_size / io_limit: bytes of I/O instead of size
 
     auto apply = [&](const FioOption& o, bool from_cli) {
@@ -378,6 +380,13 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
       }
       if (is_ignored(o.name)) {
         note_ignored(o.name);
+        return;
+      }
+      // verify_sort (fio's default 1): the verify phase reads in offset
+      // order either way (fio sorts with its rb-tree; a list keeps write order).
+      if (o.name == "verify_sort") {
+        bool on = true;
+        if (o.has_value && !parse_bool(o.value, on)) throw ConfigError(where + option + ": not a boolean (1/0)");
         return;
       }
       for (const auto& [name, def] : kDefaultOnly)
@@ -465,11 +474,19 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         if (!parse_bool(value, on)) throw ConfigError(where + option + ": not a boolean (1/0, true/false)");
         value = on ? "on" : "off";
       } else if (p == "verify") {
-        const std::string v = lower(value);
-        if (v == "0") value = "off";
-        else if (v == "pattern") value = "pattern";
+        const std::string v = lower(trim(value));
+        if (v == "0" || v == "none") value = "off";
+        else if (v == "crc32c-intel") value = "crc32c";  // fio's alias (the hardware instruction where there is one)
+        else if (v == "pattern" || v == "crc32c" || v == "crc32" || v == "md5" || v == "sha256" || v == "meta")
+          value = v;
         else
-          throw ConfigError(where + option + ": not supported (nvmesim supports verify=pattern or 0)");
+          throw ConfigError(where + option +
+                            ": not supported (nvmesim supports verify=crc32c, crc32c-intel, crc32, md5, sha256, "
+                            "meta, pattern or 0)");
+      } else if (p == "verify_fatal" || p == "do_verify") {
+        bool on = true;
+        if (!parse_bool(value, on)) throw ConfigError(where + option + ": not a boolean (1/0)");
+        value = on ? "on" : "off";
       } else if (o.name == "rwmixwrite") {
         char* end = nullptr;
         const long w = std::strtol(value.c_str(), &end, 10);
@@ -485,6 +502,8 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         value = "1";
       }
       if (p == "iodepth_batch_submit") batch_submit_iodepth = false;
+      if (p == "verify") verify_set = true;
+      if (p == "verify_pattern") verify_pattern_set = true;
       try {
         c.set(p, value);
       } catch (const ConfigError& e) {
@@ -512,6 +531,8 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
     if (std::find(std::begin(kSyncEngines), std::end(kSyncEngines), engine) != std::end(kSyncEngines))
       c.set("iodepth", "1");
     if (batch_submit_iodepth) c.set("iodepth_batch_submit", c.text("iodepth"));
+    // fio: verify_pattern without verify means verify=pattern.
+    if (verify_pattern_set && !verify_set) c.set("verify", "pattern");
     job.engine = engine;
 
     if (io_size && !c.is_set("number_ios") && !(time_based && c.time_ns("runtime") > 0) &&
@@ -548,7 +569,8 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
                                   "number_ios", "runtime", "size", "rwmixread", "seed", "verify",
                                   "iodepth_low", "bssplit", "bsrange", "random_distribution", "rate",
                                   "rate_iops", "thinktime", "thinktime_spin", "thinktime_blocks",
-                                  "latency_target", "latency_window", "latency_percentile", "latency_run"};
+                                  "latency_target", "latency_window", "latency_percentile", "latency_run",
+                                  "verify_interval", "verify_pattern", "verify_fatal", "do_verify"};
   uint32_t total = 0;
   int group = 0;
   for (size_t j = 0; j < out.jobs.size(); ++j) {

@@ -18,7 +18,9 @@
 // iodepth_batch_complete_min/_max, iodepth_low, numjobs, runtime (timeout;
 // a bare number is seconds, as fio), time_based, number_ios, size, io_size
 // (io_limit), rwmixread, rwmixwrite, randseed (nvmesim's seed), verify
-// (pattern or 0), bssplit, bsrange, random_distribution (random, zipf,
+// (crc32c, crc32c-intel, crc32, md5, sha256, meta, pattern or 0),
+// verify_interval, verify_pattern, verify_fatal, do_verify, verify_sort
+// (1 or 0: offset order either way), bssplit, bsrange, random_distribution (random, zipf,
 // pareto, normal), rate, rate_iops, thinktime (bare = microseconds),
 // thinktime_spin, thinktime_blocks, ioengine (libaio, io_uring, posixaio;
 // psync, sync, vsync, pvsync, pvsync2 run at depth 1, as fio's FIO_SYNCIO

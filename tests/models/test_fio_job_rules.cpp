@@ -106,8 +106,17 @@ TEST_CASE("fio thinktime: every thinktime_blocks I/Os, spin then sleep the rest"
   CHECK_FALSE(off.due(1000));
 }
 
+FioVerifyConfig pattern_config(uint32_t bs, uint64_t region, uint32_t tags) {
+  FioVerifyConfig c;
+  c.mode = VerifyMode::Pattern;
+  c.bs = bs;
+  c.region_bytes = region;
+  c.tags = tags;
+  return c;
+}
+
 TEST_CASE("fio verify: a read of a written block checks the block's pattern", "[fio_job]") {
-  FioVerify v(true, 4096, 4 * 4096, 4);  // 4 blocks, 4 tags
+  FioVerify v(pattern_config(4096, 4 * 4096, 4));  // 4 blocks, 4 tags
   std::vector<uint8_t> written(4096, 0), read(4096, 0xAA);
   // A write to block 2 carries its pattern.
   v.prepare(0, true, 2 * 4096, written.data(), 4096);
@@ -133,7 +142,7 @@ TEST_CASE("fio verify: a read of a written block checks the block's pattern", "[
 }
 
 TEST_CASE("fio verify: the parts of a split I/O carry and check their share of the block's pattern", "[fio_job]") {
-  FioVerify v(true, 8192, 2 * 8192, 4);  // 8 KiB I/Os split into two 4 KiB commands
+  FioVerify v(pattern_config(8192, 2 * 8192, 4));  // 8 KiB I/Os split into two 4 KiB commands
   std::vector<uint8_t> first(4096), second(4096), read0(4096, 0xAA), read1(4096, 0xAA);
   v.prepare(0, true, 8192, first.data(), 4096, 0);
   v.prepare(1, true, 8192, second.data(), 4096, 4096);

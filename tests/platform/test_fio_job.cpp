@@ -156,8 +156,9 @@ TEST_CASE("fio job: values nvmesim cannot simulate are one-line errors", "[fio]"
         "--job t.fio line 2: rw=rw: not supported (nvmesim runs read, write, randread, randwrite, randrw)");
   CHECK(error_of("[a]\nbs=4k:8k\n") ==
         "--job t.fio line 2: bs=4k:8k: not a block size (bs, bs=read,write or bs=min-max)");
-  CHECK(error_of("[a]\nverify=md5\n") ==
-        "--job t.fio line 2: verify=md5: not supported (nvmesim supports verify=pattern or 0)");
+  CHECK(error_of("[a]\nverify=sha512\n") ==
+        "--job t.fio line 2: verify=sha512: not supported (nvmesim supports verify=crc32c, crc32c-intel, crc32, "
+        "md5, sha256, meta, pattern or 0)");
   CHECK(error_of("[a]\nruntime=5y\n") ==
         "--job t.fio line 2: runtime=5y: not a time (seconds, or with us, ms, s, m, h, d as fio)");
   CHECK(error_of("[a]\niodepth=0\n") == "--job t.fio line 2: iodepth: 0 is out of range (1..4095)");

@@ -54,9 +54,9 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 145 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 150 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 145);
+  REQUIRE(reg.all().size() == 150);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, the engine's hv.notify,
   // hv.timer_delay and hv.fault, then the device choice and virtio.*.
@@ -67,33 +67,33 @@ TEST_CASE("visitors: the registry holds the 145 parameters with their specs", "[
   CHECK(reg.find("latency_percentile")->max == 100);
   CHECK(reg.find("latency_percentile")->default_value == "100");
   CHECK(reg.all()[26].name == "latency_run");
-  CHECK(reg.all()[27].name == "sim.quantum");
-  CHECK(reg.all()[31].name == "guest.submit_cost");
-  CHECK(reg.all()[34].name == "guest.submit_call_cost");  // the costs per system call, after irq_entry
-  CHECK(reg.all()[36].name == "guest.reap_event_cost");
-  CHECK(reg.all()[51].name == "nvme.mqes");
-  CHECK(reg.all()[73].name == "nvme.clock");  // the hardware engine's 8, after the controller's 22
-  CHECK(reg.all()[79].name == "nvme.msix_cycles");
-  CHECK(reg.all()[80].name == "nvme.sqe_burst");
-  CHECK(reg.all()[81].name == "pcie.mode");
-  CHECK(reg.all()[90].name == "hv.cpu_ghz");
-  CHECK(reg.all()[118].name == "hv.exit_ipi");  // the IPI exit and hv.ipiv, after hv.posted_interrupts
-  CHECK(reg.all()[119].name == "hv.ipiv");
-  CHECK(reg.all()[120].name == "host.cores");
-  CHECK(reg.all()[121].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all()[122].name == "hv.device_thread");
-  CHECK(reg.all()[123].name == "hv.passthrough");
-  CHECK(reg.all()[124].name == "hv.msix_bar_mmap");
-  CHECK(reg.all()[125].name == "hv.page_size");
+  CHECK(reg.all()[31].name == "sim.quantum");
+  CHECK(reg.all()[35].name == "guest.submit_cost");
+  CHECK(reg.all()[38].name == "guest.submit_call_cost");  // the costs per system call, after irq_entry
+  CHECK(reg.all()[40].name == "guest.reap_event_cost");
+  CHECK(reg.all()[56].name == "nvme.mqes");
+  CHECK(reg.all()[78].name == "nvme.clock");  // the hardware engine's 8, after the controller's 22
+  CHECK(reg.all()[84].name == "nvme.msix_cycles");
+  CHECK(reg.all()[85].name == "nvme.sqe_burst");
+  CHECK(reg.all()[86].name == "pcie.mode");
+  CHECK(reg.all()[95].name == "hv.cpu_ghz");
+  CHECK(reg.all()[123].name == "hv.exit_ipi");  // the IPI exit and hv.ipiv, after hv.posted_interrupts
+  CHECK(reg.all()[124].name == "hv.ipiv");
+  CHECK(reg.all()[125].name == "host.cores");
+  CHECK(reg.all()[126].name == "host.wakeup_wait");  // added by its Params field and visit line only
+  CHECK(reg.all()[127].name == "hv.device_thread");
+  CHECK(reg.all()[128].name == "hv.passthrough");
+  CHECK(reg.all()[129].name == "hv.msix_bar_mmap");
+  CHECK(reg.all()[130].name == "hv.page_size");
   // QEMU's engine's notification: its own table (models::NotifierParams).
-  CHECK(reg.all()[126].name == "hv.notify");
-  CHECK(reg.all()[127].name == "hv.timer_delay");
-  CHECK(reg.all()[128].name == "hv.fault");
+  CHECK(reg.all()[131].name == "hv.notify");
+  CHECK(reg.all()[132].name == "hv.timer_delay");
+  CHECK(reg.all()[133].name == "hv.fault");
   // How its MSIs reach KVM and what they cost (models::MsiParams).
-  CHECK(reg.all()[129].name == "hv.msi");
-  CHECK(reg.all()[131].name == "hv.msi_irqfd_cost");
-  CHECK(reg.all()[132].name == "device");
-  CHECK(reg.all()[136].name == "virtio.queues");
+  CHECK(reg.all()[134].name == "hv.msi");
+  CHECK(reg.all()[136].name == "hv.msi_irqfd_cost");
+  CHECK(reg.all()[137].name == "device");
+  CHECK(reg.all()[141].name == "virtio.queues");
   CHECK(reg.all().back().name == "virtio.busy_poll");
   const ParamSpec* busy_poll = reg.find("virtio.busy_poll");
   REQUIRE(busy_poll);
@@ -210,7 +210,7 @@ TEST_CASE("visitors: load_params reads every field in its unit", "[params][visit
   const auto w = platform::load_params<models::WorkloadParams>(c);
   CHECK(w.job.rw == models::RwMode::RandWrite);
   CHECK(w.number_ios == 2048);
-  CHECK(w.verify);
+  CHECK(w.verify == models::VerifyMode::Pattern);
   CHECK(w.iodepth == 32);
 
   const auto guest = platform::load_params<models::GuestParams>(c);

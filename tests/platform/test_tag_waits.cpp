@@ -160,6 +160,7 @@ TEST_CASE("tag waits: one I/O's parts beyond the tags wait for each other, data 
                                    {"nvme.backend", "ram"},
                                    {"rw", "randrw"},
                                    {"verify", "pattern"},
+                                   {"do_verify", "off"},  // 200 I/Os, no read-back after them
                                    {"size", "16m"},
                                    {"number_ios", "200"}},
                                   t);
