@@ -126,9 +126,16 @@ void NvmeControllerModel::trace_eventidx_write(uint64_t addr, const void* src) {
 void NvmeControllerModel::device_barrier() { engine_->sync(); }
 
 void NvmeControllerModel::backend_submit(const fw::IoRequest& shared_req) {
-  ContextWork& own = work_[engine_->running() ? engine_->running_context() : engine_->context_of(shared_req.sqid)];
-  own.request = shared_req;  // reuses its capacity: no allocation per I/O
-  const fw::IoRequest& req = own.request;
+  // Only a ram backend's DMA can let another thread run (and overwrite the
+  // firmware's request) before this call returns: it alone needs its own
+  // copy; the other backends read the request before anything can wait.
+  const fw::IoRequest* request = &shared_req;
+  if (params_.backend.kind == BackendKind::Ram) {
+    ContextWork& own = work_[engine_->running() ? engine_->running_context() : engine_->context_of(shared_req.sqid)];
+    own.request = shared_req;  // reuses its capacity: no allocation per I/O
+    request = &own.request;
+  }
+  const fw::IoRequest& req = *request;
   const sc_time zero = SC_ZERO_TIME;
   sc_time* local = engine_->offset();
   engine_->charge(EngineOp::BackendHandoff, local);
