@@ -34,16 +34,6 @@ GuestMemory::~GuestMemory() {
   if (data_ != nullptr) ::munmap(data_, static_cast<size_t>(size_));
 }
 
-uint8_t* GuestMemory::ptr(uint64_t addr, uint64_t len) {
-  if (addr >= size_ || len > size_ - addr) return nullptr;
-  return data_ + addr;
-}
-
-const uint8_t* GuestMemory::ptr(uint64_t addr, uint64_t len) const {
-  if (addr >= size_ || len > size_ - addr) return nullptr;
-  return data_ + addr;
-}
-
 void GuestMemory::invalidate_dmi(uint64_t start, uint64_t end) {
   socket->invalidate_direct_mem_ptr(start, end);
 }

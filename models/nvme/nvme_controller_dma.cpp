@@ -15,6 +15,19 @@ using namespace sc_core;
 
 namespace nvmesim::models {
 
+namespace {
+// The controller's own transfers have fixed sizes (a doorbell entry, a CQE,
+// an SQE): copied inline, not through a library call per access.
+inline void copy_bytes(void* dst, const void* src, uint32_t len) {
+  switch (len) {
+    case 4: std::memcpy(dst, src, 4); break;
+    case 16: std::memcpy(dst, src, 16); break;
+    case 64: std::memcpy(dst, src, 64); break;
+    default: std::memcpy(dst, src, len); break;
+  }
+}
+}  // namespace
+
 std::vector<std::string> NvmeControllerModel::link_purposes() {
   std::vector<std::string> names;
   for (unsigned p = 0; p < fw::kDmaPurposes; ++p) names.push_back(fw::dma_purpose_name(fw::DmaPurpose(p)));
@@ -56,7 +69,7 @@ bool NvmeControllerModel::dma_read(fw::DmaPurpose purpose, uint64_t addr, void* 
   sc_time t = local ? *local : SC_ZERO_TIME;
   bool ok = true;
   if (dmi) {
-    std::memcpy(dst, dmi_base_ + (addr - dmi_start_), len);
+    copy_bytes(dst, dmi_base_ + (addr - dmi_start_), len);
     if (!burst) t += dma_.time(true, unsigned(purpose), addr, len, t);
     t += dmi_read_latency_;
   } else {
@@ -90,7 +103,7 @@ bool NvmeControllerModel::dma_write(fw::DmaPurpose purpose, uint64_t addr, const
     // see it earlier.
     engine_->sync();
   }
-  std::memcpy(dmi_base_ + (addr - dmi_start_), src, len);
+  copy_bytes(dmi_base_ + (addr - dmi_start_), src, len);
   if (len == 4 && traces::active()) trace_eventidx_write(addr, src);
   return true;
 }
@@ -113,9 +126,16 @@ void NvmeControllerModel::trace_eventidx_write(uint64_t addr, const void* src) {
 void NvmeControllerModel::device_barrier() { engine_->sync(); }
 
 void NvmeControllerModel::backend_submit(const fw::IoRequest& shared_req) {
-  ContextWork& own = work_[engine_->running() ? engine_->running_context() : engine_->context_of(shared_req.sqid)];
-  own.request = shared_req;  // reuses its capacity: no allocation per I/O
-  const fw::IoRequest& req = own.request;
+  // Only a ram backend's DMA can let another thread run (and overwrite the
+  // firmware's request) before this call returns: it alone needs its own
+  // copy; the other backends read the request before anything can wait.
+  const fw::IoRequest* request = &shared_req;
+  if (params_.backend.kind == BackendKind::Ram) {
+    ContextWork& own = work_[engine_->running() ? engine_->running_context() : engine_->context_of(shared_req.sqid)];
+    own.request = shared_req;  // reuses its capacity: no allocation per I/O
+    request = &own.request;
+  }
+  const fw::IoRequest& req = *request;
   const sc_time zero = SC_ZERO_TIME;
   sc_time* local = engine_->offset();
   engine_->charge(EngineOp::BackendHandoff, local);
