@@ -73,6 +73,10 @@ class StorageBackend : public sc_core::sc_module {
   // Controller reset: forget commands in flight.
   void reset();
 
+  // The ram backend moves each command's data itself, through the device's
+  // timed DMA, so submit may wait (and let other threads run) before it
+  // returns; the others leave the data's time to the device.
+  bool moves_data() const { return params_.kind == BackendKind::Ram; }
   uint32_t in_flight() const { return uint32_t(in_service_.size() + waiting_.size()); }
   uint64_t completed() const { return completed_; }
   stats::Group& stats() { return stats_; }

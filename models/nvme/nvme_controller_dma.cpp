@@ -126,11 +126,11 @@ void NvmeControllerModel::trace_eventidx_write(uint64_t addr, const void* src) {
 void NvmeControllerModel::device_barrier() { engine_->sync(); }
 
 void NvmeControllerModel::backend_submit(const fw::IoRequest& shared_req) {
-  // Only a ram backend's DMA can let another thread run (and overwrite the
-  // firmware's request) before this call returns: it alone needs its own
-  // copy; the other backends read the request before anything can wait.
+  // A backend that moves the data itself can let another thread run (and
+  // overwrite the firmware's request) before this call returns: it alone
+  // needs its own copy; the others read the request before anything waits.
   const fw::IoRequest* request = &shared_req;
-  if (params_.backend.kind == BackendKind::Ram) {
+  if (backend_->moves_data()) {
     ContextWork& own = work_[engine_->running() ? engine_->running_context() : engine_->context_of(shared_req.sqid)];
     own.request = shared_req;  // reuses its capacity: no allocation per I/O
     request = &own.request;
@@ -145,7 +145,7 @@ void NvmeControllerModel::backend_submit(const fw::IoRequest& shared_req) {
   // copies to or from the guest's pages even for null-co with read-zeroes,
   // which zero-fills them). The ram backend moves it itself, segment by
   // segment through dma_read/dma_write; the others are charged the same here.
-  if (params_.backend.kind != BackendKind::Ram && local &&
+  if (!backend_->moves_data() && local &&
       (req.opcode == nvme::io::READ || req.opcode == nvme::io::WRITE)) {
     const bool to_guest = req.opcode == nvme::io::READ;
     if (traffic_) {

@@ -285,7 +285,7 @@ void VirtioBlkModel::start_request(Context& ctx, fw::VirtioBlkRequest&& req) {
   }
   io_.segment_count = uint32_t(io_.segments.size());
   // The data moves as a host memcpy into or out of guest memory (ram moves it itself).
-  if (params_.backend.kind != BackendKind::Ram && io_.opcode != nvme::io::FLUSH) {
+  if (!backend_->moves_data() && io_.opcode != nvme::io::FLUSH) {
     const bool to_guest = io_.opcode == nvme::io::READ;
     if (traffic_) {  // back to back, each segment queued behind the one before
       sc_time done = SC_ZERO_TIME;

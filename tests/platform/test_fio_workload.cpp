@@ -19,6 +19,7 @@
 #include "nvmesim/platform/cli/cli.h"
 #include "nvmesim/platform/fio/fio_job.h"
 #include "nvmesim/platform/system/system.h"
+#include "fio_text_job.h"
 #include "run_binary.h"
 #include "temp_file.h"
 
@@ -28,18 +29,9 @@ using namespace nvmesim::platform;
 namespace {
 
 FioJobs resolve(const std::string& text, std::vector<std::pair<std::string, std::string>> cli = {}) {
-  std::istringstream in(text);
-  return resolve_fio_jobs(parse_fio_job_file(in, "t.fio"), Config(), cli, false);
+  return test::resolve_fio_text(text, std::move(cli));
 }
-
-std::string error_of(const std::string& text) {
-  try {
-    resolve(text);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::string& text) { return test::fio_text_error(text); }
 
 CliResult parse(std::vector<std::string> args) {
   args.insert(args.begin(), "nvmesim");

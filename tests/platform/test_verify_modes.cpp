@@ -14,6 +14,7 @@
 #include "nvmesim/platform/config/params.h"
 #include "nvmesim/platform/fio/fio_job.h"
 #include "nvmesim/platform/system/system.h"
+#include "fio_text_job.h"
 #include "run_binary.h"
 #include "simulate.h"
 #include "temp_file.h"
@@ -33,18 +34,8 @@ RunResults sequential_write(const char* mode, const char* extra_name = nullptr, 
   return test::simulate(s);
 }
 
-FioJobs resolve(const std::string& text) {
-  std::istringstream in(text);
-  return resolve_fio_jobs(parse_fio_job_file(in, "t.fio"), Config(), {}, false);
-}
-std::string error_of(const std::string& text) {
-  try {
-    resolve(text);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+FioJobs resolve(const std::string& text) { return test::resolve_fio_text(text); }
+std::string error_of(const std::string& text) { return test::fio_text_error(text); }
 
 }  // namespace
 
