@@ -67,6 +67,9 @@ void Hypervisor::b_transport(int id, tlm::tlm_generic_payload& payload, sc_time&
     }
   }
   const sc_time start_abs = kernel_now() + start;
+  // Held from the exit's start: waiting for the global lock below advances
+  // the kernel, and the exit is reported only at its end.
+  if (auto* t = traces::active()) t->hold_begin(traces::Hold::VcpuExit, unsigned(id), start_abs.value());
   const bool pio = doorbell && params_.pio_doorbells;
   // The handler runs in QEMU under its global lock: it may wait for the
   // main loop, and the main loop waits for it.
@@ -79,7 +82,6 @@ void Hypervisor::b_transport(int id, tlm::tlm_generic_payload& payload, sc_time&
   const sc_time exit = cost(pio ? params_.exit_pio : doorbell ? params_.exit_mmio : params_.exit_mmio_other);
   const sc_time back = return_part(exit);
   delay += exit - back;
-  if (auto* t = traces::active()) t->hold_begin(traces::Hold::VcpuExit, unsigned(id), start_abs.value());
   rc_initiator->b_transport(payload, delay);  // may wait (device work inside the exit)
   delay += back;  // the way back into the guest, after the handler
   const sc_time end_abs = kernel_now() + delay;

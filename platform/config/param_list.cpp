@@ -11,6 +11,7 @@
 #include "nvmesim/models/virtio/virtio_blk_model.h"
 #include "nvmesim/platform/config/device_params.h"
 #include "nvmesim/platform/config/hv_params.h"
+#include "nvmesim/platform/config/preset_params.h"
 #include "nvmesim/platform/config/sim_params.h"
 #include "nvmesim/platform/config/visitors.h"
 
@@ -28,6 +29,7 @@ void register_builtin_params(ParamRegistry& r) {
   describe_params<models::NotifierParams>(r);                // hv.notify, timer_delay, fault: QEMU's engine
   describe_params<models::MsiParams>(r);                     // hv.msi, msi_*_cost: QEMU's engine's MSIs
   describe_params<DeviceParams>(r);                          // device: NVMe or virtio-blk
+  describe_params<PresetParams>(r);                          // preset: what the run is built on
   describe_params<models::VirtioBlkModel::Params>(r);        // virtio.*: the virtio-blk function
 }
 

@@ -132,6 +132,7 @@ const std::vector<Preset>& presets() {
 
 void apply_preset(const std::string& names, Config& config) {
   // "qemu-7.2,haswell-ep": several presets, applied in order (later wins).
+  if (names == "none") return;
   size_t begin = 0;
   for (;;) {
     const size_t comma = names.find(',', begin);
@@ -145,13 +146,57 @@ void apply_preset(const std::string& names, Config& config) {
     }
     if (!found)
       throw ConfigError("--preset: " + quoted(name) + " is not one of " + known);
+    config.note_preset(name);
     for (const auto& [k, v] : found->values) {
       config.set(k, v);
       config.mark_from_preset(k);
     }
-    if (comma == std::string::npos) return;
+    if (comma == std::string::npos) break;
     begin = comma + 1;
   }
+  // The configuration says what it is built on (its JSON `config` block too).
+  if (config.registry().find("preset")) {
+    config.set("preset", config.presets());
+    config.mark_from_preset("preset");
+  }
+}
+
+std::string preset_names_problem(const std::string& names) {
+  // By name only: the builtin registry checks its default with this, before
+  // any Config can exist.
+  if (names == "none") return "";
+  std::string known;
+  for (const Preset& p : presets()) known += (known.empty() ? "" : ", ") + p.name;
+  std::istringstream list(names + ",");
+  for (std::string name; std::getline(list, name, ',');) {
+    if (name.empty()) return "empty name in " + quoted(names) + " (see --list-presets)";
+    bool found = false;
+    for (const Preset& p : presets()) found = found || p.name == name;
+    if (!found)
+      return (name == names ? std::string("not") : quoted(name) + " is not") + " one of " + known +
+             (name == "none" ? " (none stands alone: no preset at all)" : ", or none");
+  }
+  return "";
+}
+
+void apply_preset_under(const std::string& names, Config& config) {
+  if (names == "none") {
+    config.note_preset("none");
+    return;
+  }
+  Config preset(config.registry());
+  apply_preset(names, preset);  // in order: a later preset's value wins
+  for (const auto& [name, value] : preset.effective()) {
+    if (!preset.from_preset(name)) continue;
+    if (!config.is_set(name)) {
+      config.set(name, value);
+      config.mark_from_preset(name);
+    } else if (config.text(name) == preset.text(name)) {
+      config.mark_from_preset(name);
+    }
+  }
+  std::istringstream list(names);
+  for (std::string n; std::getline(list, n, ',');) config.note_preset(n);
 }
 
 std::vector<std::string> preset_calibrations(const std::string& names) {

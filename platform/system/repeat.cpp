@@ -175,11 +175,11 @@ std::vector<double> ratios_of(const std::vector<const Seed*>& seeds, const std::
 std::string other_settings(const Config& c, bool comparison) {
   // The backend shown is the device's (device_backend.h).
   static const char* const shown_in_header[] = {"rw", "bs", "iodepth", "numjobs", "number_ios",
-                                                "hv.exit_mmio", "hv.cpu_ghz", "seed"};
+                                                "hv.exit_mmio", "hv.cpu_ghz", "seed", "preset"};
   const std::string backend = backend_value_param(c, "backend");
   std::string out;
   for (const ParamSpec& spec : c.registry().all()) {
-    if (!c.is_set(spec.name) || (spec.name == "nvme.dbbuf" && !comparison)) continue;
+    if (!c.is_set(spec.name) || c.from_preset(spec.name) || (spec.name == "nvme.dbbuf" && !comparison)) continue;
     bool in_header = spec.name == backend;
     for (const char* h : shown_in_header) in_header = in_header || spec.name == h;
     if (!in_header) out += (out.empty() ? "" : " ") + spec.name + "=" + c.text(spec.name);
@@ -378,6 +378,7 @@ RepeatOutcome run_repeat(const Config& base, const RunOptions& options, std::ost
       << " backend=" << base.text(backend_value_param(base, "backend")) << " number_ios=" << base.text("number_ios")
       << (comparison ? "" : " nvme.dbbuf=" + base.text("nvme.dbbuf")) << ", MMIO doorbell exit "
       << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz") << " GHz\n";
+  if (!base.presets().empty() && base.presets() != "none") out << "model: --preset=" << base.presets() << "\n";
   if (const std::string more = other_settings(base, comparison); !more.empty()) out << "also set: " << more << "\n";
   out << "mean ± half-width of the 95% Student-t interval over all seed values, min, max\n";
   auto block = [&](const std::string& title, auto values, bool ratio) {

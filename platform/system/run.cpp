@@ -414,11 +414,11 @@ double ratio(double spec, double off) { return off > 0 && spec >= 0 ? spec / off
 std::string other_settings(const Config& c) {
   // The backend shown is the device's (device_backend.h).
   static const char* const shown_in_header[] = {"rw", "bs", "iodepth", "numjobs",
-                                                "number_ios", "hv.exit_mmio", "hv.cpu_ghz"};
+                                                "number_ios", "hv.exit_mmio", "hv.cpu_ghz", "preset"};
   const std::string backend = backend_value_param(c, "backend");
   std::string out;
   for (const ParamSpec& spec : c.registry().all()) {
-    if (!c.is_set(spec.name) || spec.name == backend ||
+    if (!c.is_set(spec.name) || c.from_preset(spec.name) || spec.name == backend ||
         std::find(std::begin(shown_in_header), std::end(shown_in_header), spec.name) != std::end(shown_in_header))
       continue;
     out += (out.empty() ? "" : " ") + spec.name + "=" + c.text(spec.name);
@@ -572,6 +572,7 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   }
   out << ", MMIO doorbell exit " << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz")
       << " GHz\n";
+  if (!base.presets().empty() && base.presets() != "none") out << "model: --preset=" << base.presets() << "\n";
   if (const std::string more = other_settings(base); !more.empty()) out << "also set: " << more << "\n";
   out << "\n";
   char line[256];

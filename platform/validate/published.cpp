@@ -132,6 +132,7 @@ Config published_row_config(const std::vector<std::string>& presets, const Publi
                             const std::vector<Calibration>& calibrations, const PublishedRow& row) {
   Config c;
   for (const std::string& p : presets) apply_preset(p, c);
+  if (presets.empty()) c.set("preset", "none");  // the source's own mechanisms only
   c.set("sim.stall_timeout", "1s");  // a slow calibration probe is not a stall
   for (const auto& [k, v] : setup.what_if) c.set(k, v);
   set_run_columns(c, row);

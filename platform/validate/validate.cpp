@@ -220,6 +220,7 @@ void calibrate(ValidateSetup& setup, size_t k, const std::vector<ReferenceRow>& 
 Config row_config(const ValidateSetup& setup, const ReferenceRow& row) {
   Config c;
   for (const std::string& p : setup.presets) apply_preset(p, c);
+  if (setup.presets.empty()) c.set("preset", "none");  // the source's own mechanisms only
   c.set("sim.stall_timeout", "1s");  // a slow calibration probe is not a stall
   for (const auto& [k, v] : setup.what_if) c.set(k, v);
   if (const TimingRow* t = timing_for(setup.timing, row))

@@ -17,7 +17,7 @@ const std::string kVirtio = "--device=virtio-blk --hv.notify=ioeventfd --hv.devi
                             "--number_ios=4000 --output-format=json";
 
 nlohmann::json run(const std::string& args) {
-  const auto r = nvmesim::test::run_nvmesim(args);
+  const auto r = nvmesim::test::run_nvmesim(args + " --preset=none");
   INFO(args);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);

@@ -42,7 +42,7 @@ std::string fmt(const char* format, const char* v) {
 
 TEST_CASE("comparison: an option other than nvme.dbbuf keeps both runs, each the single run's document",
           "[comparison][binary]") {
-  const std::string args = "--number_ios=2000 --hv.notify=ioeventfd --iodepth=16";
+  const std::string args = "--preset=none --number_ios=2000 --hv.notify=ioeventfd --iodepth=16";
   const auto both = run_nvmesim(args + " --output-format=json");
   INFO(both.err);
   REQUIRE(both.exit_code == 0);

@@ -69,7 +69,7 @@ TEST_CASE("fio latency: a batch submitted together is one io_submit call", "[fio
 }
 
 TEST_CASE("fio latency: KVM halt polling keeps a QD1 vCPU from scheduling out", "[fio][latency][binary]") {
-  const std::string base = "--output-format=json --single-run --iodepth=1 --number_ios=2000 --hv.wakeup=fixed --hv.halt_wakeup=5us";
+  const std::string base = "--preset=none --output-format=json --single-run --iodepth=1 --number_ios=2000 --hv.wakeup=fixed --hv.halt_wakeup=5us";
   const auto a = nvmesim::test::run_nvmesim(base);
   const auto b = nvmesim::test::run_nvmesim(base + " --hv.halt_poll=200us");
   REQUIRE(a.exit_code == 0);

@@ -107,7 +107,7 @@ TEST_CASE("guest calls: io_submit and io_getevents calls are counted as fio make
 TEST_CASE("guest calls: the time charged is calls x cost + events x cost", "[guest_calls][binary]") {
   // Every other guest cost zero (and no store-buffer wait at a barrier):
   // the vCPU's guest work is the calls' alone.
-  const std::string zero = "--single-run --number_ios=200 --guest.submit_cost=0ns --guest.complete_cost=0ns "
+  const std::string zero = "--preset=none --single-run --number_ios=200 --guest.submit_cost=0ns --guest.complete_cost=0ns "
                            "--guest.irq_entry=0ns --guest.store_visibility=0ns ";
   const std::string base = zero + "--guest.submit_call_cost=700ns --guest.reap_call_cost=300ns "
                                   "--guest.reap_event_cost=110ns ";

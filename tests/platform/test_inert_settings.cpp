@@ -70,12 +70,12 @@ TEST_CASE("inert settings: every warned requirement warns, names both, and truly
       if (std::find(q.values.begin(), q.values.end(), c) == q.values.end()) lacking = c;
     REQUIRE(!lacking.empty());
     const std::string value = acting_value(*param, q.inert, q.only);
-    std::string base = "--single-run --number_ios=40 --output-format=json --" + std::string(q.needs) + "=" + lacking;
+    std::string base = "--preset=none --single-run --number_ios=40 --output-format=json --" + std::string(q.needs) + "=" + lacking;
     // The parameter's refused requirements met (hv.fault needs hv.notify=ioeventfd).
     for (const auto& other : nvmesim::platform::param_requirements())
       if (other.refuse && std::string(other.param) == q.param && std::string(other.needs) != q.needs)
         base += " --" + std::string(other.needs) + "=" + other.values[0];
-    const std::string with = base + " --" + q.param + "=" + value;
+    const std::string with = base + " --" + q.param + "=" + value;  // base holds --preset=none
     INFO("nvmesim " << with);
     const auto r = run_nvmesim(with);
     REQUIRE(r.exit_code == 0);

@@ -16,7 +16,7 @@ struct Figures {
 };
 
 Figures run(const std::string& options) {
-  const auto r = run_nvmesim("--number_ios=2003 --single-run --output-format=json --hv.wakeup=fixed " + options);
+  const auto r = run_nvmesim("--preset=none --number_ios=2003 --single-run --output-format=json --hv.wakeup=fixed " + options);
   INFO("nvmesim " << options << "\n" << r.err);
   REQUIRE(r.exit_code == 0);
   const std::string ctl = r.out.substr(r.out.find("\"controller\""));

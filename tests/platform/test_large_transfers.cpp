@@ -63,7 +63,7 @@ TEST_CASE("large transfers: every I/O up to MDTS completes, data intact", "[e2e]
 // smaller parts of one io_submit share one.
 namespace {
 nlohmann::json run_json(const std::string& options) {
-  const auto r = run_nvmesim(options + " --single-run --output-format=json");
+  const auto r = run_nvmesim(options + " --preset=none --single-run --output-format=json");
   INFO("nvmesim " << options << "\n" << r.err);
   REQUIRE(r.exit_code == 0);
   return nlohmann::json::parse(r.out);

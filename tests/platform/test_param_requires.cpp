@@ -61,7 +61,7 @@ TEST_CASE("param requirements: settings that do nothing in this configuration ar
        "timeline tracks such as q1.io, vcpu0.exit, host0.burst): its file will hold no events"},
   };
   for (const Case& c : table) {
-    const auto r = run_nvmesim(c.args + " --number_ios=100 --single-run --output-format=json");
+    const auto r = run_nvmesim("--preset=none " + c.args + " --number_ios=100 --single-run --output-format=json");
     INFO(c.args);
     CHECK(r.exit_code == 0);
     CHECK(r.err == "nvmesim: warning: " + c.warning + "\n");

@@ -54,9 +54,9 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 150 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 151 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 150);
+  REQUIRE(reg.all().size() == 151);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, the engine's hv.notify,
   // hv.timer_delay and hv.fault, then the device choice and virtio.*.
@@ -93,7 +93,8 @@ TEST_CASE("visitors: the registry holds the 150 parameters with their specs", "[
   CHECK(reg.all()[134].name == "hv.msi");
   CHECK(reg.all()[136].name == "hv.msi_irqfd_cost");
   CHECK(reg.all()[137].name == "device");
-  CHECK(reg.all()[141].name == "virtio.queues");
+  CHECK(reg.all()[138].name == "preset");  // platform/config/preset_params.h
+  CHECK(reg.all()[142].name == "virtio.queues");
   CHECK(reg.all().back().name == "virtio.busy_poll");
   const ParamSpec* busy_poll = reg.find("virtio.busy_poll");
   REQUIRE(busy_poll);

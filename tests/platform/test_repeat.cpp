@@ -32,7 +32,7 @@ namespace {
 
 // The host's measured wake-ups (the default, set here by name) make each
 // seed its own run.
-const std::string kJitter = " --hv.wakeup=measured --number_ios=2000";
+const std::string kJitter = " --preset=none --hv.wakeup=measured --number_ios=2000";
 
 std::vector<std::string> keys(const Json& j) {
   std::vector<std::string> k;

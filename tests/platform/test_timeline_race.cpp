@@ -62,7 +62,7 @@ TEST_CASE("timeline race: a doorbell update shows its new, old and EventIdx valu
   nvmesim::test::TempDir d("nvmesim_tlrace", "");
   // A 16-entry queue and 20 I/Os, one per submission: the SQ tail wraps.
   constexpr int64_t kEntries = 16;
-  const auto r = run_nvmesim("--number_ios=20 --nvme.dbbuf=spec --guest.io_queue_entries=16 --iodepth=8 "
+  const auto r = run_nvmesim("--preset=none --number_ios=20 --nvme.dbbuf=spec --guest.io_queue_entries=16 --iodepth=8 "
                              "--trace-start 150us --timeline " + d / "t.json >/dev/null");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -71,7 +71,7 @@ TEST_CASE("timeline race: a doorbell update shows its new, old and EventIdx valu
   const std::string page = slurp(d / "t.html");
   // --timeline FILE.html writes the same page straight away (its title
   // names the file).
-  REQUIRE(run_nvmesim("--number_ios=20 --nvme.dbbuf=spec --guest.io_queue_entries=16 --iodepth=8 "
+  REQUIRE(run_nvmesim("--preset=none --number_ios=20 --nvme.dbbuf=spec --guest.io_queue_entries=16 --iodepth=8 "
                       "--trace-start 150us --timeline " + d / "direct.html >/dev/null").exit_code == 0);
   const std::string direct = slurp(d / "direct.html");
   const std::string from_json = "nvmesim timeline " + d / "t.json", from_run = "nvmesim timeline " + d / "direct.html";

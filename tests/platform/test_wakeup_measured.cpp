@@ -16,7 +16,7 @@ using nvmesim::test::simulate;
 
 namespace {
 
-const std::string kRun = "--single-run --nvme.dbbuf=spec --number_ios=5000 --output-format=json";
+const std::string kRun = "--preset=none --single-run --nvme.dbbuf=spec --number_ios=5000 --output-format=json";
 
 nlohmann::json run_json(const std::string& args) {
   const auto r = run_nvmesim(args);
