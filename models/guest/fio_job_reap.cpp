@@ -97,6 +97,7 @@ void FioJob::io_done(uint32_t tag, uint16_t status, const sc_time& end, bool che
   if (status && stats_.errors++ == 0) stats_.first_error_status = status;
   if (checked) {
     ++stats_.verified_reads;
+    stats_.verify_intervals += verify_.take_intervals();
     if (mismatch) {
       ++stats_.verify_errors;
       if (params_.verify_fatal) verify_stop_ = true;  // fio's verify_fatal: the job issues nothing more

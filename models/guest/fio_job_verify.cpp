@@ -20,6 +20,8 @@ FioVerifyConfig fio_verify_config(const VcpuParams& p, uint32_t tags) {
   c.tags = tags;
   c.seed = p.job.seed ^ (uint64_t(p.qid) << 48);  // each job its own random data, as fio's per-thread seeds
   c.thread = p.qid;                                // fio's thread_number: 1 for the first job
+  // A job that only reads (fio's !td_rw) verifies every read (backend.c do_io).
+  c.read_only = p.job.rw == RwMode::Read || p.job.rw == RwMode::RandRead;
   const std::string bad = fio_opt::parse_verify_pattern(p.verify_pattern, c.pattern);
   if (!bad.empty()) throw std::invalid_argument("verify_pattern: " + bad);  // the configuration checked it
   return c;

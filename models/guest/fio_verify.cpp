@@ -45,7 +45,7 @@ void FioVerify::prepare(uint32_t tag, bool write, uint64_t offset, uint8_t* buf,
     if (part_offset == 0) rand_seed_ = mix(c_.seed * 0x9E3779B97F4A7C15ull + ++numberio_);
     fill(buf, offset, part_offset, bytes, rand_seed_);
   } else {
-    check_[tag] = written_[block] && (!header_mode() || readback_);
+    check_[tag] = c_.read_only || (written_[block] && (!header_mode() || readback_));
     std::memset(buf, 0, bytes);
   }
 }
@@ -105,12 +105,32 @@ void FioVerify::seal(uint8_t* chunk, uint64_t offset, uint64_t rand_seed, uint64
   }
 }
 
-const char* FioVerify::check_chunk(const uint8_t* chunk, uint64_t offset) const {
+// fio verify.c verify_header (fio since commit b638d82f, which moved
+// verify=meta's fields into the generic header; before it verify_io_u_meta
+// checked the offset, and numberio only for a writing job): magic,
+// version, len (the verify_interval), offset, then the CRC-32C of the
+// header. rand_seed is checked only with verify_header_seed, which init.c
+// fixup_options turns off for a job that does not write, and numberio only
+// when td_write (verify_header: "for read-only workloads, the program
+// cannot be certain of the last numberio written to a block"); thread and
+// time never. nvmesim checks neither rand_seed nor numberio for any job, so
+// a writer's read-back and a read-only job check the same fields. The
+// header's verify_type is not compared (fio switches on its own verify=
+// and only logs a differing one); a different mode's checksum fails below.
+const char* FioVerify::check_chunk(const uint8_t* chunk, uint64_t offset, uint32_t io_pos) const {
   if (get<uint16_t>(chunk, 0) != kMagic) return "bad magic";
-  if (get<uint8_t>(chunk, 3) != fio_opt::verify_type_number(c_.mode)) return "bad verify_type";
+  if (get<uint8_t>(chunk, 2) != kVersion) return "bad version";
   if (get<uint32_t>(chunk, 4) != interval_) return "bad len";
   if (get<uint64_t>(chunk, 16) != offset) return "bad offset";
   if (get<uint32_t>(chunk, kCrcField) != checksum::crc32c(chunk, kCrcField)) return "bad header crc";
+  // verify=meta (VERIFY_HDR_ONLY) with verify_pattern: verify_io_u_pattern
+  // checks the rest of the interval, the pattern laid from the I/O buffer's
+  // first byte (fill_verify_pattern) at phase (io_pos + header) % size.
+  if (c_.mode == VerifyMode::Meta && !c_.pattern.empty()) {
+    const std::vector<uint8_t>& pat = c_.pattern;
+    for (uint32_t i = kHeaderBytes; i < interval_; ++i)
+      if (chunk[i] != pat[(io_pos + i) % pat.size()]) return "bad pattern";
+  }
   const uint32_t hdr = fio_opt::verify_header_bytes(c_.mode);
   const uint8_t* data = chunk + hdr;
   const uint32_t len = interval_ - hdr;
@@ -139,8 +159,10 @@ bool FioVerify::matches(uint32_t tag, const uint8_t* buf) {
   work_bytes_ += part.bytes;
   if (header_mode()) {
     const uint64_t base = block_[tag] * c_.bs + part.offset;
-    for (uint32_t at = 0; at + interval_ <= part.bytes; at += interval_)
-      if (check_chunk(buf + at, base + at)) return false;
+    for (uint32_t at = 0; at + interval_ <= part.bytes; at += interval_) {
+      ++intervals_;
+      if (check_chunk(buf + at, base + at, part.offset + at)) return false;
+    }
     return true;
   }
   if (!c_.pattern.empty()) {

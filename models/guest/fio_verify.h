@@ -15,10 +15,12 @@
 //    the check needs no record of what was written.
 // Pattern checks reads of written blocks whenever they come; the header
 // modes check the reads of the verify phase (fio's do_verify, after the
-// write phase: verify_io_u runs on reads from the written-blocks list, or in
-// a read-only job, backend.c do_io's IO_U_F_VER_LIST test) — a read-only job
-// here wrote nothing, so checks nothing. A read's buffer is zeroed when it
-// is issued, so stale data cannot pass.
+// write phase: verify_io_u runs on reads from the written-blocks list). A
+// read-only job (rw=read, randread) checks every read it makes, whatever
+// do_verify says (backend.c do_io: verify_io_u is the end_io of every read
+// when !td_rw), against what an earlier job wrote: the checks need no
+// record of the writes. A read's buffer is zeroed when it is issued, so
+// stale data cannot pass.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +39,7 @@ struct FioVerifyConfig {
   uint64_t seed = 1;         // the job's seed (fio's rand_seed comes from it)
   uint16_t thread = 1;       // fio's thread_number
   std::vector<uint8_t> pattern;  // verify_pattern (empty: none)
+  bool read_only = false;        // the job only reads: every read is checked
 };
 
 class FioVerify {
@@ -84,8 +87,16 @@ class FioVerify {
   // One interval's header and checksum for data already in place at
   // chunk[hdr..interval): what a write stores (public for tests).
   void seal(uint8_t* chunk, uint64_t offset, uint64_t rand_seed, uint64_t numberio) const;
-  // What is wrong with one interval (nullptr: nothing).
-  const char* check_chunk(const uint8_t* chunk, uint64_t offset) const;
+  // What is wrong with one interval (nullptr: nothing); `io_pos`: where the
+  // interval starts in its I/O's buffer (verify_pattern's phase).
+  const char* check_chunk(const uint8_t* chunk, uint64_t offset, uint32_t io_pos = 0) const;
+  // verify_intervals examined by matches since the last call (a read's
+  // check stops at its first bad one).
+  uint64_t take_intervals() {
+    const uint64_t n = intervals_;
+    intervals_ = 0;
+    return n;
+  }
 
  private:
   void fill(uint8_t* p, uint64_t offset, uint32_t part_offset, uint32_t bytes, uint64_t rand_seed);
@@ -104,6 +115,7 @@ class FioVerify {
   bool readback_ = false;
   uint64_t readback_next_ = 0, readback_left_ = 0;
   uint64_t work_bytes_ = 0;
+  uint64_t intervals_ = 0;
 };
 
 }  // namespace nvmesim::models

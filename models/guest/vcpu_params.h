@@ -74,7 +74,8 @@ struct WorkloadParams {
               "most I/Os one reap takes (fio's; 0 = iodepth_batch_complete_min)");
     v.choice(verify, "verify", "off", verify_modes, "",
              "fio's verify: pattern (a per-block pattern, or verify_pattern's), or crc32c, crc32, md5, sha256, "
-             "meta (fio's verify_header and checksum per verify_interval); reads of written blocks check it");
+             "meta (fio's verify_header and checksum per verify_interval); reads of written blocks, and every read of a "
+             "read-only job, check it");
     v.integer(iodepth_low, "iodepth_low", "0", "I/Os", 0, 4095,
               "a full queue is reaped until this many I/Os are left (fio's; 0 = iodepth)");
     v.text(job.bssplit_text, "bssplit", "", fio_opt::check_bssplit,

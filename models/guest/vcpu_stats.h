@@ -28,8 +28,11 @@ struct VcpuStats : stats::Group {
   Scalar submit_calls{*this, "submit_calls", COUNT, "io_submit calls the job made (one per batch it submitted)"};
   Scalar reap_calls{*this, "reap_calls", COUNT, "io_getevents calls the job made (one per reap)"};
   Scalar reap_events{*this, "reap_events", COUNT, "I/Os the job reaped (events io_getevents returned)"};
-  Scalar verified_reads{*this, "verified_reads", COUNT, "reads of blocks this job had written, checked (verify=pattern anytime; the header modes in the do_verify phase)"};
+  Scalar verified_reads{*this, "verified_reads", COUNT, "reads checked: of blocks this job had written (verify=pattern anytime; the header modes in the do_verify phase), or every read of a read-only job"};
   Scalar verify_errors{*this, "verify_errors", COUNT, "checked reads whose data did not match"};
+  Scalar verify_intervals{*this, "verify_intervals", COUNT,
+                          "verify_intervals the header modes examined in checked reads (one verify_header each; a "
+                          "read's check stops at its first bad one)"};
   Scalar latency_target_depth{*this, "latency_target_depth", COUNT,
                               "the job's queue depth at its end: the latency_target search's (fio's latency_qd, "
                               "the depth found once it converged), else iodepth"};

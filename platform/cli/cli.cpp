@@ -100,7 +100,7 @@ po::options_description all_options(const ParamRegistry& registry) {
   // fio's options that are no parameter, in a job file's spelling.
   for (const char* name : {"time_based", "write_lat_log", "write_bw_log", "write_iops_log", "log_offset"})
     desc.add_options()(name, po::value<std::string>()->implicit_value(""), "");
-  for (const char* name : {"log_avg_msec", "ioengine", "io_size"})
+  for (const char* name : {"log_avg_msec", "ioengine", "io_size", "fill_device", "fill_fs"})
     desc.add_options()(name, po::value<std::string>(), "");
   for (const ParamSpec& spec : registry.all()) {
     if (spec.name == "preset") continue;  // the generic --preset above sets it

@@ -1,6 +1,7 @@
 // fio job files in (see fio_job.h).
 #include "nvmesim/platform/fio/fio_job.h"
 #include "nvmesim/platform/cli/interrupt.h"
+#include "nvmesim/platform/config/device_backend.h"
 #include "nvmesim/platform/config/input_file.h"
 #include "nvmesim/platform/config/user_text.h"
 #include "nvmesim/models/guest/fio_options.h"
@@ -53,7 +54,7 @@ const Alias kMapped[] = {
     {"latency_window", "latency_window"}, {"latency_percentile", "latency_percentile"},
     {"latency_run", "latency_run"}, {"verify_interval", "verify_interval"},
     {"verify_pattern", "verify_pattern"}, {"verify_fatal", "verify_fatal"}, {"do_verify", "do_verify"},
-    {"io_size", ""}, {"io_limit", ""}, {"ioengine", ""},
+    {"io_size", ""}, {"io_limit", ""}, {"ioengine", ""}, {"fill_device", ""}, {"fill_fs", ""},
 };
 
 // fio 3.33's defaults (options.c .def, init.c fixup_options) for the
@@ -111,7 +112,7 @@ const char* mapped_param(const std::string& name) {
 // command line as in a file.
 bool is_fio_only_option(const std::string& name) {
   for (const char* n : {"time_based", "write_lat_log", "write_bw_log", "write_iops_log", "log_avg_msec",
-                        "log_offset", "ioengine", "io_size", "verify_sort"})
+                        "log_offset", "ioengine", "io_size", "verify_sort", "fill_device", "fill_fs"})
     if (name == n) return true;
   return false;
 }
@@ -128,6 +129,15 @@ bool parse_bool(const std::string& v, bool& out) {
   if (s == "1" || s == "true" || s == "on" || s == "yes") return out = true, true;
   if (s == "0" || s == "false" || s == "off" || s == "no") return out = false, true;
   return false;
+}
+
+// The run's device size in bytes as the job's configuration gives it (the
+// device's own capacity or its old spelling), and whether the user set it.
+bool device_capacity(const Config& c, uint64_t& bytes) {
+  if (!c.registry().find("nvme.capacity")) return false;
+  const std::string cap = backend_value_param(c, "capacity");
+  bytes = c.size_bytes(cap);
+  return c.is_set(cap);
 }
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
@@ -300,6 +310,8 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
                          bool strict, bool fio_defaults) {
   (void)strict;  // unknown options are always refused now
   FioJobs out(base);
+  // Per job: 0 its own size; 1 the device's; 2 the device's, and number_ios from it.
+  std::vector<int> sized;
   std::set<std::pair<std::string, int>> reported;  // (file, line) already warned about ([global] applies to every job)
   auto note_ignored = [&](const std::string& name) {
     if (std::find(out.ignored.begin(), out.ignored.end(), name) == out.ignored.end())
@@ -322,6 +334,7 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
     bool batch_submit_iodepth = false;  // iodepth_batch_submit=0: iodepth (init.c)
     bool verify_set = false, verify_pattern_set = false;
     uint64_t io_size = 0;          // io_size / io_limit: bytes of I/O instead of size
+    bool fill_device = false;      // fill_device / fill_fs
 
     auto apply = [&](const FioOption& o, bool from_cli) {
       const std::string& source = o.source.empty() ? file.path : o.source;
@@ -387,6 +400,13 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
       if (o.name == "verify_sort") {
         bool on = true;
         if (o.has_value && !parse_bool(o.value, on)) throw ConfigError(where + option + ": not a boolean (1/0)");
+        return;
+      }
+      // fill_device (alias fill_fs): a boolean, bare = 1; the job's size below.
+      if (o.name == "fill_device" || o.name == "fill_fs") {
+        fill_device = true;
+        if (o.has_value && !parse_bool(o.value, fill_device))
+          throw ConfigError(where + option + ": not a boolean (1/0, true/false)");
         return;
       }
       for (const auto& [name, def] : kDefaultOnly)
@@ -534,6 +554,27 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
     // fio: verify_pattern without verify means verify=pattern.
     if (verify_pattern_set && !verify_set) c.set("verify", "pattern");
     job.engine = engine;
+    // A job without size addresses its whole file, here the block device:
+    // fio's size becomes the device's size (filesetup.c setup_files:
+    // `o->size = total_size`, the sum of its files' real_file_size).
+    // fill_device=1 (alias fill_fs; init.c fixup_options sets size to -1
+    // when none is given) is the same on a block device (fio's HOWTO: its
+    // size "is already known"): a sequential writer covers the device once
+    // and stops at its end (io_u.c get_next_seq_offset returns 1 at
+    // real_file_size, fill_io_u refuses an I/O crossing it), so the
+    // ENOSPC that ends a file-system fill never comes. A size given wins.
+    const bool device_sized = !c.is_set("size") && (fio_defaults || fill_device);
+    if (uint64_t capacity = 0; device_sized && device_capacity(c, capacity)) {
+      try {
+        c.set("size", std::to_string(capacity));
+      } catch (const ConfigError& e) {
+        throw ConfigError("--job " + shown(file.path) + " [" + shown(section.name) + "]: without size the job " +
+                          "addresses the whole device (" + backend_param(c, "capacity") + "), and " + e.what() +
+                          ": give size");
+      }
+    }
+    const bool ios_from_size = !c.is_set("number_ios") && !io_size && !(time_based && c.time_ns("runtime") > 0);
+    sized.push_back(device_sized && ios_from_size ? 2 : device_sized ? 1 : 0);
 
     if (io_size && !c.is_set("number_ios") && !(time_based && c.time_ns("runtime") > 0) &&
         io_size < c.size_bytes("bs"))
@@ -560,6 +601,22 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
     job.logs.bs = uint32_t(c.size_bytes("bs"));
     if (job.logs.any()) out.logs = true;
     out.jobs.push_back(std::move(job));
+  }
+
+  // With the device's size unset, the namespace grows to the largest size a
+  // job gives (fit_namespace_to_size): the jobs without one follow it.
+  uint64_t capacity = 0;
+  if (!out.jobs.empty() && !device_capacity(out.jobs[0].config, capacity)) {
+    uint64_t largest = 0;
+    for (const FioJob& job : out.jobs) largest = std::max(largest, job.config.size_bytes("size"));
+    if (largest > capacity) capacity = (largest + 4095) / 4096 * 4096;  // as fit_namespace_to_size grows it
+    for (size_t j = 0; j < out.jobs.size(); ++j) {
+      Config& c = out.jobs[j].config;
+      if (!sized[j] || c.size_bytes("size") == capacity) continue;
+      c.set("size", std::to_string(capacity));
+      if (sized[j] == 2) c.set("number_ios", std::to_string(capacity / c.size_bytes("bs")));
+      c.validate_all();
+    }
   }
 
   // Identical workloads run as one job with the summed numjobs (the plain

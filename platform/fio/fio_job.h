@@ -20,7 +20,8 @@
 // (io_limit), rwmixread, rwmixwrite, randseed (nvmesim's seed), verify
 // (crc32c, crc32c-intel, crc32, md5, sha256, meta, pattern or 0),
 // verify_interval, verify_pattern, verify_fatal, do_verify, verify_sort
-// (1 or 0: offset order either way), bssplit, bsrange, random_distribution (random, zipf,
+// (1 or 0: offset order either way), fill_device (fill_fs: the job's size is
+// the device's, as without size), bssplit, bsrange, random_distribution (random, zipf,
 // pareto, normal), rate, rate_iops, thinktime (bare = microseconds),
 // thinktime_spin, thinktime_blocks, ioengine (libaio, io_uring, posixaio;
 // psync, sync, vsync, pvsync, pvsync2 run at depth 1, as fio's FIO_SYNCIO
@@ -29,7 +30,9 @@
 // write_iops_log, log_avg_msec and log_offset write fio's logs
 // (platform/fio/fio_logs.h). Where a file is silent, fio 3.33's defaults
 // apply (options.c, init.c): rw=read, bs=4k, iodepth=1, ioengine=psync,
-// randseed=0x89 (the bare command line keeps nvmesim's own). Without
+// randseed=0x89 (the bare command line keeps nvmesim's own). A job without
+// size addresses the whole device (nvme.capacity, virtio.capacity), as
+// fio's job on a block device does. Without
 // time_based and without number_ios a job does io_size (else `size`) bytes
 // of I/O, as fio does; with time_based and a runtime it runs for the
 // runtime. Options that cannot change the simulation (direct, filename,

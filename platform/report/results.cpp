@@ -248,7 +248,14 @@ void write_normal(const RunResults& r, std::ostream& o) {
   if (const uint64_t errors = r.count("io_errors"))
     o << "    errors: " << errors << " completions with non-zero status\n";
   const uint64_t verified = r.count("verify.verified_reads"), mismatches = r.count("verify.errors");
-  if (verified || mismatches) o << "    verify: " << verified << " reads checked, " << mismatches << " mismatches\n";
+  if (verified || mismatches) {
+    uint64_t intervals = 0;  // the header modes' verify_intervals
+    for (size_t v = 0; v < r.vcpus.size(); ++v)
+      if (const uint64_t* n = r.stats.find("vcpu" + std::to_string(v) + ".verify_intervals")) intervals += *n;
+    o << "    verify: " << verified << " reads checked";
+    if (intervals) o << " (" << intervals << " verify_intervals)";
+    o << ", " << mismatches << " mismatches\n";
+  }
   latency_target_lines(o, r);
   o << "doorbells (measured phase, I/O queues):\n";
   auto line = [&](const std::string& q) {

@@ -139,3 +139,72 @@ TEST_CASE("fio verify_pattern: hex, number and string forms", "[fio_verify]") {
   CHECK_FALSE(fio_opt::parse_verify_pattern("%o", p).empty());
   CHECK_FALSE(fio_opt::parse_verify_pattern("0xzz", p).empty());
 }
+
+TEST_CASE("fio verify: meta with verify_pattern checks the pattern after each header, as verify_io_u_pattern",
+          "[fio_verify]") {
+  FioVerifyConfig c = config(VerifyMode::Meta, 512);
+  c.pattern = {0xaa, 0x55, 0x5a, 0xa5};
+  FioVerify v(c);
+  std::vector<uint8_t> w(4096);
+  v.prepare(0, true, 4096, w.data(), 4096);
+  for (uint32_t k = 0; k < 8; ++k) CHECK(v.check_chunk(w.data() + 512 * k, 4096 + 512 * k, 512 * k) == nullptr);
+  // One byte of the pattern, past the 48-byte header, fails its interval only.
+  std::vector<uint8_t> bad = w;
+  bad[3 * 512 + 100] ^= 1;
+  CHECK(std::string(v.check_chunk(bad.data() + 3 * 512, 4096 + 3 * 512, 3 * 512)) == "bad pattern");
+  CHECK(v.check_chunk(bad.data() + 2 * 512, 4096 + 2 * 512, 2 * 512) == nullptr);
+  // A reader with another pattern: the headers pass, the pattern does not.
+  FioVerifyConfig other = c;
+  other.pattern = {0x12, 0x34};
+  CHECK(std::string(FioVerify(other).check_chunk(w.data(), 4096, 0)) == "bad pattern");
+  // Without verify_pattern meta checks the header alone (random data is not checked).
+  FioVerifyConfig none = c;
+  none.pattern.clear();
+  CHECK(FioVerify(none).check_chunk(bad.data() + 3 * 512, 4096 + 3 * 512, 3 * 512) == nullptr);
+}
+
+TEST_CASE("fio verify: the header's version is checked and its verify_type is not, as verify.c verify_header",
+          "[fio_verify]") {
+  FioVerify v(config(VerifyMode::Meta));
+  std::vector<uint8_t> w(4096);
+  v.prepare(0, true, 0, w.data(), 4096);
+  std::vector<uint8_t> bad = w;
+  bad[2] = 0x80;  // VERIFY_HEADER_VERSION is 0x81
+  bad[44] = 0;    // (the CRC would catch it too: the version is checked first)
+  CHECK(std::string(v.check_chunk(bad.data(), 0)) == "bad version");
+  // A crc32c header read by a meta job: its fields and CRC are sound, and
+  // fio's meta switch (its own verify=) checks nothing more.
+  FioVerify crc(config(VerifyMode::Crc32c));
+  crc.prepare(0, true, 0, w.data(), 4096);
+  CHECK(v.check_chunk(w.data(), 0) == nullptr);
+}
+
+TEST_CASE("fio verify: a read-only job checks every read, of blocks it never wrote", "[fio_verify]") {
+  // The writer: another FioVerify (another job), same mode.
+  FioVerify writer(config(VerifyMode::Crc32c, 512));
+  std::vector<uint8_t> disk(8 * 4096, 0);
+  for (uint32_t b = 0; b < 4; ++b) writer.prepare(0, true, b * 4096, disk.data() + b * 4096, 4096);
+  FioVerifyConfig rc = config(VerifyMode::Crc32c, 512);
+  rc.read_only = true;
+  rc.seed = 99;  // another job's seed and thread: neither is checked
+  rc.thread = 4;
+  FioVerify reader(rc);
+  std::vector<uint8_t> buf(4096);
+  // A written block: checked, and it passes, all 8 intervals examined.
+  reader.prepare(1, false, 2 * 4096, buf.data(), 4096);
+  std::memcpy(buf.data(), disk.data() + 2 * 4096, 4096);
+  CHECK(reader.completed(1, false));
+  CHECK(reader.matches(1, buf.data()));
+  CHECK(reader.take_intervals() == 8);
+  // A block never written (zeros): checked, and its first header fails.
+  reader.prepare(1, false, 6 * 4096, buf.data(), 4096);
+  std::memcpy(buf.data(), disk.data() + 6 * 4096, 4096);
+  CHECK(reader.completed(1, false));
+  CHECK_FALSE(reader.matches(1, buf.data()));
+  CHECK(reader.take_intervals() == 1);
+  // The same read in a job that also writes (not read-only) is not checked
+  // outside its verify phase (header modes).
+  FioVerify mixed(config(VerifyMode::Crc32c, 512));
+  mixed.prepare(1, false, 2 * 4096, buf.data(), 4096);
+  CHECK_FALSE(mixed.completed(1, false));
+}
