@@ -28,6 +28,9 @@ struct VcpuStats : stats::Group {
   Scalar submit_calls{*this, "submit_calls", COUNT, "io_submit calls the job made (one per batch it submitted)"};
   Scalar reap_calls{*this, "reap_calls", COUNT, "io_getevents calls the job made (one per reap)"};
   Scalar reap_events{*this, "reap_events", COUNT, "I/Os the job reaped (events io_getevents returned)"};
+  TimeStat sqpoll_time{*this, "sqpoll_time",
+                       "guest CPU the kernel's SQPOLL thread spent submitting this job's commands (sqthread_poll: "
+                       "on a CPU of its own, not this vCPU's guest_time)"};
   Scalar verified_reads{*this, "verified_reads", COUNT, "reads of blocks this job had written, checked (verify=pattern anytime; the header modes in the do_verify phase)"};
   Scalar verify_errors{*this, "verify_errors", COUNT, "checked reads whose data did not match"};
   Scalar latency_target_depth{*this, "latency_target_depth", COUNT,

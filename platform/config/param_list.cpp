@@ -29,6 +29,7 @@ void register_builtin_params(ParamRegistry& r) {
   describe_params<models::MsiParams>(r);                     // hv.msi, msi_*_cost: QEMU's engine's MSIs
   describe_params<DeviceParams>(r);                          // device: NVMe or virtio-blk
   describe_params<models::VirtioBlkModel::Params>(r);        // virtio.*: the virtio-blk function
+  describe_params<models::IoEngineParams>(r);                // uring_cmd, sqthread_poll: fio's engine (per job)
 }
 
 const ParamRegistry& ParamRegistry::builtin() {
