@@ -566,14 +566,16 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
     // fio's io_uring_cmd engine is nvmesim's uring_cmd (which, set alone,
     // means that engine); sqthread_poll and cmd_type are options of fio's
     // io_uring engines (engines/io_uring.c options[]), refused by fio elsewhere.
+    // (A registry without them, the config library's own, has neither.)
     const std::string in_job = "--job " + shown(file.path) + " [" + shown(section.name) + "]: ";
-    if (engine == "io_uring_cmd") c.set("uring_cmd", "on");
-    else if (c.flag("uring_cmd") && engine_given)
+    auto flag = [&](const char* name) { return base.registry().find(name) && c.flag(name); };
+    if (engine == "io_uring_cmd" && base.registry().find("uring_cmd")) c.set("uring_cmd", "on");
+    else if (flag("uring_cmd") && engine_given)
       throw ConfigError(in_job + "uring_cmd=on is fio's ioengine=io_uring_cmd, not ioengine=" + engine);
-    else if (c.flag("uring_cmd")) engine = "io_uring_cmd";
+    else if (flag("uring_cmd")) engine = "io_uring_cmd";
     if (!cmd_type_where.empty() && engine != "io_uring_cmd")
       throw ConfigError(cmd_type_where + ": an option of ioengine=io_uring_cmd (this job's is " + engine + ")");
-    if (c.flag("sqthread_poll") && engine != "io_uring" && engine != "io_uring_cmd")
+    if (flag("sqthread_poll") && engine != "io_uring" && engine != "io_uring_cmd")
       throw ConfigError(in_job + "sqthread_poll=1 needs ioengine=io_uring or io_uring_cmd (this job's is " +
                         engine + ")");
     // fio: verify_pattern without verify means verify=pattern.

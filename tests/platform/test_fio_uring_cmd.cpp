@@ -162,6 +162,17 @@ TEST_CASE("uring_cmd: a passthrough command costs guest.uring_cmd_share of guest
   const auto sq = run_json(base + "--ioengine=io_uring_cmd --sqthread_poll=1 --guest.submit_call_cost=700ns");
   CHECK(num(sq, "vcpu0", "sqpoll_time") == 200 * 1500 * 0.75);
   CHECK(num(sq, "vcpu0", "submit_calls") == 0);
+  // Batches of 8, reaps of 4 (test_guest_calls.cpp's rule, worked there): 1 + (200 - 8) / 4 io_uring_enter
+  // calls to submit, 200 / 4 to reap; none of either with sqthread_poll.
+  const std::string batched = "--single-run --number_ios=200 --iodepth=8 --iodepth_batch_submit=8 "
+                              "--iodepth_batch_complete_min=4 --ioengine=io_uring_cmd ";
+  const auto b = run_json(batched);
+  CHECK(num(b, "vcpu0", "submit_calls") == 1 + (200 - 8) / 4);
+  CHECK(num(b, "vcpu0", "reap_calls") == 200 / 4);
+  const auto bs = run_json(batched + "--sqthread_poll=1");
+  CHECK(num(bs, "vcpu0", "submit_calls") == 0);
+  CHECK(num(bs, "vcpu0", "reap_calls") == 0);
+  CHECK(num(bs, "vcpu0", "reap_events") == 200);
   const auto sq_block = run_json(base + "--ioengine=io_uring --sqthread_poll=1");
   CHECK(num(sq_block, "vcpu0", "sqpoll_time") == 200 * 1500);  // the block path's whole submit_cost
 }
