@@ -102,8 +102,7 @@ void FioJob::submit_batch() {
     const unsigned commands = issue(io, started);  // NVMe: waits for tags (issue_command_waiting)
     if (!commands) break;  // no descriptors: publish what we have
     ++n;
-    // Each NVMe command (nvme_queue_rq) costs the driver its work.
-    cpu_.guest_work(commands == 1 ? params_.submit_cost : params_.submit_cost * double(commands));
+    submit_work(commands);
   }
   plug_last_bytes_ = 0;  // blk_finish_plug dispatches the rest (the ring below)
   // One io_submit call per batch (fio's td_io_commit -> fio_libaio_commit),
@@ -122,10 +121,33 @@ void FioJob::submit_batch() {
   }
 }
 
+// Each NVMe command (nvme_queue_rq) costs the kernel its work: the block
+// path's guest.submit_cost, or for NVMe passthrough (fio's io_uring_cmd:
+// drivers/nvme/host/ioctl.c nvme_uring_cmd_io -> blk_mq_alloc_request,
+// nvme_map_user_request, blk_execute_rq_nowait; no bio split or merge, one
+// command per I/O) guest.uring_cmd_share of it. With fio's sqthread_poll the
+// kernel's SQPOLL thread does that work (io_uring/sqpoll.c io_sq_thread ->
+// io_submit_sqes) on a CPU of its own, which the model does not simulate:
+// the time is counted (sqpoll_time), not spent on the job's vCPU.
+void FioJob::submit_work(unsigned commands) {
+  const double per = params_.engine.uring_cmd ? params_.engine.uring_cmd_share : 1.0;
+  const sc_time cost = per == 1.0 && commands == 1 ? params_.submit_cost : params_.submit_cost * (per * commands);
+  if (params_.engine.sqthread_poll) {
+    stats_.sqpoll_time += cost;
+    return;
+  }
+  cpu_.guest_work(cost);
+}
+
 // The batch's io_submit system call: its cost per call (guest.submit_call_cost;
 // each command's own is guest.submit_cost), on this vCPU. A zero cost
 // charges nothing, not even a zero step (guest_work would take a due interrupt).
+// With sqthread_poll fio makes no call: the SQPOLL thread polls the SQ ring
+// (fio engines/io_uring.c fio_ioring_commit calls io_uring_enter only for
+// IORING_SQ_NEED_WAKEUP, set after the thread idled sq_thread_idle, 1 s by
+// default: io_uring/sqpoll.c io_sq_offload_create; a busy job never sees it).
 void FioJob::submit_call() {
+  if (params_.engine.sqthread_poll) return;
   ++stats_.submit_calls;
   if (params_.submit_call_cost != SC_ZERO_TIME) cpu_.guest_work(params_.submit_call_cost);
 }
@@ -149,7 +171,7 @@ void FioJob::submit_batch_shared(fw::VirtioBlkDriver& vb) {
   while (shared_batch_.size() < params_.batch_submit && can_issue(uint32_t(shared_batch_.size()))) {
     const NextIo io = next_io();
     shared_batch_.push_back({io, cpu_.current_time()});
-    cpu_.guest_work(params_.submit_cost);
+    submit_work(1);
   }
   // One io_submit call, even if it sleeps for a tag and kicks more than once.
   if (!shared_batch_.empty()) submit_call();

@@ -71,6 +71,7 @@ class FioJob {
   void submit_batch();
   void submit_batch_shared(fw::VirtioBlkDriver& vb);
   void submit_call();  // the batch's io_submit call: counted, its cost charged
+  void submit_work(unsigned commands);  // the kernel's per-command work (on the SQPOLL thread with sqthread_poll)
   void submitted(unsigned n);  // the batch's io_submit returned
   bool virtqueue_shared() const;
   void wait_for_tag();  // blk_mq_get_tag's sleep

@@ -117,6 +117,10 @@ void FioJob::io_done(uint32_t tag, uint16_t status, const sc_time& end, bool che
 // fio's io_getevents(min, max) (fio io_u.c io_u_queued_complete): waits
 // until iodepth_batch_complete_min I/Os are in the aio ring (the vCPU halts
 // if none is coming sooner), then takes at most iodepth_batch_complete_max.
+// With sqthread_poll fio's reap makes no system call: fio_ioring_getevents
+// (fio engines/io_uring.c) reads the CQ ring and, short of its minimum, loops
+// without io_uring_enter: the job spins (guest work, no halt), checking
+// every guest.poll_interval, and pays no io_getevents call or per-event copy.
 void FioJob::reap() {
   const uint32_t want = std::min(params_.batch_complete_min, inflight_);
   while (ready_ < want) {
@@ -124,9 +128,21 @@ void FioJob::reap() {
       poll_cq();
       continue;
     }
+    if (params_.engine.sqthread_poll) {
+      cpu_.guest_work(params_.poll_interval);  // the I/O interrupt preempts it (Vcpu::guest_work)
+      continue;
+    }
     cpu_.wait_for_io();
   }
   const uint32_t n = std::min(ready_, params_.batch_complete_max);
+  if (params_.engine.sqthread_poll) {
+    stats_.reap_events += n;
+    ready_ -= n;
+    inflight_ -= n;
+    reap_events(n);
+    charge_verify();
+    return;
+  }
   // One io_getevents call returning n events (fio_libaio_getevents: one call
   // waits for min_nr and returns up to nr): its cost per call and per event
   // once it is woken (read_events copying each io_event out), before fio

@@ -17,6 +17,40 @@ namespace nvmesim::models {
 
 class HostCpus;
 
+// How fio's engine hands the job's I/O to the kernel, where it differs from
+// libaio's io_submit (fio's flat names; set from a job file's ioengine and
+// the io_uring engines' options, platform/fio/fio_job.cpp). Its own visit
+// table, listed after the other components' (platform/config/param_list.cpp);
+// each job's are loaded from its configuration with WorkloadParams. The
+// passthrough's cost is a guest.* name (a dotted name is taken whole).
+struct IoEngineParams {
+  bool uring_cmd{};      // ioengine=io_uring_cmd, cmd_type=nvme: NVMe passthrough on /dev/ngXnY
+  bool sqthread_poll{};  // fio's sqthread_poll: a kernel SQPOLL thread submits (IORING_SETUP_SQPOLL)
+  double uring_cmd_share{};  // guest.uring_cmd_share: a passthrough command's cost / guest.submit_cost
+
+  IoEngineParams() { set_param_defaults(*this); }
+
+  static constexpr const char* param_prefix = "";
+  template <class V>
+  void visit(V& v) {
+    v.flag(uring_cmd, "uring_cmd", "off",
+           "the job's I/O is NVMe passthrough on the generic char device (fio's ioengine=io_uring_cmd, "
+           "cmd_type=nvme): one command per I/O, no bio split (bs above nvme.mdts is refused, as the kernel "
+           "does), guest.uring_cmd_share of guest.submit_cost per command");
+    v.flag(sqthread_poll, "sqthread_poll", "off",
+           "a kernel SQPOLL thread submits the job's I/O (fio's sqthread_poll, io_uring engines only): no "
+           "submit call, the per-command cost on that thread (vcpuN.sqpoll_time), not the job's vCPU; fio "
+           "spins on the CQ ring instead of sleeping in a reap call");
+    // An assumption, not fitted: FAST '24's "I/O Passthru" (Joshi et al.)
+    // reports 16-40% more peak IOPS than the io_uring block path, so the
+    // share is below 1; 0.75 (a quarter of the block path's per-command work
+    // saved) is nvmesim's guess at its size. See docs/fio.md.
+    v.real(uring_cmd_share, "guest.uring_cmd_share", "0.75", "x", 0, 2,
+           "guest CPU per NVMe passthrough command (uring_cmd: nvme_uring_cmd_io, no bio split or merge) as a "
+           "share of guest.submit_cost (the block path's per command); 0.75 is an assumption");
+  }
+};
+
 // One fio job's options, fio's flat names (see models/sim/param_visit.h). A
 // vCPU's Params are these plus its own (VcpuParams derives from it).
 struct WorkloadParams {
@@ -43,6 +77,7 @@ struct WorkloadParams {
   sc_core::sc_time latency_window;  // each window judges the depth
   double latency_percentile{};      // % of a window's I/Os within the target for success
   bool latency_run{};               // keep searching instead of ending at the depth found
+  IoEngineParams engine;            // its own visit table (not WorkloadParams::visit's)
 
   WorkloadParams() { set_param_defaults(*this); }  // the visit lines' defaults
 

@@ -28,6 +28,9 @@ struct VcpuStats : stats::Group {
   Scalar submit_calls{*this, "submit_calls", COUNT, "io_submit calls the job made (one per batch it submitted)"};
   Scalar reap_calls{*this, "reap_calls", COUNT, "io_getevents calls the job made (one per reap)"};
   Scalar reap_events{*this, "reap_events", COUNT, "I/Os the job reaped (events io_getevents returned)"};
+  TimeStat sqpoll_time{*this, "sqpoll_time",
+                       "guest CPU the kernel's SQPOLL thread spent submitting this job's commands (sqthread_poll: "
+                       "on a CPU of its own, not this vCPU's guest_time)"};
   Scalar verified_reads{*this, "verified_reads", COUNT, "reads checked: of blocks this job had written (verify=pattern anytime; the header modes in the do_verify phase), or every read of a read-only job"};
   Scalar verify_errors{*this, "verify_errors", COUNT, "checked reads whose data did not match"};
   Scalar verify_intervals{*this, "verify_intervals", COUNT,

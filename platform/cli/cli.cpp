@@ -100,7 +100,7 @@ po::options_description all_options(const ParamRegistry& registry) {
   // fio's options that are no parameter, in a job file's spelling.
   for (const char* name : {"time_based", "write_lat_log", "write_bw_log", "write_iops_log", "log_offset"})
     desc.add_options()(name, po::value<std::string>()->implicit_value(""), "");
-  for (const char* name : {"log_avg_msec", "ioengine", "io_size", "fill_device", "fill_fs"})
+  for (const char* name : {"log_avg_msec", "ioengine", "io_size", "fill_device", "fill_fs", "cmd_type"})
     desc.add_options()(name, po::value<std::string>(), "");
   for (const ParamSpec& spec : registry.all()) {
     if (spec.name == "preset") continue;  // the generic --preset above sets it
@@ -420,6 +420,10 @@ CliResult parse_command_line(int argc, const char* const* argv) {
     bool fio_only = false;  // an option only a fio job has (time_based, the logs, ...)
     for (const auto& [name, value] : params)
       if (!ParamRegistry::builtin().find(name)) fio_only = true;
+    // The io_uring engines' settings are checked against the engine as in a
+    // file (fio_job.cpp: sqthread_poll needs io_uring or io_uring_cmd).
+    for (const auto& [name, value] : params)
+      if (name == "sqthread_poll" || name == "uring_cmd") fio_only = true;
     if (has_job || fio_only) {
       // The file's options go between the --config files and the command
       // line; fio's options alone make the bare command line one job with

@@ -31,6 +31,7 @@ void register_builtin_params(ParamRegistry& r) {
   describe_params<DeviceParams>(r);                          // device: NVMe or virtio-blk
   describe_params<PresetParams>(r);                          // preset: what the run is built on
   describe_params<models::VirtioBlkModel::Params>(r);        // virtio.*: the virtio-blk function
+  describe_params<models::IoEngineParams>(r);                // uring_cmd, sqthread_poll: fio's engine (per job)
 }
 
 const ParamRegistry& ParamRegistry::builtin() {

@@ -29,9 +29,14 @@ static uint64_t commands_per_io(uint64_t bytes, unsigned mdts) {
 
 SystemParams load_system_params(const Config& c, const std::vector<const Config*>& job_configs) {
   SystemParams p;
-  if (job_configs.empty())
-    p.jobs.assign(size_t(c.integer("numjobs")), load_params<models::WorkloadParams>(c));
-  for (const Config* job : job_configs) p.jobs.push_back(load_params<models::WorkloadParams>(*job));
+  // Each job's engine details are their own visit table (models/guest/vcpu_params.h IoEngineParams).
+  auto workload = [](const Config& jc) {
+    models::WorkloadParams w = load_params<models::WorkloadParams>(jc);
+    w.engine = load_params<models::IoEngineParams>(jc);
+    return w;
+  };
+  if (job_configs.empty()) p.jobs.assign(size_t(c.integer("numjobs")), workload(c));
+  for (const Config* job : job_configs) p.jobs.push_back(workload(*job));
   for (const models::WorkloadParams& w : p.jobs) {
     p.iodepth = std::max(p.iodepth, w.iodepth);
     p.bs = std::max(p.bs, uint32_t(w.max_bs()));
@@ -222,8 +227,31 @@ static void check_verify_interval(const SystemParams& p, uint64_t max_command) {
   }
 }
 
+// fio's ioengine=io_uring_cmd (cmd_type=nvme) on the NVMe generic char
+// device: the command goes to the namespace's queue as one request
+// (drivers/nvme/host/ioctl.c nvme_uring_cmd_io -> nvme_map_user_request ->
+// blk_rq_map_user_io), which no block layer splits: a transfer above the
+// queue's max_hw_sectors (MDTS, drivers/nvme/host/core.c
+// nvme_set_queue_limits) fails there with EINVAL (block/blk-map.c
+// bio_map_user_iov / blk_rq_append_bio), so the job could do no I/O: refused here.
+static void check_uring_cmd(const SystemParams& p) {
+  for (const models::WorkloadParams& w : p.jobs) {
+    if (!w.engine.uring_cmd) continue;
+    if (p.device.device == DeviceKind::VirtioBlk)
+      throw ConfigError("--uring_cmd: on (ioengine=io_uring_cmd) needs device=nvme: /dev/ngXnY is the NVMe "
+                        "namespace's generic char device");
+    const unsigned mdts = p.nvme.firmware.mdts;
+    if (mdts && w.max_bs() > (uint64_t(4096) << mdts))
+      throw ConfigError("--uring_cmd: on (ioengine=io_uring_cmd): bs " + std::to_string(w.max_bs()) +
+                        " bytes is above the largest passthrough transfer (" +
+                        std::to_string(uint64_t(4096) << mdts) +
+                        " bytes, nvme.mdts): the kernel refuses it (EINVAL), passthrough has no split");
+  }
+}
+
 void check_system_params(const SystemParams& p, const Config& c) {
   check_simulated_time_range(p, c);
+  check_uring_cmd(p);
   check_verify_interval(p, p.device.device == DeviceKind::VirtioBlk || !p.nvme.firmware.mdts
                                ? 0 : uint64_t(4096) << p.nvme.firmware.mdts);
   if (p.device.device == DeviceKind::VirtioBlk) {

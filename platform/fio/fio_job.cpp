@@ -55,6 +55,7 @@ const Alias kMapped[] = {
     {"latency_run", "latency_run"}, {"verify_interval", "verify_interval"},
     {"verify_pattern", "verify_pattern"}, {"verify_fatal", "verify_fatal"}, {"do_verify", "do_verify"},
     {"io_size", ""}, {"io_limit", ""}, {"ioengine", ""}, {"fill_device", ""}, {"fill_fs", ""},
+    {"sqthread_poll", "sqthread_poll"},
 };
 
 // fio 3.33's defaults (options.c .def, init.c fixup_options) for the
@@ -71,7 +72,9 @@ const std::pair<const char*, const char*> kFioDefaults[] = {
 // iodepth; the synchronous ones (FIO_SYNCIO in their ioengine_ops) complete
 // each I/O in the call, so their depth is 1 whatever iodepth says
 // (backend.c: "queue depth will be capped at 1").
-const char* const kAsyncEngines[] = {"libaio", "io_uring", "posixaio"};
+// io_uring_cmd (cmd_type=nvme) is NVMe passthrough on the generic char
+// device: nvmesim's uring_cmd (models/guest/fio_job.cpp FioJob::submit_work).
+const char* const kAsyncEngines[] = {"libaio", "io_uring", "io_uring_cmd", "posixaio"};
 const char* const kSyncEngines[] = {"psync", "sync", "vsync", "pvsync", "pvsync2"};
 
 // Options that change the workload and are not modelled, with the value
@@ -100,6 +103,13 @@ const char* const kIgnored[] = {
     "stats", "log_hist_msec", "log_max_value", "log_compression", "log_store_compressed",
     "kb_base", "unit_base", "significant_figures", "continue_on_error", "ioscheduler", "pre_read",
     "allow_file_create", "create_serialize", "verify_dump", "error_dump",
+    // fio's io_uring engines' options (engines/io_uring.c) that change no
+    // modelled cost: sqthread_poll_cpu pins the SQPOLL thread
+    // (IORING_SETUP_SQ_AFF), whose CPU the model does not simulate;
+    // nonvectored picks READ/WRITE over READV/WRITEV (one buffer either way);
+    // registerfiles and fixedbufs save the per-I/O file lookup and page
+    // pinning, which guest.submit_cost does not separate.
+    "sqthread_poll_cpu", "nonvectored", "registerfiles", "fixedbufs",
 };
 
 const char* mapped_param(const std::string& name) {
@@ -112,7 +122,7 @@ const char* mapped_param(const std::string& name) {
 // command line as in a file.
 bool is_fio_only_option(const std::string& name) {
   for (const char* n : {"time_based", "write_lat_log", "write_bw_log", "write_iops_log", "log_avg_msec",
-                        "log_offset", "ioengine", "io_size", "verify_sort", "fill_device", "fill_fs"})
+                        "log_offset", "ioengine", "io_size", "verify_sort", "fill_device", "fill_fs", "cmd_type"})
     if (name == n) return true;
   return false;
 }
@@ -331,6 +341,8 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
       for (const auto& [name, value] : kFioDefaults)
         if (base.registry().find(name) && !base.is_set(name)) c.set(name, value);
     std::string engine = fio_defaults ? "psync" : "libaio";  // fio's FIO_PREFERRED_ENGINE on Linux
+    bool engine_given = false;    // ioengine= seen
+    std::string cmd_type_where;   // "where + option" of a cmd_type= line (io_uring_cmd's option)
     bool batch_submit_iodepth = false;  // iodepth_batch_submit=0: iodepth (init.c)
     bool verify_set = false, verify_pattern_set = false;
     uint64_t io_size = 0;          // io_size / io_limit: bytes of I/O instead of size
@@ -395,6 +407,25 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         note_ignored(o.name);
         return;
       }
+      // fio's io_uring_cmd engine: cmd_type=nvme (its default) issues
+      // nvme-uring-cmd on /dev/ngXnY; bsg (SCSI generic) is not modelled.
+      if (o.name == "cmd_type") {
+        if (lower(trim(o.value)) != "nvme")
+          throw ConfigError(where + option + ": not modelled (nvmesim runs cmd_type=nvme only)");
+        cmd_type_where = where + option;
+        return;
+      }
+      // hipri: IORING_SETUP_IOPOLL (fio engines/io_uring.c fio_ioring_queue_init),
+      // completions polled by io_uring_enter instead of taken by interrupt.
+      if (o.name == "hipri") {
+        bool on = true;
+        if (o.has_value && !parse_bool(o.value, on)) throw ConfigError(where + option + ": not a boolean (1/0)");
+        if (on)
+          throw ConfigError(where + option +
+                            ": not modelled (io_uring's polled completions; nvmesim runs hipri=0, and polls the "
+                            "driver's CQ with guest.completion=poll)");
+        return;
+      }
       // verify_sort (fio's default 1): the verify phase reads in offset
       // order either way (fio sorts with its rb-tree; a list keeps write order).
       if (o.name == "verify_sort") {
@@ -430,8 +461,8 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         if (!o.has_value) time_based = true;
         return;
       }
-      if (!o.has_value) throw ConfigError(where + o.name + ": missing value");
-      std::string value = o.value;
+      if (!o.has_value && o.name != "sqthread_poll") throw ConfigError(where + o.name + ": missing value");
+      std::string value = o.has_value ? o.value : "1";  // a bare sqthread_poll sets it (fio's FIO_OPT_STR_SET)
       const std::string p = param;
       if (o.name == "ioengine") {
         const std::string v = lower(trim(value));
@@ -439,9 +470,10 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
                            std::find(std::begin(kSyncEngines), std::end(kSyncEngines), v) != std::end(kSyncEngines);
         if (!known)
           throw ConfigError(where + option +
-                            ": not modelled (nvmesim's job runs libaio, io_uring, posixaio, and the "
+                            ": not modelled (nvmesim's job runs libaio, io_uring, io_uring_cmd, posixaio, and the "
                             "synchronous psync, sync, vsync, pvsync, pvsync2 at depth 1)");
         engine = v;
+        engine_given = true;
         return;
       }
       if (o.name == "io_size" || o.name == "io_limit") {
@@ -489,7 +521,7 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
         value = fio_time_to_param(o.value, "us");
         if (value.empty())
           throw ConfigError(where + option + ": not a time (microseconds, or with us, ms, s as fio)");
-      } else if (p == "latency_run") {
+      } else if (p == "latency_run" || p == "sqthread_poll") {
         bool on = true;
         if (!parse_bool(value, on)) throw ConfigError(where + option + ": not a boolean (1/0, true/false)");
         value = on ? "on" : "off";
@@ -551,6 +583,21 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
     if (std::find(std::begin(kSyncEngines), std::end(kSyncEngines), engine) != std::end(kSyncEngines))
       c.set("iodepth", "1");
     if (batch_submit_iodepth) c.set("iodepth_batch_submit", c.text("iodepth"));
+    // fio's io_uring_cmd engine is nvmesim's uring_cmd (which, set alone,
+    // means that engine); sqthread_poll and cmd_type are options of fio's
+    // io_uring engines (engines/io_uring.c options[]), refused by fio elsewhere.
+    // (A registry without them, the config library's own, has neither.)
+    const std::string in_job = "--job " + shown(file.path) + " [" + shown(section.name) + "]: ";
+    auto flag = [&](const char* name) { return base.registry().find(name) && c.flag(name); };
+    if (engine == "io_uring_cmd" && base.registry().find("uring_cmd")) c.set("uring_cmd", "on");
+    else if (flag("uring_cmd") && engine_given)
+      throw ConfigError(in_job + "uring_cmd=on is fio's ioengine=io_uring_cmd, not ioengine=" + engine);
+    else if (flag("uring_cmd")) engine = "io_uring_cmd";
+    if (!cmd_type_where.empty() && engine != "io_uring_cmd")
+      throw ConfigError(cmd_type_where + ": an option of ioengine=io_uring_cmd (this job's is " + engine + ")");
+    if (flag("sqthread_poll") && engine != "io_uring" && engine != "io_uring_cmd")
+      throw ConfigError(in_job + "sqthread_poll=1 needs ioengine=io_uring or io_uring_cmd (this job's is " +
+                        engine + ")");
     // fio: verify_pattern without verify means verify=pattern.
     if (verify_pattern_set && !verify_set) c.set("verify", "pattern");
     job.engine = engine;
@@ -627,7 +674,8 @@ FioJobs resolve_fio_jobs(const FioJobFile& file, const Config& base,
                                   "iodepth_low", "bssplit", "bsrange", "random_distribution", "rate",
                                   "rate_iops", "thinktime", "thinktime_spin", "thinktime_blocks",
                                   "latency_target", "latency_window", "latency_percentile", "latency_run",
-                                  "verify_interval", "verify_pattern", "verify_fatal", "do_verify"};
+                                  "verify_interval", "verify_pattern", "verify_fatal", "do_verify",
+                                  "uring_cmd", "sqthread_poll"};
   uint32_t total = 0;
   int group = 0;
   for (size_t j = 0; j < out.jobs.size(); ++j) {

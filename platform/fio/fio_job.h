@@ -24,8 +24,10 @@
 // the device's, as without size), bssplit, bsrange, random_distribution (random, zipf,
 // pareto, normal), rate, rate_iops, thinktime (bare = microseconds),
 // thinktime_spin, thinktime_blocks, ioengine (libaio, io_uring, posixaio;
-// psync, sync, vsync, pvsync, pvsync2 run at depth 1, as fio's FIO_SYNCIO
-// engines); stonewall (wait_for_previous), wait_for and new_group order the
+// io_uring_cmd with cmd_type=nvme, NVMe passthrough: uring_cmd; psync, sync,
+// vsync, pvsync, pvsync2 run at depth 1, as fio's FIO_SYNCIO engines),
+// sqthread_poll (io_uring engines; hipri=1 refused, sqthread_poll_cpu,
+// nonvectored, registerfiles, fixedbufs ignored: docs/fio.md); stonewall (wait_for_previous), wait_for and new_group order the
 // jobs and group them as fio does; write_lat_log, write_bw_log,
 // write_iops_log, log_avg_msec and log_offset write fio's logs
 // (platform/fio/fio_logs.h). Where a file is silent, fio 3.33's defaults

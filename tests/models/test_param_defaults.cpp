@@ -86,7 +86,8 @@ std::vector<std::string> record(P p) {
 
 TEMPLATE_TEST_CASE("param defaults: default-constructed Params equal the configuration defaults", "[param_defaults]",
                    NvmeControllerModel::Params, PcieLinkParams, GuestMemoryParams, GuestParams,
-                   WorkloadParams, VirtioBlkModel::Params, NotifierParams, MsiParams, NvmeHwEngineParams) {
+                   WorkloadParams, VirtioBlkModel::Params, NotifierParams, MsiParams, NvmeHwEngineParams,
+                   IoEngineParams) {
   const auto own = record(TestType{});
   const auto configured = record(platform::default_params<TestType>());
   REQUIRE(own.size() > 1);

@@ -178,7 +178,8 @@ TEST_CASE("fio job: an option that is not modelled is refused by file and line, 
         "--job t.fio line 2: fio option 'seed' is not modelled (fio's name is randseed) (nvmesim refuses what it "
         "cannot run as fio would)");
   CHECK(error_of("[a]\nioengine=rbd\n") ==
-        "--job t.fio line 2: ioengine=rbd: not modelled (nvmesim's job runs libaio, io_uring, posixaio, and the "
+        "--job t.fio line 2: ioengine=rbd: not modelled (nvmesim's job runs libaio, io_uring, io_uring_cmd, posixaio, "
+        "and the "
         "synchronous psync, sync, vsync, pvsync, pvsync2 at depth 1)");
   // fio's default value of an unmodelled option changes nothing: accepted.
   CHECK(resolve("[a]\nloops=1\nstartdelay=0\nramp_time=0s\n").jobs.size() == 1);

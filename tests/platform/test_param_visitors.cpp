@@ -54,9 +54,9 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 151 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 154 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 151);
+  REQUIRE(reg.all().size() == 154);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, the engine's hv.notify,
   // hv.timer_delay and hv.fault, then the device choice and virtio.*.
@@ -95,7 +95,10 @@ TEST_CASE("visitors: the registry holds the 151 parameters with their specs", "[
   CHECK(reg.all()[137].name == "device");
   CHECK(reg.all()[138].name == "preset");  // platform/config/preset_params.h
   CHECK(reg.all()[142].name == "virtio.queues");
-  CHECK(reg.all().back().name == "virtio.busy_poll");
+  CHECK(reg.all()[150].name == "virtio.busy_poll");
+  // fio's engine details, each job's (models/guest/vcpu_params.h IoEngineParams), last.
+  CHECK(reg.all()[151].name == "uring_cmd");
+  CHECK(reg.all().back().name == "guest.uring_cmd_share");
   const ParamSpec* busy_poll = reg.find("virtio.busy_poll");
   REQUIRE(busy_poll);
   CHECK(busy_poll->kind == ParamKind::Time);
