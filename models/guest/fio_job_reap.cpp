@@ -123,6 +123,7 @@ void FioJob::io_done(uint32_t tag, uint16_t status, const sc_time& end, bool che
 // every guest.poll_interval, and pays no io_getevents call or per-event copy.
 void FioJob::reap() {
   const uint32_t want = std::min(params_.batch_complete_min, inflight_);
+  bool slept = false;
   while (ready_ < want) {
     if (params_.poll_completions) {
       poll_cq();
@@ -133,6 +134,7 @@ void FioJob::reap() {
       continue;
     }
     cpu_.wait_for_io();
+    slept = true;
   }
   const uint32_t n = std::min(ready_, params_.batch_complete_max);
   if (params_.engine.sqthread_poll) {
@@ -147,9 +149,17 @@ void FioJob::reap() {
   // waits for min_nr and returns up to nr): its cost per call and per event
   // once it is woken (read_events copying each io_event out), before fio
   // stamps the events' time. Nothing is charged when both costs are zero.
+  // A call short of its minimum slept (fs/aio.c read_events ->
+  // wait_event_interruptible_hrtimeout -> schedule()); aio_complete's
+  // wake_up put the task back, and the switch out and in is paid once it
+  // runs, before it copies the events out.
   ++stats_.reap_calls;
   stats_.reap_events += n;
-  const sc_time cost = params_.reap_call_cost + params_.reap_event_cost * double(n);
+  sc_time cost = params_.reap_call_cost + params_.reap_event_cost * double(n);
+  if (slept) {
+    ++stats_.reap_sleeps;
+    cost += params_.reap_sleep_cost;
+  }
   if (cost != SC_ZERO_TIME) cpu_.guest_work(cost);
   ready_ -= n;
   inflight_ -= n;

@@ -49,6 +49,9 @@ struct GuestParams {
            "guest CPU per io_getevents call (one per fio reap)");
     v.time(cpu.reap_event_cost, "reap_event_cost", "0ns", 0, 1 * MS,
            "guest CPU per event an io_getevents call returns");
+    v.time(cpu.reap_sleep_cost, "reap_sleep_cost", "0ns", 0, 1 * MS,
+           "guest CPU per io_getevents call that found fewer than its minimum and slept: the task's switch "
+           "out and, once woken, back in (fs/aio.c read_events -> schedule)");
     v.integer(driver.io_queue_entries, "io_queue_entries", "1024", "entries", 2, 65536,
               "entries of each I/O submission and completion queue");
     v.choice(driver.io_prp1_misaligned, "io_prp_fault", "none", prp_faults, "",

@@ -165,6 +165,7 @@ struct GuestCpuCosts {
   sc_core::sc_time submit_call_cost;  // per io_submit call (fio's iodepth_batch_submit batch)
   sc_core::sc_time reap_call_cost;    // per io_getevents call (fio's reap)
   sc_core::sc_time reap_event_cost;   // per event io_getevents returns
+  sc_core::sc_time reap_sleep_cost;   // per io_getevents call that slept: the task's switch out and back in
   sc_core::sc_time poll_interval;     // polled completions: time between checks
   sc_core::sc_time store_visibility;  // store-buffer drain time
   double verify_gbps{};               // fio verify's checksum throughput (0: the mode's own figure)

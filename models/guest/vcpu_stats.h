@@ -28,6 +28,7 @@ struct VcpuStats : stats::Group {
   Scalar submit_calls{*this, "submit_calls", COUNT, "io_submit calls the job made (one per batch it submitted)"};
   Scalar reap_calls{*this, "reap_calls", COUNT, "io_getevents calls the job made (one per reap)"};
   Scalar reap_events{*this, "reap_events", COUNT, "I/Os the job reaped (events io_getevents returned)"};
+  Scalar reap_sleeps{*this, "reap_sleeps", COUNT, "io_getevents calls that slept until their minimum was ready (guest.reap_sleep_cost each)"};
   TimeStat sqpoll_time{*this, "sqpoll_time",
                        "guest CPU the kernel's SQPOLL thread spent submitting this job's commands (sqthread_poll: "
                        "on a CPU of its own, not this vCPU's guest_time)"};

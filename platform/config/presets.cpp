@@ -87,8 +87,10 @@ const std::vector<Preset>& presets() {
        "assumptions (sensitivity in docs/mechanisms.md); nvmesim validate fits the MMIO exit. "
        "Guest costs, assumed, split as Linux pays them so "
        "that iodepth=1 still totals 6 us per I/O: 1 us per io_submit call + 1.5 us per command "
-       "submitted; 1 us per interrupt (nvme_irq entry) + 2 us per CQE (nvme_pci_complete_rq to "
-       "aio_complete); 0.3 us per io_getevents call + 0.2 us per event it returns; the 2 us "
+       "submitted; 1 us per interrupt (nvme_irq entry) + 0.6 us per CQE (nvme_pci_complete_rq to "
+       "aio_complete); 0.3 us per io_getevents call + 0.2 us per event it returns + 1.4 us when the "
+       "call sleeps (fs/aio.c read_events -> schedule: the switch out and back in, measured: half the "
+       "median round trip of perf bench sched pipe on this host, validation/host/sched-pipe.csv); the 2 us "
        "KVM_SIGNAL_MSI ioctl is an assumption, the irqfd's 170 ns is the p50 eventfd write() "
        "measured on this host (validation/host/eventfd_write_cost.c, eventfd-write-cost.csv)",
        {{"hv.posted_interrupts", "on"},
@@ -99,11 +101,12 @@ const std::vector<Preset>& presets() {
         {"hv.halt_poll", "200us"},
         {"hv.bql_handoff", "5us"},
         {"guest.submit_cost", "1500ns"},
-        {"guest.complete_cost", "2us"},
+        {"guest.complete_cost", "600ns"},
         {"guest.irq_entry", "1us"},
         {"guest.submit_call_cost", "1us"},
         {"guest.reap_call_cost", "300ns"},
-        {"guest.reap_event_cost", "200ns"}}},
+        {"guest.reap_event_cost", "200ns"},
+        {"guest.reap_sleep_cost", "1400ns"}}},
       // How the guest runs: under TCG the guest is emulated instruction by
       // instruction (slow) and a doorbell write is a call into the device
       // model from the vCPU thread, not a VM exit.

@@ -51,7 +51,7 @@ TEST_CASE("default preset: no --preset runs kvm,qemu-7.2, byte for byte", "[pres
   for (const auto& p : nvmesim::platform::presets())
     if (p.name == "kvm" || p.name == "qemu-7.2") listed += p.values.size();
   CHECK(size_t(checked) == listed);
-  CHECK(listed == 21);
+  CHECK(listed == 22);
 }
 
 TEST_CASE("default preset: none keeps the parameters' own defaults, and options beat the preset",

@@ -110,19 +110,37 @@ TEST_CASE("guest calls: the time charged is calls x cost + events x cost", "[gue
   const std::string zero = "--preset=none --single-run --number_ios=200 --guest.submit_cost=0ns --guest.complete_cost=0ns "
                            "--guest.irq_entry=0ns --guest.store_visibility=0ns ";
   const std::string base = zero + "--guest.submit_call_cost=700ns --guest.reap_call_cost=300ns "
-                                  "--guest.reap_event_cost=110ns ";
+                                  "--guest.reap_event_cost=110ns --guest.reap_sleep_cost=50ns ";
   for (const char* depth : {"--iodepth=1", "--iodepth=8 --iodepth_batch_submit=8 --iodepth_batch_complete_min=4",
                             "--iodepth=32 --iodepth_batch_complete_max=32"}) {
     INFO(depth);
     const auto j = run(base + depth);
     CHECK(guest_ns(j) == double(stat(j, "submit_calls") * 700 + stat(j, "reap_calls") * 300 +
-                                stat(j, "reap_events") * 110));
+                                stat(j, "reap_events") * 110 + stat(j, "reap_sleeps") * 50));
     CHECK(stat(j, "reap_events") == 200);
+    CHECK(stat(j, "reap_sleeps") <= stat(j, "reap_calls"));
   }
   // Zero costs (the default) charge nothing: no guest work at all.
   const auto none = run(zero);
   CHECK(guest_ns(none) == 0);
   CHECK(stat(none, "submit_calls") == 200);
+}
+
+TEST_CASE("guest calls: a reap that sleeps pays the switch out and in once, before fio's stamp",
+          "[guest_calls][binary]") {
+  // fs/aio.c read_events: a call short of its minimum sleeps. At iodepth 1
+  // every call finds nothing ready (its one I/O is in flight), so every call
+  // sleeps and each I/O's latency grows by exactly the cost, paid before
+  // the events are copied out and stamped.
+  const std::string qd1 = "--preset=none --single-run --number_ios=300 --iodepth=1 --nvme.dbbuf=spec ";
+  const auto plain = run(qd1);
+  const auto slept = run(qd1 + "--guest.reap_sleep_cost=1400ns");
+  CHECK(stat(slept, "reap_sleeps") == 300);
+  CHECK(stat(slept, "reap_calls") == 300);
+  CHECK(slept["lat_ns"]["mean"].get<double>() - plain["lat_ns"]["mean"].get<double>() == Approx(1400).margin(0.001));
+  // Deep queues rarely sleep: at iodepth 64 the ring mostly has an event.
+  const auto deep = run("--preset=none --single-run --number_ios=3000 --iodepth=64 --nvme.dbbuf=spec");
+  CHECK(stat(deep, "reap_sleeps") < stat(deep, "reap_calls") / 10);
 }
 
 TEST_CASE("guest calls: with reaps of up to 32 each call takes what has completed", "[guest_calls][binary]") {
@@ -157,7 +175,7 @@ TEST_CASE("guest calls: the kvm preset's split keeps iodepth 1 at 6 us of guest 
 TEST_CASE("guest calls: the new costs are parameters with their checks", "[guest_calls][binary]") {
   const auto list = nvmesim::test::run_nvmesim("--list-params");
   REQUIRE(list.exit_code == 0);
-  for (const char* name : {"guest.submit_call_cost", "guest.reap_call_cost", "guest.reap_event_cost"})
+  for (const char* name : {"guest.submit_call_cost", "guest.reap_call_cost", "guest.reap_event_cost", "guest.reap_sleep_cost"})
     CHECK(list.out.find(name) != std::string::npos);
   const auto bad = nvmesim::test::run_nvmesim("--guest.reap_event_cost=2ms");
   CHECK(bad.exit_code == 2);

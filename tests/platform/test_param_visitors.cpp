@@ -54,9 +54,9 @@ void check_round_trip(const fw::EnumEntry<E> (&table)[N], const char* what) {
 
 }  // namespace
 
-TEST_CASE("visitors: the registry holds the 154 parameters with their specs", "[params][visit]") {
+TEST_CASE("visitors: the registry holds the 155 parameters with their specs", "[params][visit]") {
   const ParamRegistry& reg = ParamRegistry::builtin();
-  REQUIRE(reg.all().size() == 154);
+  REQUIRE(reg.all().size() == 155);
   // The component blocks in order: fio's flat names first, then hv.* up to
   // hv.device_thread and the passthrough settings, the engine's hv.notify,
   // hv.timer_delay and hv.fault, then the device choice and virtio.*.
@@ -71,33 +71,33 @@ TEST_CASE("visitors: the registry holds the 154 parameters with their specs", "[
   CHECK(reg.all()[35].name == "guest.submit_cost");
   CHECK(reg.all()[38].name == "guest.submit_call_cost");  // the costs per system call, after irq_entry
   CHECK(reg.all()[40].name == "guest.reap_event_cost");
-  CHECK(reg.all()[56].name == "nvme.mqes");
-  CHECK(reg.all()[78].name == "nvme.clock");  // the hardware engine's 8, after the controller's 22
-  CHECK(reg.all()[84].name == "nvme.msix_cycles");
-  CHECK(reg.all()[85].name == "nvme.sqe_burst");
-  CHECK(reg.all()[86].name == "pcie.mode");
-  CHECK(reg.all()[95].name == "hv.cpu_ghz");
-  CHECK(reg.all()[123].name == "hv.exit_ipi");  // the IPI exit and hv.ipiv, after hv.posted_interrupts
-  CHECK(reg.all()[124].name == "hv.ipiv");
-  CHECK(reg.all()[125].name == "host.cores");
-  CHECK(reg.all()[126].name == "host.wakeup_wait");  // added by its Params field and visit line only
-  CHECK(reg.all()[127].name == "hv.device_thread");
-  CHECK(reg.all()[128].name == "hv.passthrough");
-  CHECK(reg.all()[129].name == "hv.msix_bar_mmap");
-  CHECK(reg.all()[130].name == "hv.page_size");
+  CHECK(reg.all()[57].name == "nvme.mqes");
+  CHECK(reg.all()[79].name == "nvme.clock");  // the hardware engine's 8, after the controller's 22
+  CHECK(reg.all()[85].name == "nvme.msix_cycles");
+  CHECK(reg.all()[86].name == "nvme.sqe_burst");
+  CHECK(reg.all()[87].name == "pcie.mode");
+  CHECK(reg.all()[96].name == "hv.cpu_ghz");
+  CHECK(reg.all()[124].name == "hv.exit_ipi");  // the IPI exit and hv.ipiv, after hv.posted_interrupts
+  CHECK(reg.all()[125].name == "hv.ipiv");
+  CHECK(reg.all()[126].name == "host.cores");
+  CHECK(reg.all()[127].name == "host.wakeup_wait");  // added by its Params field and visit line only
+  CHECK(reg.all()[128].name == "hv.device_thread");
+  CHECK(reg.all()[129].name == "hv.passthrough");
+  CHECK(reg.all()[130].name == "hv.msix_bar_mmap");
+  CHECK(reg.all()[131].name == "hv.page_size");
   // QEMU's engine's notification: its own table (models::NotifierParams).
-  CHECK(reg.all()[131].name == "hv.notify");
-  CHECK(reg.all()[132].name == "hv.timer_delay");
-  CHECK(reg.all()[133].name == "hv.fault");
+  CHECK(reg.all()[132].name == "hv.notify");
+  CHECK(reg.all()[133].name == "hv.timer_delay");
+  CHECK(reg.all()[134].name == "hv.fault");
   // How its MSIs reach KVM and what they cost (models::MsiParams).
-  CHECK(reg.all()[134].name == "hv.msi");
-  CHECK(reg.all()[136].name == "hv.msi_irqfd_cost");
-  CHECK(reg.all()[137].name == "device");
-  CHECK(reg.all()[138].name == "preset");  // platform/config/preset_params.h
-  CHECK(reg.all()[142].name == "virtio.queues");
-  CHECK(reg.all()[150].name == "virtio.busy_poll");
+  CHECK(reg.all()[135].name == "hv.msi");
+  CHECK(reg.all()[137].name == "hv.msi_irqfd_cost");
+  CHECK(reg.all()[138].name == "device");
+  CHECK(reg.all()[139].name == "preset");  // platform/config/preset_params.h
+  CHECK(reg.all()[143].name == "virtio.queues");
+  CHECK(reg.all()[151].name == "virtio.busy_poll");
   // fio's engine details, each job's (models/guest/vcpu_params.h IoEngineParams), last.
-  CHECK(reg.all()[151].name == "uring_cmd");
+  CHECK(reg.all()[152].name == "uring_cmd");
   CHECK(reg.all().back().name == "guest.uring_cmd_share");
   const ParamSpec* busy_poll = reg.find("virtio.busy_poll");
   REQUIRE(busy_poll);
