@@ -98,7 +98,7 @@ struct HvParams {
     v.time(exits.exit_ipi, "exit_ipi", "1us", 0, 1 * MS,
            "IPI exit on the sending vCPU: a wake-up's reschedule IPI to another vCPU's sleeping job is an "
            "x2APIC ICR write, an MSR-write exit handled in KVM's fast path (kvm_x2apic_icr_write); "
-           "assumed as hv.exit_eoi, no source");
+           "assumed as hv.exit_eoi, no source; 0 = no exit at all (TCG: the target's interrupt flag)");
     v.flag(exits.ipi_virtualization, "ipiv", "off",
            "IPI virtualization (Intel IPIv, Sapphire Rapids): the guest sends IPIs without an exit");
     // host: the machine the hypervisor runs on.

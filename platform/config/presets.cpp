@@ -114,12 +114,14 @@ const std::vector<Preset>& presets() {
        "QEMU TCG (no hardware virtualization): an MMIO write runs the device's handler in the "
        "vCPU thread under the global lock (no VM exit); interrupts are a flag the vCPU checks "
        "between translated blocks (no injection exit, no EOI exit), taken and EOIed under the "
-       "global lock when hv.bql is on; guest code is emulated, so "
+       "global lock when hv.bql is on; an IPI to another vCPU is that flag too (no exit); guest code is emulated, so "
        "guest CPU costs are two orders of magnitude above native (nvmesim validate fits the guest cost on iodepth=1 IOPS)",
        "QEMU 7.2 accel/tcg/cputlb.c io_writex (MMIO under the lock), hw/intc/apic.c "
        "apic_set_irq -> cpu_interrupt, accel/tcg/cpu-exec.c cpu_handle_interrupt and "
-       "hw/intc/apic.c apic_mem_write (the lock); guest costs and the 2 us handler cost are assumptions",
+       "hw/intc/apic.c apic_mem_write (the lock), apic_deliver -> apic_bus_deliver -> apic_set_irq (an IPI); "
+       "guest costs and the 2 us handler cost are assumptions",
        {{"hv.exit_mmio", "2us"},
+        {"hv.exit_ipi", "0ns"},
         {"hv.exit_mmio_other", "2us"},
         {"hv.exit_ioeventfd", "1us"},
         {"hv.posted_interrupts", "on"},

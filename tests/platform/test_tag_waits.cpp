@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/presets.h"
 #include "nvmesim/platform/system/system.h"
 #include "nvmesim/traces/tracer.h"
 
@@ -233,6 +234,22 @@ TEST_CASE("wake-up IPI: with IPI virtualization (hv.ipiv=on) the IPIs take no ex
   const uint64_t ipis = r.stats.at("vcpu0.ipis");
   CHECK(ipis > 0);
   CHECK(ipis == halts(r, 1));
+  CHECK(r.stats.at("vcpu0.exits.ipi") == 0);
+  CHECK(r.stats.at("vcpu0.exit_time.ipi") == 0);
+  CHECK(t.ipi_exits.empty());
+}
+
+// Under TCG an IPI is cpu_interrupt's flag on the target (hw/intc/apic.c
+// apic_deliver -> apic_set_irq): the tcg preset makes it cost nothing.
+TEST_CASE("wake-up IPI: the tcg preset's IPIs take no exit", "[ipi][shared]") {
+  Config tcg;
+  apply_preset("tcg", tcg);
+  CHECK(tcg.time_ns("hv.exit_ipi") == 0);
+  OutstandingTracer t;
+  const RunResults r = run_traced(shared("off", "0ns"), t);
+  REQUIRE(r.bringup_ok);
+  CHECK(r.count("ios") == 4000);
+  CHECK(r.stats.at("vcpu0.ipis") == halts(r, 1));
   CHECK(r.stats.at("vcpu0.exits.ipi") == 0);
   CHECK(r.stats.at("vcpu0.exit_time.ipi") == 0);
   CHECK(t.ipi_exits.empty());
