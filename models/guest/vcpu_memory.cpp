@@ -28,19 +28,29 @@ void Vcpu::mmio(tlm::tlm_command cmd, uint32_t offset, void* data, unsigned len)
   p.set_data_length(len);
   p.set_streaming_width(len);
   p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  // An MMIO access is an exit: everything before it happened first.
-  sync_local();
-  sc_time delay = SC_ZERO_TIME;
-  mmio_socket->b_transport(p, delay);  // may wait (device work inside the exit)
-  // The vCPU is back in the guest `delay` from now. Letting that pass is
-  // needed only if something else can run first (models/sim/lookahead.h);
-  // else the guest goes on at its own present as if it had waited. Kept
+  // An MMIO access is an exit: everything before it happened first. The
+  // exit starts at the vCPU's present, handed on as the transaction's delay
+  // when nothing else can run before it (models/sim/lookahead.h): the
+  // hypervisor and the device take it as an offset from now. Waited for
   // with several vCPUs: their times often coincide (round guest costs), and
   // SystemC orders same-time events by its queue's history, which the wait
   // is part of; and with a trace, whose writer orders what it is handed by
   // the kernel's time at hand-over.
+  const bool may_skip = guest_.vcpu_count() == 1 && !traces::active();
+  sc_time delay = SC_ZERO_TIME;
+  if (may_skip && !must_sync(qk_.local_time())) {
+    arm_store_drain();  // nothing buffered: only clears the flag, as sync_local would
+    delay = qk_.local_time();
+  } else {
+    sync_local();
+  }
+  qk_.set(SC_ZERO_TIME);
+  mmio_socket->b_transport(p, delay);  // may wait (device work inside the exit)
+  // The vCPU is back in the guest `delay` from now. Letting that pass is
+  // needed only if something else can run first; else the guest goes on at
+  // its own present as if it had waited.
   qk_.set(delay);
-  if (guest_.vcpu_count() > 1 || traces::active() || must_sync(delay)) {
+  if (!may_skip || must_sync(delay)) {
     sync_local();
   } else {
     arm_store_drain();  // nothing buffered: only clears the flag, as sync_local would

@@ -46,13 +46,22 @@ class BigLock : public stats::Group {
     activations::notify(released_, sc_core::SC_ZERO_TIME);
   }
   // A vCPU's MMIO handler holds the lock for `hold`, starting no earlier
-  // than now; returns how long it waited for the lock. Called from a vCPU
-  // thread whose local time is synchronised.
-  // The part of the wait still to come (a reservation ahead) is returned,
-  // to be added to the caller's delay; waiting for the main loop passes
-  // simulated time here.
+  // than `offset` from now (the vCPU's present; nothing else runs before it);
+  // returns how long it waited for the lock. The part of the wait still to
+  // come (a reservation ahead) is returned, to be added to the caller's
+  // delay; waiting for the main loop passes simulated time here (the offset
+  // first, which then comes back 0).
   sc_core::sc_time hold_for_handler(const sc_core::sc_time& hold) {
-    const sc_core::sc_time start = kernel_now();
+    sc_core::sc_time offset;
+    return hold_for_handler(hold, offset);
+  }
+  sc_core::sc_time hold_for_handler(const sc_core::sc_time& hold, sc_core::sc_time& offset) {
+    if (offset != sc_core::SC_ZERO_TIME &&
+        (held_by_mainloop_ || (handoff_ == sc_core::SC_ZERO_TIME && mainloop_waiting_))) {
+      activations::wait(offset);  // it waits for the lock: be at the present first
+      offset = sc_core::SC_ZERO_TIME;
+    }
+    const sc_core::sc_time start = kernel_now() + offset;
     const bool fair = handoff_ == sc_core::SC_ZERO_TIME;
     for (bool waited = false;;) {
       while (held_by_mainloop_ || (fair && mainloop_waiting_)) {
@@ -68,7 +77,7 @@ class BigLock : public stats::Group {
       ++handoffs_;
       if (!held_by_mainloop_) break;
     }
-    const sc_core::sc_time now = kernel_now();
+    const sc_core::sc_time now = kernel_now() + offset;
     const sc_core::sc_time at = reserved_until_ > now ? reserved_until_ : now;
     reserved_until_ = at + hold;
     contended_ += at - start;
