@@ -41,9 +41,11 @@ class BigLock : public stats::Group {
     mainloop_waiting_ = false;
     held_by_mainloop_ = true;
   }
-  void release_mainloop() {
+  // `after`: the main loop lets go that long from now (nothing else runs
+  // before then: see HostThread::run).
+  void release_mainloop(const sc_core::sc_time& after = sc_core::SC_ZERO_TIME) {
     held_by_mainloop_ = false;
-    activations::notify(released_, sc_core::SC_ZERO_TIME);
+    activations::notify(released_, after);
   }
   // A vCPU's MMIO handler holds the lock for `hold`, starting no earlier
   // than `offset` from now (the vCPU's present; nothing else runs before it);
