@@ -83,7 +83,10 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
   // With several vCPUs their times often coincide (round guest costs) and
   // SystemC orders same-time events by its queue's history: keep every wait.
   tp.end_ahead = numjobs == 1;
-  if (p.hv.bql) bql_ = std::make_unique<BigLock>(p.hv.bql_handoff);
+  if (p.hv.bql) {
+    bql_ = std::make_unique<BigLock>(p.hv.bql_handoff);
+    bql_->set_one_waiter(numjobs == 1);
+  }
   std::vector<uint8_t> queue_thread(size_t(p.nvme.firmware.max_io_queues) + 1, 0);
   // hv.passthrough: a real SSD has a hardware controller. It runs on the
   // controller model's hardware engine (models/nvme/nvme_hw_engine.h: its
