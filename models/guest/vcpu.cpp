@@ -114,7 +114,7 @@ void Vcpu::guest_work(const sc_time& work) {
       remaining -= step;
       continue;
     }
-    if (qk_.local_time() + remaining < qk_.quantum()) {  // within the quantum
+    if (qk_.within_quantum(remaining)) {
       qk_.inc(remaining);
       remaining = SC_ZERO_TIME;
       continue;

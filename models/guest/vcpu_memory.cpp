@@ -13,6 +13,7 @@
 #include "nvmesim/models/sim/activations.h"
 #include "nvmesim/models/sim/kernel_time.h"
 #include "nvmesim/models/sim/lookahead.h"
+#include "nvmesim/traces/tracer.h"
 
 using namespace sc_core;
 
@@ -27,12 +28,34 @@ void Vcpu::mmio(tlm::tlm_command cmd, uint32_t offset, void* data, unsigned len)
   p.set_data_length(len);
   p.set_streaming_width(len);
   p.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  // An MMIO access is an exit: everything before it happened first.
-  sync_local();
+  // An MMIO access is an exit: everything before it happened first. The
+  // exit starts at the vCPU's present, handed on as the transaction's delay
+  // when nothing else can run before it (models/sim/lookahead.h): the
+  // hypervisor and the device take it as an offset from now. Waited for
+  // with several vCPUs: their times often coincide (round guest costs), and
+  // SystemC orders same-time events by its queue's history, which the wait
+  // is part of; and with a trace, whose writer orders what it is handed by
+  // the kernel's time at hand-over.
+  const bool may_skip = guest_.vcpu_count() == 1 && !traces::active();
   sc_time delay = SC_ZERO_TIME;
+  if (may_skip && !must_sync(qk_.local_time())) {
+    arm_store_drain();  // nothing buffered: only clears the flag, as sync_local would
+    delay = qk_.local_time();
+  } else {
+    sync_local();
+  }
+  qk_.set(SC_ZERO_TIME);
   mmio_socket->b_transport(p, delay);  // may wait (device work inside the exit)
+  // The vCPU is back in the guest `delay` from now. Letting that pass is
+  // needed only if something else can run first; else the guest goes on at
+  // its own present as if it had waited.
   qk_.set(delay);
-  sync_local();
+  if (!may_skip || must_sync(delay)) {
+    sync_local();
+  } else {
+    arm_store_drain();  // nothing buffered: only clears the flag, as sync_local would
+    qk_.skip_sync();
+  }
 }
 
 uint32_t Vcpu::mmio_read32(uint32_t offset) {

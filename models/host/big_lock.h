@@ -40,21 +40,58 @@ class BigLock : public stats::Group {
     }
     mainloop_waiting_ = false;
     held_by_mainloop_ = true;
+    // Taken again in the unlock's own delta cycle: the waiter, woken in the
+    // next one, would find it held and sleep on; that unlock wakes nobody.
+    if (wakeup_pending_ && kernel_now() == released_at_ && sc_core::sc_delta_count() == released_delta_) {
+      activations::cancel(waiter_wakeup_);
+      wakeup_pending_ = false;
+    }
   }
-  void release_mainloop() {
+  // `after`: the main loop lets go that long from now (nothing else runs
+  // before then: see HostThread::run).
+  void release_mainloop(const sc_core::sc_time& after = sc_core::SC_ZERO_TIME) {
     held_by_mainloop_ = false;
-    activations::notify(released_, sc_core::SC_ZERO_TIME);
+    activations::notify(released_, after);
+    if (one_waiter_waiting_ && !wakeup_pending_) {  // it runs its wake-up after the unlock
+      wakeup_pending_ = true;
+      released_at_ = kernel_now() + after;
+      released_delta_ = sc_core::sc_delta_count();
+      activations::notify(waiter_wakeup_, after + handoff_);
+    }
   }
+  // With one vCPU (System), its wait for an unfair lock (a handoff) is one
+  // timed wait: the unlock that wakes it notifies its running again a
+  // handoff later, instead of a wait for the unlock and one for the
+  // handoff. The same times: the outputs are unchanged.
+  void set_one_waiter(bool on) { one_waiter_ = on; }
   // A vCPU's MMIO handler holds the lock for `hold`, starting no earlier
-  // than now; returns how long it waited for the lock. Called from a vCPU
-  // thread whose local time is synchronised.
-  // The part of the wait still to come (a reservation ahead) is returned,
-  // to be added to the caller's delay; waiting for the main loop passes
-  // simulated time here.
+  // than `offset` from now (the vCPU's present; nothing else runs before it);
+  // returns how long it waited for the lock. The part of the wait still to
+  // come (a reservation ahead) is returned, to be added to the caller's
+  // delay; waiting for the main loop passes simulated time here (the offset
+  // first, which then comes back 0).
   sc_core::sc_time hold_for_handler(const sc_core::sc_time& hold) {
-    const sc_core::sc_time start = kernel_now();
+    sc_core::sc_time offset;
+    return hold_for_handler(hold, offset);
+  }
+  sc_core::sc_time hold_for_handler(const sc_core::sc_time& hold, sc_core::sc_time& offset) {
+    if (offset != sc_core::SC_ZERO_TIME &&
+        (held_by_mainloop_ || (handoff_ == sc_core::SC_ZERO_TIME && mainloop_waiting_))) {
+      activations::wait(offset);  // it waits for the lock: be at the present first
+      offset = sc_core::SC_ZERO_TIME;
+    }
+    const sc_core::sc_time start = kernel_now() + offset;
     const bool fair = handoff_ == sc_core::SC_ZERO_TIME;
     for (bool waited = false;;) {
+      if (one_waiter_ && !fair && held_by_mainloop_) {
+        one_waiter_waiting_ = true;
+        activations::wait(waiter_wakeup_);  // the unlock, then the handoff
+        one_waiter_waiting_ = false;
+        wakeup_pending_ = false;
+        ++handoffs_;
+        if (!held_by_mainloop_) break;
+        continue;
+      }
       while (held_by_mainloop_ || (fair && mainloop_waiting_)) {
         waited = true;
         activations::wait(released_);
@@ -68,7 +105,7 @@ class BigLock : public stats::Group {
       ++handoffs_;
       if (!held_by_mainloop_) break;
     }
-    const sc_core::sc_time now = kernel_now();
+    const sc_core::sc_time now = kernel_now() + offset;
     const sc_core::sc_time at = reserved_until_ > now ? reserved_until_ : now;
     reserved_until_ = at + hold;
     contended_ += at - start;
@@ -82,6 +119,12 @@ class BigLock : public stats::Group {
   stats::Scalar handoffs_{*this, "handoffs", stats::Unit::Count,
                           "takes of the lock that waited and paid the wake-up (hv.bql_handoff)"};
   bool held_by_mainloop_ = false;
+  bool one_waiter_ = false;          // set_one_waiter
+  bool one_waiter_waiting_ = false;  // the vCPU waits for waiter_wakeup_
+  bool wakeup_pending_ = false;      // waiter_wakeup_ is notified, by the unlock at released_at_
+  sc_core::sc_time released_at_;
+  sc_dt::uint64 released_delta_ = 0;
+  sc_core::sc_event waiter_wakeup_;
   bool mainloop_waiting_ = false;
   sc_core::sc_time reserved_until_;
   sc_core::sc_event released_;

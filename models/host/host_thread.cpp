@@ -9,6 +9,7 @@
 #include "nvmesim/models/host/big_lock.h"
 #include "nvmesim/models/host/host_cpus.h"
 #include "nvmesim/models/sim/kernel_time.h"
+#include "nvmesim/models/sim/lookahead.h"
 #include "nvmesim/traces/tracer.h"
 
 using namespace sc_core;
@@ -212,21 +213,51 @@ void HostThread::wait_for_request() {
   if (cpus_) cpus_->set_runnable(cpu_id_, false);
   if (auto* t = traces::active())
     t->thread_state(params_.trace_id, kernel_now().value(), traces::ThreadState::Sleeping);
-  while (!due() && !spinning_) {
-    sc_time at;
-    if (next_deadline(at))
-      activations::wait(at - kernel_now(), kick_event_);
-    else
+  sleep_until_due();
+  adjust_polling(kernel_now() - start);
+}
+
+void HostThread::sleep_until_due() {
+  for (;;) {
+    const sc_time now = kernel_now();
+    if (((has_request_ && request_time_ <= now) || (timer_armed_ && timer_time_ <= now)) || spinning_) break;
+    if (has_request_ || timer_armed_) {
+      const sc_time at = !timer_armed_ || (has_request_ && request_time_ <= timer_time_) ? request_time_ : timer_time_;
+      activations::wait(at - now, kick_event_);
+    } else {
       activations::wait(kick_event_);
+    }
   }
   ++sleep_wakeups_;
-  adjust_polling(kernel_now() - start);
+}
+
+// The dispatch's end `local` from now, when the thread then sleeps with
+// nothing asked of it and nothing else is due before that end
+// (models/sim/lookahead.h): it lets the lock go and goes to sleep at that
+// time without waiting for it first, as wait_for_request would after the
+// wait. Not with a trace (its writer orders what it is handed by the
+// kernel's time at hand-over), shared host cores (they account runnable
+// threads by the kernel's time) or polling. True when it slept.
+bool HostThread::end_and_sleep(const sc_time& local) {
+  if (!params_.end_ahead || local == SC_ZERO_TIME || has_request_ || timer_armed_ || spinning_ ||
+      poll_ns_ != SC_ZERO_TIME || poll_started_ || (cpus_ && cpus_->cores()) || traces::active() ||
+      activity_due_within(local))
+    return false;
+  const sc_time end = kernel_now() + local;
+  if (params_.bql) params_.bql->release_mainloop(local);
+  busy_time_ += end - busy_start_;
+  busy_ = false;
+  if (cpus_) cpus_->set_runnable(cpu_id_, false);
+  sleep_start_ = end;
+  sleep_until_due();
+  adjust_polling(kernel_now() - end);
+  return true;
 }
 
 void HostThread::run() {
   activations::begin(activations::HostThread);
-  for (;;) {
-    wait_for_request();
+  for (bool slept = false;;) {
+    if (!slept) wait_for_request();
     has_request_ = false;
     wake_drawn_ = false;
     if (timer_armed_ && timer_time_ <= kernel_now()) timer_armed_ = false;
@@ -240,6 +271,8 @@ void HostThread::run() {
     if (params_.bql) params_.bql->acquire_mainloop();
     sc_time local = cpu(params_.dispatch_cost);
     if (work_) work_(local);
+    slept = end_and_sleep(local);
+    if (slept) continue;
     sync(local);
     if (params_.bql) params_.bql->release_mainloop();
     busy_time_ += kernel_now() - busy_start_;

@@ -52,6 +52,9 @@ class HostThread : public sc_core::sc_module {
     unsigned poll_shrink{};    // QEMU: 0 means drop to 0
     unsigned trace_id = 0;     // its index in traces
     BigLock* bql = nullptr;    // the main loop runs its work under QEMU's global lock
+    // A dispatch may end ahead of the kernel, going to sleep at once when
+    // nothing else is due before its end (System: with one vCPU; see run()).
+    bool end_ahead = false;
   };
 
   HostThread(sc_core::sc_module_name name, const Params& params, HostCpus* cpus = nullptr);
@@ -115,6 +118,8 @@ class HostThread : public sc_core::sc_module {
  private:
   void run();
   void wait_for_request();
+  bool end_and_sleep(const sc_core::sc_time& local);
+  void sleep_until_due();
   void adjust_polling(const sc_core::sc_time& block);
   bool set_poll_started(bool started);  // true: a poll-end re-check found work
 

@@ -74,10 +74,10 @@ void Hypervisor::b_transport(int id, tlm::tlm_generic_payload& payload, sc_time&
   // The handler runs in QEMU under its global lock: it may wait for the
   // main loop, and the main loop waits for it.
   if (params_.bql) {
-    const sc_time asked = kernel_now();
-    const sc_time ahead = params_.bql->hold_for_handler(params_.bql_hold);
+    const sc_time asked = kernel_now() + delay;
+    const sc_time ahead = params_.bql->hold_for_handler(params_.bql_hold, delay);  // may let delay pass
+    exits_.at(id).bql_wait += (kernel_now() + delay - asked) + ahead;  // waited, then still to wait
     delay += ahead;
-    exits_.at(id).bql_wait += (kernel_now() - asked) + ahead;  // waited, then still to wait
   }
   const sc_time exit = cost(pio ? params_.exit_pio : doorbell ? params_.exit_mmio : params_.exit_mmio_other);
   const sc_time back = return_part(exit);

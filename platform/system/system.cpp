@@ -80,7 +80,13 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
   tp.jitter_seed = seed + 1;
   tp.trace_id = 0;
   tp.poll_max = SC_ZERO_TIME;  // QEMU's iothreads busy-poll adaptively; the main loop does not
-  if (p.hv.bql) bql_ = std::make_unique<BigLock>(p.hv.bql_handoff);
+  // With several vCPUs their times often coincide (round guest costs) and
+  // SystemC orders same-time events by its queue's history: keep every wait.
+  tp.end_ahead = numjobs == 1;
+  if (p.hv.bql) {
+    bql_ = std::make_unique<BigLock>(p.hv.bql_handoff);
+    bql_->set_one_waiter(numjobs == 1);
+  }
   std::vector<uint8_t> queue_thread(size_t(p.nvme.firmware.max_io_queues) + 1, 0);
   // hv.passthrough: a real SSD has a hardware controller. It runs on the
   // controller model's hardware engine (models/nvme/nvme_hw_engine.h: its
@@ -91,6 +97,7 @@ System::System(const Config& c, std::vector<const Config*> job_configs,
     tp.bql = bql_.get();
     host_threads_.push_back(std::make_unique<HostThread>("mainloop", tp, host_cpus_.get()));
     tp = p.hv.threads;
+    tp.end_ahead = numjobs == 1;
     tp.bql = nullptr;  // iothreads run outside the global lock
     if (p.hv.device_thread == DeviceThread::Iothread) {
       const unsigned n = p.hv.iothreads;

@@ -28,15 +28,15 @@ TEST_CASE("activations: iodepth 1, buffer on: exact counts per I/O", "[activatio
   REQUIRE(r.count("ios") == 3);
   REQUIRE(r.count("doorbells.sq.mmio") == 3);
   REQUIRE(r.count("doorbells.cq.mmio") == 3);
-  // vCPU thread, per I/O: catching up before the SQ doorbell's exit (the
-  // submission's work and its barrier run ahead of the kernel: nothing else
-  // is due meanwhile), the exit's cost, the halt until the interrupt, one
+  // vCPU thread, three waits per I/O: the halt until the interrupt, one
   // wait in the handler (its entry and completion work, which the main
-  // loop's dispatch still overlaps), catching up before the CQ doorbell's
-  // exit and that exit's cost; the EOI runs ahead into the next submission.
-  // Plus two: the job's end (its last EOI) and the first submission, which
-  // bring-up's last admin dispatch still overlaps.
-  CHECK(act::counts[act::VcpuThread] == 6 * 3 + 2);
+  // loop's dispatch still overlaps), and one where the main loop's work is
+  // due before the vCPU's present. The submission's work, its barrier and
+  // both doorbells' exits run ahead of the kernel when nothing else is due
+  // meanwhile: an exit starts and ends at the vCPU's own present
+  // (Vcpu::mmio). Plus two: the job's end (its last EOI) and the first
+  // submission, which bring-up's last admin dispatch still overlaps.
+  CHECK(act::counts[act::VcpuThread] == 3 * 3 + 2);
   // The shadow stores land within the full barrier that follows them (no
   // drain event): nobody can look before they are visible.
   CHECK(act::counts[act::VcpuStoreCommit] == 0);
@@ -54,9 +54,9 @@ TEST_CASE("activations: iodepth 1, buffer off: no barriers, no EventIdx writes",
   const RunResults r = simulate({{"iodepth", "1"}, {"number_ios", "3"}, {"nvme.dbbuf", "off"}});
   REQUIRE(r.bringup_ok);
   REQUIRE(r.count("ios") == 3);
-  // The same six waits per I/O (no barriers to run ahead through), and
-  // the job's end.
-  CHECK(act::counts[act::VcpuThread] == 6 * 3 + 1);
+  // The same three waits per I/O (no barriers to run ahead through), and
+  // two more at the job's start and end.
+  CHECK(act::counts[act::VcpuThread] == 3 * 3 + 2);
   CHECK(act::counts[act::VcpuStoreCommit] == 0);
   // The main loop: its wake-up and the end of the dispatch.
   CHECK(act::counts[act::HostThread] == 2 * 3);
