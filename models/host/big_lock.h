@@ -75,13 +75,17 @@ class BigLock : public stats::Group {
     return hold_for_handler(hold, offset);
   }
   sc_core::sc_time hold_for_handler(const sc_core::sc_time& hold, sc_core::sc_time& offset) {
-    if (offset != sc_core::SC_ZERO_TIME &&
-        (held_by_mainloop_ || (handoff_ == sc_core::SC_ZERO_TIME && mainloop_waiting_))) {
+    const sc_core::sc_time start = kernel_now() + offset;
+    const bool fair = handoff_ == sc_core::SC_ZERO_TIME;
+    if (offset != sc_core::SC_ZERO_TIME && one_waiter_ && !fair && held_by_mainloop_) {
+      // Nothing runs before the offset has passed, so the main loop still
+      // holds the lock then: the one waiter's wait for the unlock and the
+      // handoff covers the offset too (the same wake-up, one wait less).
+      offset = sc_core::SC_ZERO_TIME;
+    } else if (offset != sc_core::SC_ZERO_TIME && (held_by_mainloop_ || (fair && mainloop_waiting_))) {
       activations::wait(offset);  // it waits for the lock: be at the present first
       offset = sc_core::SC_ZERO_TIME;
     }
-    const sc_core::sc_time start = kernel_now() + offset;
-    const bool fair = handoff_ == sc_core::SC_ZERO_TIME;
     for (bool waited = false;;) {
       if (one_waiter_ && !fair && held_by_mainloop_) {
         one_waiter_waiting_ = true;
