@@ -159,10 +159,6 @@ class Config {
   // The value came from a --preset (apply_preset), not the user's own setting.
   void mark_from_preset(const std::string& name);
   bool from_preset(const std::string& name) const;
-  // The presets applied, comma-separated in order ("" for none): the report's
-  // header names them instead of listing each value they set.
-  void note_preset(const std::string& name) { presets_ += (presets_.empty() ? "" : ",") + name; }
-  const std::string& presets() const { return presets_; }
 
   // Every parameter, sorted by name, with its canonical text: times as typed
   // but normalised ("5100cyc", "1.5us"), sizes with the largest exact binary
@@ -204,7 +200,6 @@ class Config {
 
   const ParamRegistry* registry_;
   std::vector<Value> values_;
-  std::string presets_;
 };
 
 // fio's size just works: when the device's capacity (nvme.capacity, or

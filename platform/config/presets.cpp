@@ -135,6 +135,22 @@ const std::vector<Preset>& presets() {
   return list;
 }
 
+namespace {
+
+const Preset* find_preset(const std::string& name) {
+  for (const Preset& p : presets())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::string known_presets() {
+  std::string known;
+  for (const Preset& p : presets()) known += (known.empty() ? "" : ", ") + p.name;
+  return known;
+}
+
+}  // namespace
+
 void apply_preset(const std::string& names, Config& config) {
   // "qemu-7.2,haswell-ep": several presets, applied in order (later wins).
   if (names == "none") return;
@@ -143,15 +159,8 @@ void apply_preset(const std::string& names, Config& config) {
     const size_t comma = names.find(',', begin);
     const std::string name = names.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
     if (name.empty()) throw ConfigError("--preset: empty name (see --list-presets)");
-    const Preset* found = nullptr;
-    std::string known;
-    for (const Preset& p : presets()) {
-      if (p.name == name) found = &p;
-      known += (known.empty() ? "" : ", ") + p.name;
-    }
-    if (!found)
-      throw ConfigError("--preset: " + quoted(name) + " is not one of " + known);
-    config.note_preset(name);
+    const Preset* found = find_preset(name);
+    if (!found) throw ConfigError("--preset: " + quoted(name) + " is not one of " + known_presets());
     for (const auto& [k, v] : found->values) {
       config.set(k, v);
       config.mark_from_preset(k);
@@ -159,9 +168,11 @@ void apply_preset(const std::string& names, Config& config) {
     if (comma == std::string::npos) break;
     begin = comma + 1;
   }
-  // The configuration says what it is built on (its JSON `config` block too).
+  // The configuration says what it is built on (its JSON `config` block
+  // too): the presets an earlier call applied, then these.
   if (config.registry().find("preset")) {
-    config.set("preset", config.presets());
+    const std::string before = config.from_preset("preset") ? config.text("preset") + "," : "";
+    config.set("preset", before + names);
     config.mark_from_preset("preset");
   }
 }
@@ -170,27 +181,20 @@ std::string preset_names_problem(const std::string& names) {
   // By name only: the builtin registry checks its default with this, before
   // any Config can exist.
   if (names == "none") return "";
-  std::string known;
-  for (const Preset& p : presets()) known += (known.empty() ? "" : ", ") + p.name;
   std::istringstream list(names + ",");
   for (std::string name; std::getline(list, name, ',');) {
     if (name.empty()) return "empty name in " + quoted(names) + " (see --list-presets)";
-    bool found = false;
-    for (const Preset& p : presets()) found = found || p.name == name;
-    if (!found)
-      return (name == names ? std::string("not") : quoted(name) + " is not") + " one of " + known +
+    if (!find_preset(name))
+      return (name == names ? std::string("not") : quoted(name) + " is not") + " one of " + known_presets() +
              (name == "none" ? " (none stands alone: no preset at all)" : ", or none");
   }
   return "";
 }
 
 void apply_preset_under(const std::string& names, Config& config) {
-  if (names == "none") {
-    config.note_preset("none");
-    return;
-  }
+  if (names == "none") return;
   Config preset(config.registry());
-  apply_preset(names, preset);  // in order: a later preset's value wins
+  apply_preset(names, preset);  // in order: a later preset's value wins; sets `preset` to names
   for (const auto& [name, value] : preset.effective()) {
     if (!preset.from_preset(name)) continue;
     if (!config.is_set(name)) {
@@ -200,8 +204,11 @@ void apply_preset_under(const std::string& names, Config& config) {
       config.mark_from_preset(name);
     }
   }
-  std::istringstream list(names);
-  for (std::string n; std::getline(list, n, ',');) config.note_preset(n);
+}
+
+std::string model_line(const Config& config) {
+  const std::string& names = config.text("preset");
+  return names == "none" ? "" : "model: --preset=" + names + "\n";
 }
 
 std::vector<std::string> preset_calibrations(const std::string& names) {

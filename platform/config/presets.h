@@ -37,6 +37,9 @@ void apply_preset(const std::string& names, Config& config);
 // only where nothing else set the parameter (a value the user set equal to
 // the preset's counts as the preset's, so a replayed dump reads the same).
 void apply_preset_under(const std::string& names, Config& config);
+// The report header's line naming the presets a run is built on ("model:
+// --preset=kvm,qemu-7.2\n"), "" for none.
+std::string model_line(const Config& config);
 // "" when `names` is "none" or a comma-separated list of known presets, else
 // what is wrong (the --preset parameter's check).
 std::string preset_names_problem(const std::string& names);

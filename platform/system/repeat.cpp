@@ -17,6 +17,7 @@
 #include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/config/device_backend.h"
 #include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/presets.h"
 #include "nvmesim/platform/config/user_text.h"
 #include "nvmesim/platform/fio/fio_job.h"
 #include "nvmesim/platform/report/derived_figures.h"
@@ -378,7 +379,7 @@ RepeatOutcome run_repeat(const Config& base, const RunOptions& options, std::ost
       << " backend=" << base.text(backend_value_param(base, "backend")) << " number_ios=" << base.text("number_ios")
       << (comparison ? "" : " nvme.dbbuf=" + base.text("nvme.dbbuf")) << ", MMIO doorbell exit "
       << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz") << " GHz\n";
-  if (!base.presets().empty() && base.presets() != "none") out << "model: --preset=" << base.presets() << "\n";
+  out << model_line(base);  // the presets the run is built on
   if (const std::string more = other_settings(base, comparison); !more.empty()) out << "also set: " << more << "\n";
   out << "mean ± half-width of the 95% Student-t interval over all seed values, min, max\n";
   auto block = [&](const std::string& title, auto values, bool ratio) {

@@ -29,6 +29,7 @@
 #include "nvmesim/platform/cli/interrupt.h"
 #include "nvmesim/platform/config/device_backend.h"
 #include "nvmesim/platform/config/params.h"
+#include "nvmesim/platform/config/presets.h"
 #include "nvmesim/platform/report/derived_figures.h"
 #include "nvmesim/platform/report/pending_file.h"
 #include "nvmesim/platform/report/json_out.h"
@@ -572,7 +573,7 @@ Outcome run_default_comparison(const Config& base, const RunOptions& options, st
   }
   out << ", MMIO doorbell exit " << base.text("hv.exit_mmio") << " at " << base.text("hv.cpu_ghz")
       << " GHz\n";
-  if (!base.presets().empty() && base.presets() != "none") out << "model: --preset=" << base.presets() << "\n";
+  out << model_line(base);  // the presets the run is built on
   if (const std::string more = other_settings(base); !more.empty()) out << "also set: " << more << "\n";
   out << "\n";
   char line[256];

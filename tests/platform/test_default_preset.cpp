@@ -110,3 +110,17 @@ TEST_CASE("default preset: no argument at all runs the default comparison over s
                     0) == 0);
   CHECK(r.out.find("(95%, 3 seeds)") != std::string::npos);
 }
+
+TEST_CASE("default preset: the preset parameter records what apply_preset applied, in order", "[preset]") {
+  Config c;
+  nvmesim::platform::apply_preset("qemu-7.1", c);
+  CHECK(c.text("preset") == "qemu-7.1");
+  nvmesim::platform::apply_preset("kvm,haswell-ep", c);
+  CHECK(c.text("preset") == "qemu-7.1,kvm,haswell-ep");
+  CHECK(nvmesim::platform::model_line(c) == "model: --preset=qemu-7.1,kvm,haswell-ep\n");
+  Config none;
+  none.set("preset", "none");
+  nvmesim::platform::apply_preset_under("none", none);
+  CHECK(nvmesim::platform::model_line(none).empty());
+  CHECK(none.text("hv.notify") == Config().text("hv.notify"));
+}
