@@ -10,9 +10,14 @@
 // thread keep its core for at least sched_min_granularity (Linux 6.1:
 // 0.75 ms x (1 + log2(cores)), 1.5 ms on 2 cores) unless the waker preempts
 // it, so the wait is drawn uniformly from 0 to host.wakeup_wait (the rest of
-// the running thread's slice). 0 turns it off.
+// the running thread's slice). 0 turns it off. The wait ends sooner when a
+// core frees first: a thread that stops being runnable (a vCPU's HLT, a host
+// thread going back to sleep) leaves its core idle, and the scheduler gives
+// it to a waiting runnable thread at once (kernel/sched/core.c __schedule ->
+// pick_next_task; fair.c newidle_balance pulls from another core's queue).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -22,6 +27,15 @@
 #include "nvmesim/models/sim/stat_time.h"
 
 namespace nvmesim::models {
+
+// A woken thread waiting for a core (host.wakeup_wait): told when one frees.
+class CoreWaiter {
+ public:
+  virtual void core_freed() = 0;
+
+ protected:
+  ~CoreWaiter() = default;
+};
 
 class HostCpus : public stats::Group {
  public:
@@ -39,6 +53,18 @@ class HostCpus : public stats::Group {
     account();
     runnable_[id] = runnable;
     runnable_count_ += runnable ? 1 : -1;
+    // A core freed: the longest-waiting woken thread takes it.
+    if (!runnable && !waiters_.empty() && runnable_count_ < int(cores_)) {
+      CoreWaiter* first = waiters_.front();
+      waiters_.erase(waiters_.begin());
+      first->core_freed();
+    }
+  }
+  // `w` woke while every core was taken and waits for one (in order).
+  void wait_for_core(CoreWaiter* w) { waiters_.push_back(w); }
+  // `w` got a core at the end of its drawn wait: no longer waiting.
+  void cancel_wait(CoreWaiter* w) {
+    waiters_.erase(std::remove(waiters_.begin(), waiters_.end(), w), waiters_.end());
   }
   // How long `work` of CPU time takes when it starts now.
   sc_core::sc_time stretch(const sc_core::sc_time& work) const {
@@ -70,6 +96,7 @@ class HostCpus : public stats::Group {
   sc_core::sc_time wakeup_wait_;
   std::vector<std::string> names_;
   std::vector<bool> runnable_;
+  std::vector<CoreWaiter*> waiters_;
   int runnable_count_ = 0;
   sc_core::sc_time last_;
   TimeStat overcommitted_{*this, "overcommitted_time",

@@ -70,8 +70,12 @@ void HostThread::kick(const sc_time& delay) {
       if (cpus_ && cpus_->wakeup_wait(1.0) != SC_ZERO_TIME) {
         const sc_time wait = cpus_->wakeup_wait(1.0 - next_uniform());
         sleep_jitter_ += wait;
-        core_wait_ += wait;
+        core_wait_due_ = wait;
         ++core_waits_;
+        if (wait != SC_ZERO_TIME) {  // a core that frees first ends it (core_freed)
+          waiting_core_ = true;
+          cpus_->wait_for_core(this);
+        }
       }
     }
     at += fixed_latency() + sleep_jitter_;
@@ -254,10 +258,31 @@ bool HostThread::end_and_sleep(const sc_time& local) {
   return true;
 }
 
+// The wake-up keeps its own delay; only the wait for a core is cut short,
+// to now. The thread holds the freed core from now (it is runnable).
+void HostThread::core_freed() {
+  waiting_core_ = false;
+  if (!has_request_ || core_wait_due_ == SC_ZERO_TIME) return;
+  const sc_time now = kernel_now();
+  const sc_time at = std::max(now, request_time_ - core_wait_due_);
+  if (at >= request_time_) return;
+  core_wait_due_ -= request_time_ - at;
+  request_time_ = at;
+  wake_at_ = at;
+  if (cpus_) cpus_->set_runnable(cpu_id_, true);
+  activations::notify(kick_event_, at - now);
+}
+
 void HostThread::run() {
   activations::begin(activations::HostThread);
   for (bool slept = false;;) {
     if (!slept) wait_for_request();
+    if (waiting_core_) {  // the drawn wait ended before a core freed
+      cpus_->cancel_wait(this);
+      waiting_core_ = false;
+    }
+    core_wait_ += core_wait_due_;
+    core_wait_due_ = SC_ZERO_TIME;
     has_request_ = false;
     wake_drawn_ = false;
     if (timer_armed_ && timer_time_ <= kernel_now()) timer_armed_ = false;

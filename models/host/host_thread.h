@@ -11,16 +11,16 @@
 #include <systemc>
 
 #include "nvmesim/firmware/sim/statistics.h"
+#include "nvmesim/models/host/host_cpus.h"
 #include "nvmesim/models/host/wakeup_distribution.h"
 #include "nvmesim/models/sim/kernel_time.h"
 #include "nvmesim/models/sim/stat_time.h"
 
 namespace nvmesim::models {
 
-class HostCpus;
 class BigLock;
 
-class HostThread : public sc_core::sc_module {
+class HostThread : public sc_core::sc_module, public CoreWaiter {
  public:
   // The work: runs until nothing is left, adding the CPU time it spends to
   // `local` (an offset from kernel_now()); it may sync with sync().
@@ -114,6 +114,8 @@ class HostThread : public sc_core::sc_module {
   stats::Group& stats() { return stats_; }
   // CPU work of `t` on this thread, stretched when the host's cores are shared.
   sc_core::sc_time cpu(const sc_core::sc_time& t) const;
+  // HostCpus: a core freed while this woken thread waited for one.
+  void core_freed() override;
 
  private:
   void run();
@@ -153,6 +155,8 @@ class HostThread : public sc_core::sc_module {
   stats::Scalar core_waits_{stats_, "core_waits", stats::Unit::Count,
                             "wake-ups that found every host core taken and waited for one (host.wakeup_wait)"};
   TimeStat core_wait_{stats_, "core_wait_time", "time waiting for a host core after a wake-up (host.wakeup_wait)"};
+  bool waiting_core_ = false;      // in HostCpus' waiters
+  sc_core::sc_time core_wait_due_;  // the wait in this sleep's wake-up, booked when it wakes
   stats::Scalar stalls_{stats_, "wakeup_stalls", stats::Unit::Count,
                         "wake-ups from sleep that stalled (hv.dispatch_stall_share)"};
   TimeStat stall_time_{stats_, "wakeup_stall_time", "time the stalled wake-ups added (hv.dispatch_stall_max)"};

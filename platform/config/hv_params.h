@@ -106,7 +106,7 @@ struct HvParams {
               "host cores shared by vCPU and emulation threads (0 = one per thread)");
     v.time(host_wakeup_wait, "host.wakeup_wait", "0ns", 0, 100 * MS,
            "longest wait for a core of a host thread that wakes while every core is taken, drawn "
-           "uniformly (CFS's sched_min_granularity: 1.5ms on 2 cores; 0 = none)");
+           "uniformly, or until a core frees (CFS's sched_min_granularity: 1.5ms on 2 cores; 0 = none)");
     v.choice(device_thread, "device_thread", "mainloop", device_threads, "", "where the device emulation runs");
     v.flag(exits.passthrough, "passthrough", "off",
            "the NVMe device passed through (VFIO) as a real SSD: BAR accesses without an exit unless their "

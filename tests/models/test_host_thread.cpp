@@ -142,6 +142,75 @@ TEST_CASE("host thread: a wake-up while every host core is taken waits for a cor
   CHECK(double(v.at("core_wait_time")) == Approx(double(starts[0] - 2100) * 1000).margin(1000));  // ps
 }
 
+namespace {
+// Frees the one core at a chosen time (the vCPU halts).
+struct CoreReleaser : sc_module {
+  nvmesim::models::HostCpus& cpus;
+  unsigned id;
+  double at_ns;
+  SC_HAS_PROCESS(CoreReleaser);
+  CoreReleaser(sc_module_name n, nvmesim::models::HostCpus& c, unsigned i, double at)
+      : sc_module(n), cpus(c), id(i), at_ns(at) { SC_THREAD(run); }
+  void run() {
+    wait(sc_time(at_ns, SC_NS));
+    cpus.set_runnable(id, false);
+  }
+};
+}  // namespace
+
+TEST_CASE("host thread: a core that frees during the wait for one ends the wait (host.wakeup_wait)",
+          "[host_thread]") {
+  // The scheduler's rule: a core left idle goes to the waiting runnable
+  // thread at once; the wake-up's own delay is still paid. Kick at 100 ns,
+  // dispatch latency 2 us: without the wait it would start at 2100 ns. The
+  // vCPU halts at 10 us, before seed 3's draw (uniform up to 1 ms) ends: the
+  // thread starts then, and only 7.9 us of waiting is booked.
+  using nvmesim::models::HostCpus;
+  HostCpus cpus(1, sc_time(1, SC_MS));
+  const unsigned vcpu = cpus.add_thread("vcpu0");
+  cpus.set_runnable(vcpu, true);
+  HostThread::Params p;
+  p.dispatch_latency = sc_time(2, SC_US);
+  p.jitter_seed = 3;
+  HostThread t("t", p, &cpus);
+  std::vector<uint64_t> starts;  // ns
+  t.set_work([&](sc_time& local) {
+    starts.push_back(sc_time_stamp().value() / 1000);
+    local += sc_time(500, SC_NS);
+  });
+  Driver d("d", t);
+  d.kicks = {{100, 0}};
+  CoreReleaser halt("halt", cpus, vcpu, 10000);
+  sc_start(sc_time(5, SC_MS));
+  REQUIRE(starts.size() == 1);
+  CHECK(starts[0] == 10000);
+  const auto v = t.stats().values();
+  CHECK(v.at("core_waits") == 1);
+  CHECK(double(v.at("core_wait_time")) == Approx(7900.0 * 1000));  // ps: 10000 - 2100 ns
+}
+
+TEST_CASE("host thread: a core that frees within the wake-up delay leaves only the delay",
+          "[host_thread]") {
+  using nvmesim::models::HostCpus;
+  HostCpus cpus(1, sc_time(1, SC_MS));
+  const unsigned vcpu = cpus.add_thread("vcpu0");
+  cpus.set_runnable(vcpu, true);
+  HostThread::Params p;
+  p.dispatch_latency = sc_time(2, SC_US);
+  p.jitter_seed = 3;
+  HostThread t("t", p, &cpus);
+  std::vector<uint64_t> starts;  // ns
+  t.set_work([&](sc_time&) { starts.push_back(sc_time_stamp().value() / 1000); });
+  Driver d("d", t);
+  d.kicks = {{100, 0}};
+  CoreReleaser halt("halt", cpus, vcpu, 1000);  // halts at 1 us, during the 2 us delay
+  sc_start(sc_time(5, SC_MS));
+  REQUIRE(starts == std::vector<uint64_t>{2100});
+  const auto v = t.stats().values();
+  CHECK(v.at("core_waits") == 1);
+  CHECK(double(v.at("core_wait_time")) == 0.0);
+}
+
 TEST_CASE("host thread: a share of the wake-ups stall, uniformly up to the longest stall", "[host_thread]") {
   // The rule, from its statement: with probability share a stall, its length
   // uniform in [0, max): mean max/2, a quarter of the stalls above 3/4 max.
