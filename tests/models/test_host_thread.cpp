@@ -156,59 +156,55 @@ struct CoreReleaser : sc_module {
     cpus.set_runnable(id, false);
   }
 };
+
+struct CoreWaitRun {
+  std::vector<uint64_t> starts;  // ns
+  double core_waits, core_wait_ps;
+};
+
+// One core, taken by a vCPU that halts at `halt_ns`; a thread (dispatch
+// latency 2 us, seed 3, longest wait for a core 1 ms) kicked at 100 ns.
+CoreWaitRun run_core_freed_at(double halt_ns) {
+  using nvmesim::models::HostCpus;
+  HostCpus cpus(1, sc_time(1, SC_MS));
+  const unsigned vcpu = cpus.add_thread("vcpu0");
+  cpus.set_runnable(vcpu, true);
+  HostThread::Params p;
+  p.dispatch_latency = sc_time(2, SC_US);
+  p.jitter_seed = 3;
+  HostThread t("t", p, &cpus);
+  CoreWaitRun r;
+  t.set_work([&](sc_time&) { r.starts.push_back(sc_time_stamp().value() / 1000); });
+  Driver d("d", t);
+  d.kicks = {{100, 0}};
+  CoreReleaser halt("halt", cpus, vcpu, halt_ns);
+  sc_start(sc_time(5, SC_MS));
+  const auto v = t.stats().values();
+  r.core_waits = double(v.at("core_waits"));
+  r.core_wait_ps = double(v.at("core_wait_time"));
+  return r;
+}
 }  // namespace
 
 TEST_CASE("host thread: a core that frees during the wait for one ends the wait (host.wakeup_wait)",
           "[host_thread]") {
   // The scheduler's rule: a core left idle goes to the waiting runnable
-  // thread at once; the wake-up's own delay is still paid. Kick at 100 ns,
-  // dispatch latency 2 us: without the wait it would start at 2100 ns. The
-  // vCPU halts at 10 us, before seed 3's draw (uniform up to 1 ms) ends: the
-  // thread starts then, and only 7.9 us of waiting is booked.
-  using nvmesim::models::HostCpus;
-  HostCpus cpus(1, sc_time(1, SC_MS));
-  const unsigned vcpu = cpus.add_thread("vcpu0");
-  cpus.set_runnable(vcpu, true);
-  HostThread::Params p;
-  p.dispatch_latency = sc_time(2, SC_US);
-  p.jitter_seed = 3;
-  HostThread t("t", p, &cpus);
-  std::vector<uint64_t> starts;  // ns
-  t.set_work([&](sc_time& local) {
-    starts.push_back(sc_time_stamp().value() / 1000);
-    local += sc_time(500, SC_NS);
-  });
-  Driver d("d", t);
-  d.kicks = {{100, 0}};
-  CoreReleaser halt("halt", cpus, vcpu, 10000);
-  sc_start(sc_time(5, SC_MS));
-  REQUIRE(starts.size() == 1);
-  CHECK(starts[0] == 10000);
-  const auto v = t.stats().values();
-  CHECK(v.at("core_waits") == 1);
-  CHECK(double(v.at("core_wait_time")) == Approx(7900.0 * 1000));  // ps: 10000 - 2100 ns
+  // thread at once; the wake-up's own delay is still paid. Without the wait
+  // the thread would start at 100 + 2000 ns. The vCPU halts at 10 us, before
+  // seed 3's draw (uniform up to 1 ms) ends: the thread starts then, and
+  // only 7.9 us of waiting is booked.
+  const CoreWaitRun r = run_core_freed_at(10000);
+  CHECK(r.starts == std::vector<uint64_t>{10000});
+  CHECK(r.core_waits == 1);
+  CHECK(r.core_wait_ps == Approx(7900.0 * 1000));  // 10000 - 2100 ns
 }
 
 TEST_CASE("host thread: a core that frees within the wake-up delay leaves only the delay",
           "[host_thread]") {
-  using nvmesim::models::HostCpus;
-  HostCpus cpus(1, sc_time(1, SC_MS));
-  const unsigned vcpu = cpus.add_thread("vcpu0");
-  cpus.set_runnable(vcpu, true);
-  HostThread::Params p;
-  p.dispatch_latency = sc_time(2, SC_US);
-  p.jitter_seed = 3;
-  HostThread t("t", p, &cpus);
-  std::vector<uint64_t> starts;  // ns
-  t.set_work([&](sc_time&) { starts.push_back(sc_time_stamp().value() / 1000); });
-  Driver d("d", t);
-  d.kicks = {{100, 0}};
-  CoreReleaser halt("halt", cpus, vcpu, 1000);  // halts at 1 us, during the 2 us delay
-  sc_start(sc_time(5, SC_MS));
-  REQUIRE(starts == std::vector<uint64_t>{2100});
-  const auto v = t.stats().values();
-  CHECK(v.at("core_waits") == 1);
-  CHECK(double(v.at("core_wait_time")) == 0.0);
+  const CoreWaitRun r = run_core_freed_at(1000);  // halts at 1 us, during the 2 us delay
+  CHECK(r.starts == std::vector<uint64_t>{2100});
+  CHECK(r.core_waits == 1);
+  CHECK(r.core_wait_ps == 0.0);
 }
 
 TEST_CASE("host thread: a share of the wake-ups stall, uniformly up to the longest stall", "[host_thread]") {
