@@ -12,6 +12,7 @@
 #include "nvmesim/models/sim/activations.h"
 #include "nvmesim/models/sim/kernel_time.h"
 #include "nvmesim/models/sim/stat_time.h"
+#include "nvmesim/traces/tracer.h"
 
 namespace nvmesim::models {
 
@@ -51,7 +52,12 @@ class BigLock : public stats::Group {
   // before then: see HostThread::run).
   void release_mainloop(const sc_core::sc_time& after = sc_core::SC_ZERO_TIME) {
     held_by_mainloop_ = false;
-    activations::notify(released_, after);
+    // With one vCPU and no trace, an unlock nobody waits for (the one waiter
+    // waits for waiter_wakeup_) leaves released_ alone: its notification
+    // would wake nobody, only add an empty delta cycle or timed step that the
+    // lookahead counts as activity due. (Not with several vCPUs or a trace:
+    // SystemC orders same-time events by its queue's history.)
+    if (released_waiters_ != 0 || !one_waiter_ || traces::active()) activations::notify(released_, after);
     if (one_waiter_waiting_ && !wakeup_pending_) {  // it runs its wake-up after the unlock
       wakeup_pending_ = true;
       released_at_ = kernel_now() + after;
@@ -98,7 +104,9 @@ class BigLock : public stats::Group {
       }
       while (held_by_mainloop_ || (fair && mainloop_waiting_)) {
         waited = true;
+        ++released_waiters_;
         activations::wait(released_);
+        --released_waiters_;
       }
       if (!waited || fair) break;
       // Woken by the unlock, the thread runs after its wake-up; a main loop
@@ -132,6 +140,7 @@ class BigLock : public stats::Group {
   bool mainloop_waiting_ = false;
   sc_core::sc_time reserved_until_;
   sc_core::sc_event released_;
+  unsigned released_waiters_ = 0;  // processes waiting for released_
   TimeStat contended_{*this, "vcpu_wait",
                       "time vCPUs waited for the lock (MMIO handlers; interrupts with hv.bql_interrupts), all vCPUs"};
   stats::Scalar vcpu_holds_{*this, "vcpu_holds", stats::Unit::Count,

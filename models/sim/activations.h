@@ -39,6 +39,17 @@ inline Kind current = VcpuThread;
 // changed (models/sim/lookahead.h keeps its answer for that long).
 inline uint64_t epoch = 0;
 
+// What the lookahead (models/sim/lookahead.h) last learnt from the kernel:
+// the time from its present to its next pending activity, kept while
+// `epoch` and the delta cycle stand still. (At namespace scope, not a
+// function's static: no guard to test per call.)
+struct KeptLookahead {
+  uint64_t epoch = ~uint64_t(0);
+  sc_dt::uint64 delta = 0;
+  sc_core::sc_time to_next;
+};
+inline KeptLookahead kept_lookahead;
+
 // A thread's start or an SC_METHOD's run.
 inline void begin(Kind k) {
   current = k;
@@ -48,7 +59,11 @@ inline void begin(Kind k) {
 // Every event notification and cancellation of the model goes through these.
 inline void notify(sc_core::sc_event& e, const sc_core::sc_time& delay) {
   e.notify(delay);
-  ++epoch;
+  // A notification only adds activity: the event keeps the earlier of its
+  // pending notification and this one (sc_event::notify), so the kernel's
+  // next activity becomes the earlier of the kept one and `delay`, and the
+  // kept answer stays exact without asking the kernel again.
+  if (delay < kept_lookahead.to_next) kept_lookahead.to_next = delay;
 }
 inline void cancel(sc_core::sc_event& e) {
   e.cancel();

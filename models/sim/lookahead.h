@@ -19,20 +19,14 @@ namespace nvmesim::models {
 //
 // Asking the kernel (sc_time_to_pending_activity) scans its queues; a run
 // asks about ten times per I/O, mostly within one activation with nothing
-// notified in between. The answer is kept while the activation epoch
-// (models/sim/activations.h: bumped at every process activation and every
-// event the model notifies or cancels) and the delta cycle stand still:
-// within them the present and the kernel's pending activity cannot change.
-// (At namespace scope, not a function's static: no guard to test per call.)
-struct KeptLookahead {
-  uint64_t epoch = ~uint64_t(0);
-  sc_dt::uint64 delta = 0;
-  sc_core::sc_time to_next;
-};
-inline KeptLookahead kept_lookahead;
-
+// notified in between. The answer is kept (activations::kept_lookahead)
+// while the activation epoch (models/sim/activations.h: bumped at every
+// process activation and every event the model cancels) and the delta cycle
+// stand still: within them the present cannot change, and the kernel's
+// pending activity only by the model's own notifications, which update the
+// kept answer (activations::notify).
 inline bool activity_due_within(const sc_core::sc_time& offset) {
-  KeptLookahead& kept = kept_lookahead;
+  activations::KeptLookahead& kept = activations::kept_lookahead;
   const sc_dt::uint64 delta = sc_core::sc_delta_count();
   if (kept.epoch != activations::epoch || kept.delta != delta) {
     kept.to_next = sc_core::sc_time_to_pending_activity(sc_core::sc_get_curr_simcontext());
