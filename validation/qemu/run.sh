@@ -11,6 +11,15 @@
 #   QEMU_CPUS (taskset core list for QEMU, e.g. 0: one core);
 #   TRACE_TIMING=1 (also trace, with timestamps, the events that time the main
 #   loop and the guest; validation/qemu/trace_timing.py reads the logs).
+# DEVICE=virtio-blk: the same guest and fio against -device virtio-blk-pci on
+#   the same null-co drive (default out: results-virtio.csv, parsed by
+#   parse_virtio.py); its matrix: JOBS_LIST_OVERRIDE (default "1 2 4"),
+#   QDS_OVERRIDE ("1,2,4,8,16,32,64"), IOTHREAD_LIST_OVERRIDE ("none poll0 polldef":
+#   main loop; -object iothread with poll-max-ns=0; iothread at QEMU's default
+#   poll-max-ns), VQUEUES_LIST_OVERRIDE ("1 jobs": num-queues 1, or one per
+#   job), VIRTIO_COUNT=module|kprobes|none (how the guest's kicks are counted:
+#   module, default: virtio_blk.ko rebuilt with virtio-blk-kick-counters.patch;
+#   kprobes: kprobe events with hist triggers on Debian's own module; none).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -24,8 +33,16 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ -n "$OUT" ] || { [ $SMOKE = 1 ] && OUT=$HERE/results-smoke.csv || OUT=$HERE/results.csv; }
+DEVICE=${DEVICE:-nvme}
+case "$DEVICE" in nvme | virtio-blk) ;; *) echo "run.sh: DEVICE must be nvme or virtio-blk, not '$DEVICE'" >&2; exit 2 ;; esac
+if [ -z "$OUT" ]; then
+	if [ "$DEVICE" = virtio-blk ]; then
+		[ $SMOKE = 1 ] && OUT=$HERE/results-virtio-smoke.csv || OUT=$HERE/results-virtio.csv
+	elif [ $SMOKE = 1 ]; then OUT=$HERE/results-smoke.csv
+	else OUT=$HERE/results.csv; fi
+fi
 
+case "$OUT" in /*) ;; *) OUT=$PWD/$OUT ;; esac # the script works in WORKDIR
 WORKDIR=${WORKDIR:-/var/tmp/nvmesim-qemu}
 REPEATS=${REPEATS:-3}
 IOS=${IOS:-2000}
@@ -35,6 +52,14 @@ if [ $SMOKE = 1 ]; then
 else
 	RWS="randread,read"; QDS="1,2,4,8,16,32,64"; JOBS_LIST="1 2"; DBBUF_LIST="0 1"; IOEVENTFD_LIST="off on"
 fi
+IOTHREAD_LIST="none poll0 polldef"; VQUEUES_LIST="1 jobs"; VIRTIO_COUNT=${VIRTIO_COUNT:-module}
+case "$VIRTIO_COUNT" in module | kprobes | none) ;; *) echo "run.sh: VIRTIO_COUNT must be module, kprobes or none" >&2; exit 2 ;; esac
+if [ "$DEVICE" = virtio-blk ]; then
+	RWS="randread"; QDS="1,2,4,8,16,32,64"; JOBS_LIST="1 2 4"
+	[ $SMOKE = 1 ] && { QDS="1,16"; JOBS_LIST="1"; IOTHREAD_LIST="polldef"; }
+fi
+IOTHREAD_LIST=${IOTHREAD_LIST_OVERRIDE:-$IOTHREAD_LIST}
+VQUEUES_LIST=${VQUEUES_LIST_OVERRIDE:-$VQUEUES_LIST}
 JOBS_LIST=${JOBS_LIST_OVERRIDE:-$JOBS_LIST}
 RWS=${RWS_OVERRIDE:-$RWS}
 QDS=${QDS_OVERRIDE:-$QDS}
@@ -79,6 +104,16 @@ LINUX_VERSION="$ABI ($IMG_VER)"
 log "guest $IMG_PKG $IMG_VER, headers $HDR_VER, source linux-source-6.1 $SRC_VER; $QEMU_VERSION; $FIO_VERSION"
 qemu-system-x86_64 -device nvme,help | grep -q 'ioeventfd=' ||
 	{ echo "run.sh: this QEMU's nvme device has no ioeventfd property" >&2; exit 1; }
+if [ "$DEVICE" = virtio-blk ]; then
+	# An iothread's poll-max-ns when none is given (QEMU's iothread.c
+	# IOTHREAD_POLL_MAX_NS_DEFAULT; 32768 in 7.2), read back over QMP.
+	POLL_DEFAULT=$(printf '%s\n' '{"execute":"qmp_capabilities"}' \
+		'{"execute":"qom-get","arguments":{"path":"/objects/io0","property":"poll-max-ns"}}' '{"execute":"quit"}' |
+		qemu-system-x86_64 -machine none -nodefaults -display none -object iothread,id=io0 -qmp stdio 2>/dev/null |
+		sed -n 's/^{"return": \([0-9][0-9]*\)}.*/\1/p')
+	[ -n "$POLL_DEFAULT" ] || { echo "run.sh: could not read the iothread's default poll-max-ns" >&2; exit 1; }
+	log "virtio-blk: iothread default poll-max-ns $POLL_DEFAULT"
+fi
 
 # --- guest kernel and the patched nvme.ko ------------------------------------
 IMG_DEB=${IMG_PKG}_${IMG_VER}_amd64.deb
@@ -102,12 +137,31 @@ if [ ! -f nvme-src/.done-$SRC_VER ]; then
 	touch nvme-src/.done-$SRC_VER
 fi
 rm -rf nvme-build && mkdir nvme-build
+if [ "$DEVICE" = virtio-blk ] && [ ! -f vblk-src/.done-$SRC_VER ]; then
+	log "extracting drivers/block/virtio_blk.c from $SRC_DEB"
+	rm -rf vblk-src lsrc && mkdir -p vblk-src lsrc
+	dpkg-deb --fsys-tarfile "$SRC_DEB" | tar -x -C lsrc ./usr/src/linux-source-6.1.tar.xz
+	tar -xJf lsrc/usr/src/linux-source-6.1.tar.xz -C vblk-src --strip-components=3 \
+		linux-source-6.1/drivers/block/virtio_blk.c
+	rm -rf lsrc
+	touch vblk-src/.done-$SRC_VER
+fi
 cp nvme-src/pci.c nvme-src/*.h nvme-build/
 patch -d nvme-build -p4 -s <"$HERE/nvme-pci-dbbuf-counters.patch"
 printf 'obj-m := nvme.o\nnvme-y := pci.o\nccflags-y := -I$(src)\n' >nvme-build/Kbuild
 log "building nvme.ko against $HDR_PKG"
 make -s -C "/usr/src/$HDR_PKG" M="$WORKDIR/nvme-build" -j2 modules >nvme-build/build.log 2>&1 ||
 	{ cat nvme-build/build.log >&2; exit 1; }
+if [ "$DEVICE" = virtio-blk ]; then
+	# virtio_blk.ko with kick counters (virtio-blk-kick-counters.patch).
+	rm -rf vblk-build && mkdir vblk-build
+	cp vblk-src/virtio_blk.c vblk-build/
+	patch -d vblk-build -p3 -s <"$HERE/virtio-blk-kick-counters.patch"
+	printf 'obj-m := virtio_blk.o\n' >vblk-build/Kbuild
+	log "building virtio_blk.ko against $HDR_PKG"
+	make -s -C "/usr/src/$HDR_PKG" M="$WORKDIR/vblk-build" -j2 modules >vblk-build/build.log 2>&1 ||
+		{ cat vblk-build/build.log >&2; exit 1; }
+fi
 
 # --- initramfs -------------------------------------------------------------
 log "building initramfs"
@@ -130,6 +184,21 @@ for m in $deps kernel/drivers/nvme/host/nvme.ko; do
 	case "$src" in *.xz) xz -dc "$src" >"rootfs/${m%.xz}" ;; *) cp "$src" "rootfs/$m" ;; esac
 	echo "${m%.xz}" >>rootfs/modload.list
 done
+# virtio-blk: virtio_pci and virtio_blk (Debian builds both, and virtio and
+# virtio_ring, as modules), each after what it depends on.
+: >rootfs/modload-virtio.list
+for top in kernel/drivers/virtio/virtio_pci.ko kernel/drivers/block/virtio_blk.ko; do
+	for m in $(awk -v k="$top" '$1 == k":" || $1 == k".xz:" {for (i = NF; i > 1; i--) print $i; print substr($1, 1, length($1) - 1)}' "$MODDIR/modules.dep"); do
+		grep -qx "${m%.xz}" rootfs/modload-virtio.list && continue
+		mkdir -p "rootfs/$(dirname "${m%.xz}")"
+		src=$MODDIR/$m
+		# The counting virtio_blk.ko replaces Debian's (VIRTIO_COUNT=module).
+		[ "${m%.xz}" = kernel/drivers/block/virtio_blk.ko ] && [ "$VIRTIO_COUNT" = module ] &&
+			[ "$DEVICE" = virtio-blk ] && src=vblk-build/virtio_blk.ko
+		case "$src" in *.xz) xz -dc "$src" >"rootfs/${m%.xz}" ;; *) cp "$src" "rootfs/${m%.xz}" ;; esac
+		echo "${m%.xz}" >>rootfs/modload-virtio.list
+	done
+done
 cp "$HERE/init.sh" rootfs/init && chmod +x rootfs/init
 (cd rootfs && find . | cpio -o -H newc --quiet | gzip -1) >initramfs.gz
 
@@ -146,16 +215,19 @@ if [ "${TRACE_TIMING:-0}" = 1 ]; then
 fi
 KCMD_BASE="console=ttyS0 loglevel=4 iomem=relaxed panic=-1"
 
-boot() { # boot ACCEL SMP IOEVENTFD TIMEOUT TAG CMDLINE-WORDS...
+DEV_ARGS=() # set per boot for virtio-blk; empty: the nvme device
+boot() { # boot ACCEL SMP IOEVENTFD TIMEOUT TAG CMDLINE-WORDS...  (device: DEV_ARGS, else nvme)
 	local accel=$1 smp=$2 ioeventfd=$3 tmo=$4 tag=$5
 	shift 5
+	local dev=(-drive if=none,id=nvm,format=raw,file.driver=null-co,file.read-zeroes=on,file.size=1G
+		-device "nvme,serial=nvq0001,drive=nvm,ioeventfd=$ioeventfd")
+	[ ${#DEV_ARGS[@]} -gt 0 ] && dev=("${DEV_ARGS[@]}")
 	# -cpu host aborts on this host (KVM rejects MSR 0x10a); qemu64 for both.
 	rm -f "serial-$tag.log" "trace-$tag.log"
 	nice -n 10 timeout --foreground -k 10 "$tmo" $PIN qemu-system-x86_64 \
 		-accel "$accel" -cpu qemu64 -m 1024M -smp "$smp" -nographic -no-reboot \
 		-kernel "$KERNEL" -initrd initramfs.gz -append "$KCMD_BASE $*" \
-		-drive if=none,id=nvm,format=raw,file.driver=null-co,file.read-zeroes=on,file.size=1G \
-		-device "nvme,serial=nvq0001,drive=nvm,ioeventfd=$ioeventfd" \
+		"${dev[@]}" \
 		-trace "events=trace-events.txt" -D "trace-$tag.log" \
 		-serial "file:serial-$tag.log" -monitor none -display none $MSG </dev/null >"qemu-$tag.out" 2>&1 || true
 }
@@ -175,6 +247,39 @@ if [ -z "${ACCEL:-}" ]; then
 fi
 
 RUN_TAGS=""
+if [ "$DEVICE" = virtio-blk ]; then
+	# Tag vb-j<numjobs>-q<num-queues>-<none|poll0|polldef>; one boot each.
+	for jobs in $JOBS_LIST; do
+		for vq in $VQUEUES_LIST; do
+			[ "$vq" = jobs ] && vq=$jobs
+			for it in $IOTHREAD_LIST; do
+				tag=vb-j$jobs-q$vq-$it
+				case " $RUN_TAGS " in *" $tag "*) continue ;; esac # numjobs 1: q1 = one per job
+				DEV_ARGS=(-drive if=none,id=vd,format=raw,file.driver=null-co,file.read-zeroes=on,file.size=1G)
+				case "$it" in
+				none) DEV_ARGS+=(-device "virtio-blk-pci,drive=vd,num-queues=$vq") ;;
+				poll0 | polldef)
+					obj=iothread,id=io0
+					[ "$it" = poll0 ] && obj=$obj,poll-max-ns=0
+					DEV_ARGS+=(-object "$obj" -device "virtio-blk-pci,drive=vd,num-queues=$vq,iothread=io0") ;;
+				*) echo "run.sh: iothread mode must be none, poll0 or polldef, not '$it'" >&2; exit 2 ;;
+				esac
+				log "boot $tag ($ACCEL): rw=$RWS qd=$QDS reps=$REPEATS ios/job=$IOS"
+				t0=$(date +%s)
+				boot "$ACCEL" "$jobs" on "$BOOT_TIMEOUT" "$tag" nvq.dev=virtio-blk nvq.count=$VIRTIO_COUNT \
+					nvq.rw=$RWS nvq.qd=$QDS nvq.jobs=$jobs nvq.reps=$REPEATS nvq.ios=$IOS
+				grep -q NVQ-DONE "serial-$tag.log" || log "WARNING: $tag did not finish (see $WORKDIR/serial-$tag.log)"
+				log "boot $tag took $(($(date +%s) - t0)) s"
+				RUN_TAGS="$RUN_TAGS $tag"
+			done
+		done
+	done
+	python3 "$HERE/parse_virtio.py" --qemu-version "$QEMU_VERSION" --linux-version "$LINUX_VERSION" \
+		--fio-version "$FIO_VERSION" --accel "$ACCEL" --poll-default "$POLL_DEFAULT" --count "$VIRTIO_COUNT" \
+		--workdir "$WORKDIR" --out "$OUT" $RUN_TAGS
+	log "wrote $OUT in $(($(date +%s) - START)) s"
+	exit 0
+fi
 for jobs in $JOBS_LIST; do
 	for dbbuf in $DBBUF_LIST; do
 		for ioeventfd in $IOEVENTFD_LIST; do
