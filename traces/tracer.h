@@ -32,7 +32,10 @@ const char* to_string(QueueSignal s);
 
 // Spans that a model reports only when they end, and inside which it may
 // wait (so their start falls behind the kernel's time).
-enum class Hold : uint8_t { VcpuExit, DeviceBurst };
+// VcpuExit: a VM exit with device work inside; DeviceBurst: a device's pass
+// on a host thread; VcpuSubmit: a job's submission, whose I/Os are reported
+// as started when fio started them, before the kernel's work on them.
+enum class Hold : uint8_t { VcpuExit, DeviceBurst, VcpuSubmit };
 
 class Tracer {
  public:
@@ -72,15 +75,16 @@ class Tracer {
 };
 
 // What the user asked to trace: --trace-start, --trace-stop, --trace-signals.
-// The open holds of a trace writer (VM exits with device work inside, device
-// bursts), one slot per vCPU then per host thread, and how far the writer may
+// The open holds of a trace writer (VM exits with device work inside,
+// submissions, device bursts), one slot per vCPU for each of the first two,
+// then one per host thread, and how far the writer may
 // flush its reorder buffer: nothing is reported dated before the kernel's
 // time except inside an open hold, and a vCPU runs at most one quantum ahead.
 class OpenHolds {
  public:
   void reset(unsigned vcpus, unsigned host_threads) {
     vcpus_ = vcpus;
-    start_.assign(vcpus + host_threads, UINT64_MAX);
+    start_.assign(2 * size_t(vcpus) + host_threads, UINT64_MAX);
     open_ = 0;
   }
   void begin(Hold hold, unsigned index, uint64_t t_ps) {
@@ -106,7 +110,12 @@ class OpenHolds {
 
  private:
   size_t slot(Hold hold, unsigned index) const {
-    return hold == Hold::VcpuExit ? index : size_t(vcpus_) + index;
+    switch (hold) {
+      case Hold::VcpuExit: return index;
+      case Hold::VcpuSubmit: return size_t(vcpus_) + index;
+      case Hold::DeviceBurst: break;
+    }
+    return 2 * size_t(vcpus_) + index;
   }
   unsigned vcpus_ = 0, open_ = 0;
   std::vector<uint64_t> start_;

@@ -90,8 +90,8 @@ bool FioJob::can_issue(uint32_t pending) const {
 
 void FioJob::submit_batch() {
   fw::VirtioBlkDriver* vb = guest_.virtio();
-  if (vb && virtqueue_shared()) {
-    submit_batch_shared(*vb);
+  if (vb) {
+    submit_batch_virtio(*vb);
     return;
   }
   unsigned n = 0;
@@ -162,12 +162,20 @@ void FioJob::submitted(unsigned n) {
   stats_.depths.mark_submit(n, inflight_);
 }
 
-// A virtqueue shared with other jobs' vCPUs: virtio_queue_rq (or
-// virtio_queue_rqs for a batch) adds the requests and decides the kick under
-// one hold of the queue's lock, after the block layer's work on each, so no
-// other vCPU's request slips between this batch's adds and its kick decision.
-void FioJob::submit_batch_shared(fw::VirtioBlkDriver& vb) {
+// virtio-blk: the block layer's work on each request comes first, then
+// virtio_queue_rq (or virtio_queue_rqs for a batch) adds them, each add
+// storing avail->idx (virtqueue_add_split), and decides the kick, under one
+// hold of the queue's lock (drivers/block/virtio_blk.c). So the device can
+// see a request only once its submission's cost is spent, and on a queue
+// shared with other jobs' vCPUs no other request slips between this batch's
+// adds and its kick decision.
+void FioJob::submit_batch_virtio(fw::VirtioBlkDriver& vb) {
   shared_batch_.clear();
+  // Its I/Os' starts are reported at fio's start, before the kernel's work
+  // on them: the trace keeps later events until they are handed over.
+  traces::Tracer* tr = traces::active();
+  const unsigned vcpu = cpu_.params().index;
+  if (tr && can_issue()) tr->hold_begin(traces::Hold::VcpuSubmit, vcpu, cpu_.current_time().value());
   while (shared_batch_.size() < params_.batch_submit && can_issue(uint32_t(shared_batch_.size()))) {
     const NextIo io = next_io();
     shared_batch_.push_back({io, cpu_.current_time()});
@@ -176,6 +184,9 @@ void FioJob::submit_batch_shared(fw::VirtioBlkDriver& vb) {
   // One io_submit call, even if it sleeps for a tag and kicks more than once.
   if (!shared_batch_.empty()) submit_call();
   // Before the lock: nothing may run between its adds and its kick decision.
+  // A device that busy-polls the avail ring (virtio.busy_poll) reads it at
+  // any time: the avail->idx stores must land at the vCPU's own time, not
+  // ahead of the device in its quantum.
   if (guest_.watching_avail()) cpu_.sync_local();
   unsigned n = 0;
   batch_tags_.clear();
@@ -198,6 +209,7 @@ void FioJob::submit_batch_shared(fw::VirtioBlkDriver& vb) {
     trace_update(true, vb.kick(virtqueue(), &cpu_));
     submitted(n);
   }
+  if (tr) tr->hold_end(traces::Hold::VcpuSubmit, vcpu);
 }
 
 // Sleeps until the queue's interrupt handler completes a request (its own
@@ -259,10 +271,6 @@ uint16_t FioJob::virtqueue() const {
 // tag, all in the same plug; the I/O completes with its last piece.
 unsigned FioJob::issue(const NextIo& io, const sc_time& started) {
   fw::VirtioBlkDriver* vb = guest_.virtio();
-  // A device that busy-polls the avail ring (virtio.busy_poll) reads it at
-  // any time: the avail->idx store must land at the vCPU's own time, not
-  // ahead of the device in its quantum. (A shared queue synced before its lock.)
-  if (vb && guest_.watching_avail() && !virtqueue_shared()) cpu_.sync_local();
   const uint32_t max = vb ? 0 : max_command_bytes();
   unsigned commands = 1;
   if (vb) {

@@ -69,7 +69,7 @@ class FioJob {
  private:
   bool can_issue(uint32_t pending = 0) const;  // pending: I/Os of this batch not yet issued
   void submit_batch();
-  void submit_batch_shared(fw::VirtioBlkDriver& vb);
+  void submit_batch_virtio(fw::VirtioBlkDriver& vb);
   void submit_call();  // the batch's io_submit call: counted, its cost charged
   void submit_work(unsigned commands);  // the kernel's per-command work (on the SQPOLL thread with sqthread_poll)
   void submitted(unsigned n);  // the batch's io_submit returned
@@ -172,7 +172,7 @@ class FioJob {
     NextIo io;
     sc_core::sc_time started;
   };
-  std::vector<PendingIo> shared_batch_;  // submit_batch_shared's batch (kept: no allocation once grown)
+  std::vector<PendingIo> shared_batch_;  // submit_batch_virtio's batch (kept: no allocation once grown)
   uint32_t outstanding_ = 0;  // submitted to the driver, not yet completed by it
   // fio's view: I/Os submitted and not yet reaped (what iodepth bounds), and
   // those completed by the driver, waiting in the aio ring for fio's reap.
