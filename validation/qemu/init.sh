@@ -46,13 +46,25 @@ DEV=$(arg dev nvme)
 
 # Load order: modules.dep lists dependencies last-needed-first (modload.list
 # and modload-virtio.list were written from it by run.sh).
-if [ "$DEV" = virtio-blk ]; then
-	for m in $(cat /modload-virtio.list); do
-		insmod "/$m" || echo "NVQ-ERROR insmod $m"
+# load_modules LIST [nvme.ko's options]: insmod each module of LIST in order.
+load_modules() {
+	for m in $(cat "$1"); do
+		if [ "${m##*/}" = nvme.ko ]; then
+			insmod "/$m" $2 || echo "NVQ-ERROR insmod $m"
+		else
+			insmod "/$m" || echo "NVQ-ERROR insmod $m"
+		fi
 	done
+}
+# wait_disk DEV: up to 60 s for the block device to appear, else power off.
+wait_disk() {
 	i=0
-	while [ ! -b /dev/vda ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-	[ -b /dev/vda ] || { echo "NVQ-ERROR no /dev/vda"; dmesg | tail -30; poweroff -f; }
+	while [ ! -b "$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -b "$1" ] || { echo "NVQ-ERROR no $1"; dmesg | tail -30; poweroff -f; }
+}
+if [ "$DEV" = virtio-blk ]; then
+	load_modules /modload-virtio.list
+	wait_disk /dev/vda
 	FILE=/dev/vda
 	echo "NVQ-INFO kernel=$(uname -r) fio=$(fio --version) cpus=$(grep -c ^processor /proc/cpuinfo)"
 	echo "NVQ-INFO queues=$(ls -d /sys/block/vda/mq/* | wc -l)"
@@ -105,17 +117,8 @@ if [ "$DEV" = virtio-blk ]; then
 		grep 'virtio[0-9]*-req\.' /proc/interrupts | sed "s/^/$1-IRQ /"
 	}
 else
-	for m in $(cat /modload.list); do
-		if [ "${m##*/}" = nvme.ko ]; then
-			insmod "/$m" use_dbbuf="$DBBUF" || echo "NVQ-ERROR insmod $m"
-		else
-			insmod "/$m" || echo "NVQ-ERROR insmod $m"
-		fi
-	done
-
-	i=0
-	while [ ! -b /dev/nvme0n1 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-	[ -b /dev/nvme0n1 ] || { echo "NVQ-ERROR no /dev/nvme0n1"; dmesg | tail -30; poweroff -f; }
+	load_modules /modload.list "use_dbbuf=$DBBUF"
+	wait_disk /dev/nvme0n1
 	FILE=/dev/nvme0n1
 
 	P=/sys/module/nvme/parameters

@@ -247,6 +247,19 @@ if [ -z "${ACCEL:-}" ]; then
 fi
 
 RUN_TAGS=""
+# boot_run TAG SMP IOEVENTFD CMDLINE-WORDS...: one boot running every fio run
+# of the matrix's rw, iodepth and repeats; its tag joins RUN_TAGS.
+boot_run() {
+	local tag=$1 smp=$2 ioeventfd=$3 t0
+	shift 3
+	log "boot $tag ($ACCEL): rw=$RWS qd=$QDS reps=$REPEATS ios/job=$IOS"
+	t0=$(date +%s)
+	boot "$ACCEL" "$smp" "$ioeventfd" "$BOOT_TIMEOUT" "$tag" "$@" \
+		nvq.rw=$RWS nvq.qd=$QDS nvq.jobs=$smp nvq.reps=$REPEATS nvq.ios=$IOS
+	grep -q NVQ-DONE "serial-$tag.log" || log "WARNING: $tag did not finish (see $WORKDIR/serial-$tag.log)"
+	log "boot $tag took $(($(date +%s) - t0)) s"
+	RUN_TAGS="$RUN_TAGS $tag"
+}
 if [ "$DEVICE" = virtio-blk ]; then
 	# Tag vb-j<numjobs>-q<num-queues>-<none|poll0|polldef>; one boot each.
 	for jobs in $JOBS_LIST; do
@@ -264,13 +277,7 @@ if [ "$DEVICE" = virtio-blk ]; then
 					DEV_ARGS+=(-object "$obj" -device "virtio-blk-pci,drive=vd,num-queues=$vq,iothread=io0") ;;
 				*) echo "run.sh: iothread mode must be none, poll0 or polldef, not '$it'" >&2; exit 2 ;;
 				esac
-				log "boot $tag ($ACCEL): rw=$RWS qd=$QDS reps=$REPEATS ios/job=$IOS"
-				t0=$(date +%s)
-				boot "$ACCEL" "$jobs" on "$BOOT_TIMEOUT" "$tag" nvq.dev=virtio-blk nvq.count=$VIRTIO_COUNT \
-					nvq.rw=$RWS nvq.qd=$QDS nvq.jobs=$jobs nvq.reps=$REPEATS nvq.ios=$IOS
-				grep -q NVQ-DONE "serial-$tag.log" || log "WARNING: $tag did not finish (see $WORKDIR/serial-$tag.log)"
-				log "boot $tag took $(($(date +%s) - t0)) s"
-				RUN_TAGS="$RUN_TAGS $tag"
+				boot_run "$tag" "$jobs" on nvq.dev=virtio-blk nvq.count=$VIRTIO_COUNT
 			done
 		done
 	done
@@ -283,14 +290,7 @@ fi
 for jobs in $JOBS_LIST; do
 	for dbbuf in $DBBUF_LIST; do
 		for ioeventfd in $IOEVENTFD_LIST; do
-			tag=j${jobs}-db${dbbuf}-ev${ioeventfd}
-			log "boot $tag ($ACCEL): rw=$RWS qd=$QDS reps=$REPEATS ios/job=$IOS"
-			t0=$(date +%s)
-			boot "$ACCEL" "$jobs" "$ioeventfd" "$BOOT_TIMEOUT" "$tag" \
-				nvq.dbbuf=$dbbuf nvq.rw=$RWS nvq.qd=$QDS nvq.jobs=$jobs nvq.reps=$REPEATS nvq.ios=$IOS
-			grep -q NVQ-DONE "serial-$tag.log" || log "WARNING: $tag did not finish (see $WORKDIR/serial-$tag.log)"
-			log "boot $tag took $(($(date +%s) - t0)) s"
-			RUN_TAGS="$RUN_TAGS $tag"
+			boot_run "j${jobs}-db${dbbuf}-ev${ioeventfd}" "$jobs" "$ioeventfd" nvq.dbbuf=$dbbuf
 		done
 	done
 done
