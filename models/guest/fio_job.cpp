@@ -175,7 +175,7 @@ void FioJob::submit_batch_virtio(fw::VirtioBlkDriver& vb) {
   // on them: the trace keeps later events until they are handed over.
   traces::Tracer* tr = traces::active();
   const unsigned vcpu = cpu_.params().index;
-  if (tr && can_issue()) tr->hold_begin(traces::Hold::VcpuSubmit, vcpu, cpu_.current_time().value());
+  if (tr) tr->hold_begin(traces::Hold::VcpuSubmit, vcpu, cpu_.current_time().value());
   while (shared_batch_.size() < params_.batch_submit && can_issue(uint32_t(shared_batch_.size()))) {
     const NextIo io = next_io();
     shared_batch_.push_back({io, cpu_.current_time()});
@@ -250,11 +250,6 @@ int32_t FioJob::issue_command_waiting(const NextIo& io, const sc_time& started, 
     trace_update(true, d.ring_sq(params_.qid));
     wait_for_tag();
   }
-}
-
-bool FioJob::virtqueue_shared() const {
-  const fw::VirtioBlkDriver* vb = guest_.virtio();
-  return vb && vb->last_bring_up().queues && vb->last_bring_up().queues < guest_.vcpu_count();
 }
 
 uint16_t FioJob::virtqueue() const {

@@ -73,7 +73,6 @@ class FioJob {
   void submit_call();  // the batch's io_submit call: counted, its cost charged
   void submit_work(unsigned commands);  // the kernel's per-command work (on the SQPOLL thread with sqthread_poll)
   void submitted(unsigned n);  // the batch's io_submit returned
-  bool virtqueue_shared() const;
   void wait_for_tag();  // blk_mq_get_tag's sleep
   // issue_command on an NVMe queue, sleeping for a tag until one is free.
   int32_t issue_command_waiting(const NextIo& io, const sc_core::sc_time& started, uint64_t part_offset,

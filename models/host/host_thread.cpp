@@ -269,7 +269,7 @@ void HostThread::core_freed() {
   core_wait_due_ -= request_time_ - at;
   request_time_ = at;
   wake_at_ = at;
-  if (cpus_) cpus_->set_runnable(cpu_id_, true);
+  cpus_->set_runnable(cpu_id_, true);  // only HostCpus calls this
   activations::notify(kick_event_, at - now);
 }
 

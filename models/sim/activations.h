@@ -34,9 +34,10 @@ inline uint64_t counts[KIND_COUNT] = {};
 // sync or the BQL, run in whichever thread calls them).
 inline Kind current = VcpuThread;
 
-// Changes whenever another process may have run or the model has notified
-// an event: while it stands still, what the kernel has pending cannot have
-// changed (models/sim/lookahead.h keeps its answer for that long).
+// Changes whenever another process may have run or the model has cancelled
+// an event: while it stands still, what the kernel has pending can only have
+// grown by the model's own notifications, which update the kept answer below
+// (models/sim/lookahead.h keeps its answer for that long).
 inline uint64_t epoch = 0;
 
 // What the lookahead (models/sim/lookahead.h) last learnt from the kernel:
